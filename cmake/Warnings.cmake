@@ -1,0 +1,8 @@
+# volley_warnings: an interface target every volley target links, so warning policy lives here only.
+add_library(volley_warnings INTERFACE)
+target_compile_options(volley_warnings INTERFACE
+  -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wsign-conversion -Wnon-virtual-dtor
+  -Woverloaded-virtual -Wnull-dereference -Wformat=2 -Wimplicit-fallthrough)
+if(VOLLEY_WERROR)
+  target_compile_options(volley_warnings INTERFACE -Werror)
+endif()
