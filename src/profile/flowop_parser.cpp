@@ -1,0 +1,185 @@
+#include "flowop_parser.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "flowop_draft.hpp"
+#include "option_table.hpp"
+#include "suggest.hpp"
+
+namespace volley::profile::detail {
+namespace {
+
+bool is_space(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+bool hole_in(const std::vector<std::size_t>& holes, std::size_t from, std::size_t to) {
+  return std::any_of(holes.begin(), holes.end(),
+                     [&](std::size_t p) { return p >= from && p <= to; });
+}
+
+/// One `key=value` or bare `flag` token: [begin, end) in the expanded text.
+void read_option(ParseContext& ctx, FlowopDraft& draft, const Expansion& options, std::size_t begin,
+                 std::size_t end) {
+  const LocatedText& all = options.text;
+  const std::string token = all.text.substr(begin, end - begin);
+  const std::size_t eq_in_token = token.find('=');
+  const std::size_t eq = eq_in_token == std::string::npos ? end : begin + eq_in_token;
+  const std::size_t key_offset = all.offset_at(begin);
+  // A variable that could not be expanded was already reported: say nothing more about it.
+  if (hole_in(options.holes, begin, eq)) return;
+  const bool value_unresolved = eq < end && hole_in(options.holes, eq + 1, end);
+
+  const std::string raw_key = token.substr(0, eq - begin);
+  if (raw_key.empty()) {
+    ctx.error(key_offset, fmt::format("option '{}' has no name", token));
+    return;
+  }
+  const std::string key = lower(raw_key);
+  const OptionSpec* spec = find_option(key);
+  if (spec == nullptr) {
+    if (is_unsupported_option(key)) {
+      ctx.error(key_offset, fmt::format("option '{}' is not supported yet", raw_key));
+    } else {
+      ctx.error(key_offset,
+                fmt::format("unknown option '{}'{}", raw_key, did_you_mean(key, option_names())));
+    }
+    return;
+  }
+  if (auto [it, inserted] = draft.given.try_emplace(key, key_offset); !inserted) {
+    ctx.error(key_offset, fmt::format("option '{}' is given twice", key));
+    ctx.note(it->second, "first given here");
+    return;
+  }
+  if ((spec->applies_to & bit(draft.kind)) == 0) {
+    // uperf's own profiles put duration= on reads and uperf ignores it: warn, keep running.
+    ctx.warning(key_offset, fmt::format("option '{}' does not apply to '{}' and is ignored", key,
+                                        name_of(draft.kind)));
+    return;
+  }
+  const bool has_value = eq < end;
+  if (!spec->takes_value && has_value) {
+    ctx.error(key_offset, fmt::format("option '{}' is a flag and takes no value", key));
+    return;
+  }
+  if (spec->takes_value && (!has_value || (eq + 1 == end && !value_unresolved))) {
+    ctx.error(key_offset, fmt::format("option '{}' needs a value ({}=...)", key, key));
+    return;
+  }
+  if (value_unresolved) return;
+  const LocatedText value =
+      has_value ? all.slice(eq + 1, end - eq - 1) : LocatedText::uniform("", key_offset);
+  spec->apply(value, draft, ctx);
+}
+
+void read_options(ParseContext& ctx, FlowopDraft& draft, const Expansion& options) {
+  draft.unresolved = !options.holes.empty();
+  const std::string& s = options.text.text;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && is_space(s[i])) ++i;
+    if (i >= s.size()) break;
+    std::size_t end = i;
+    while (end < s.size() && !is_space(s[end])) ++end;
+    read_option(ctx, draft, options, i, end);
+    i = end;
+  }
+}
+
+/// Reports a missing required option; false when it is missing.
+bool require(ParseContext& ctx, const FlowopDraft& draft, std::size_t element_offset, bool present,
+             std::string_view what) {
+  if (present || draft.unresolved) return true;
+  ctx.error(element_offset, fmt::format("'{}' needs {}", name_of(draft.kind), what));
+  return false;
+}
+
+bool given(const FlowopDraft& d, std::string_view key) {
+  return d.given.find(std::string(key)) != d.given.end();
+}
+
+std::optional<FlowopSpec> build(ParseContext& ctx, FlowopDraft& d, std::size_t element_offset) {
+  switch (d.kind) {
+    case FlowopKind::kConnect:
+    case FlowopKind::kAccept: {
+      const bool host = require(ctx, d, element_offset, given(d, "remotehost"), "remotehost=HOST");
+      const bool proto = require(ctx, d, element_offset, given(d, "protocol"),
+                                 "protocol=tcp (uperf has no default protocol)");
+      if (!host || !proto) return std::nullopt;
+      if (d.kind == FlowopKind::kConnect) return ConnectOp{d.connection};
+      return AcceptOp{d.connection};
+    }
+    case FlowopKind::kDisconnect:
+      return DisconnectOp{};
+    case FlowopKind::kWrite:
+    case FlowopKind::kSend:
+    case FlowopKind::kRead:
+    case FlowopKind::kRecv: {
+      if (!require(ctx, d, element_offset, given(d, "size"), "size=N (bytes per call)")) {
+        return std::nullopt;
+      }
+      const SizeSpec size = d.size.value_or(SizeSpec::fixed(1));
+      if (d.kind == FlowopKind::kWrite || d.kind == FlowopKind::kSend) {
+        return WriteOp{size, d.rsize_bytes, std::nullopt};
+      }
+      return ReadOp{size, d.rsize_bytes, std::nullopt};
+    }
+    case FlowopKind::kSendfile: {
+      if (d.file && d.dir) {
+        ctx.error(std::max(d.given["file"], d.given["dir"]),
+                  "'sendfile' takes file= or dir=, not both");
+        return std::nullopt;
+      }
+      if (!require(ctx, d, element_offset, given(d, "file") || given(d, "dir"),
+                   "file=PATH or dir=PATH")) {
+        return std::nullopt;
+      }
+      const std::optional<std::uint64_t> chunk =
+          d.size ? std::optional<std::uint64_t>(d.size->max_bytes) : std::nullopt;
+      if (d.dir) return SendfileOp{FileSource{*d.dir, true}, chunk};
+      return SendfileOp{FileSource{d.file.value_or(""), false}, chunk};
+    }
+    case FlowopKind::kSendfilev: {
+      if (!require(ctx, d, element_offset, given(d, "dir"), "dir=PATH")) return std::nullopt;
+      const std::optional<std::uint64_t> chunk =
+          d.size ? std::optional<std::uint64_t>(d.size->max_bytes) : std::nullopt;
+      return SendfilevOp{FileSource{d.dir.value_or(""), true}, d.nfiles, chunk};
+    }
+    case FlowopKind::kThink: {
+      if (d.busy && d.idle) {
+        ctx.error(std::max(d.given["busy"], d.given["idle"]),
+                  "'think' is either busy or idle, not both");
+        return std::nullopt;
+      }
+      if (!require(ctx, d, element_offset, given(d, "duration"), "duration=T")) {
+        return std::nullopt;
+      }
+      return ThinkOp{d.duration.value_or(Nanoseconds{0}), d.busy};
+    }
+    case FlowopKind::kNop:
+      return NopOp{};
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<Flowop> parse_flowop(ParseContext& ctx, FlowopKind kind, std::size_t element_offset,
+                                   const Expansion* options) {
+  const std::size_t errors_before = ctx.diagnostics.error_count();
+  FlowopDraft draft;
+  draft.kind = kind;
+  if (options != nullptr) read_options(ctx, draft, *options);
+  auto spec = build(ctx, draft, element_offset);
+  if (!spec || ctx.diagnostics.error_count() != errors_before) return std::nullopt;
+  return Flowop{std::string(name_of(kind)), std::move(*spec), draft.common, ctx.at(element_offset)};
+}
+
+}  // namespace volley::profile::detail

@@ -1,0 +1,255 @@
+#include "option_table.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cctype>
+
+#include "suggest.hpp"
+#include "volley/core/units.hpp"
+
+namespace volley::profile::detail {
+namespace {
+
+constexpr KindMask kConnection = bit(FlowopKind::kConnect) | bit(FlowopKind::kAccept);
+constexpr KindMask kReadWrite = bit(FlowopKind::kRead) | bit(FlowopKind::kWrite) |
+                                bit(FlowopKind::kSend) | bit(FlowopKind::kRecv);
+constexpr KindMask kSendfiles = bit(FlowopKind::kSendfile) | bit(FlowopKind::kSendfilev);
+constexpr KindMask kAll = ~KindMask{0};
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::size_t where(const LocatedText& v) { return v.offset_at(0); }
+
+/// A size > 0, or nullopt after reporting why not.
+std::optional<std::uint64_t> positive_size(std::string_view option, std::string_view text,
+                                           std::size_t offset, ParseContext& ctx) {
+  const auto parsed = core::parse_size(text);
+  if (!parsed.value) {
+    ctx.error(offset, fmt::format("option '{}': {}", option, parsed.error));
+    return std::nullopt;
+  }
+  if (*parsed.value == 0) {
+    ctx.error(offset, fmt::format("option '{}' must be greater than 0", option));
+    return std::nullopt;
+  }
+  return parsed.value;
+}
+
+std::optional<std::uint64_t> positive_count(const LocatedText& v, std::string_view option,
+                                            ParseContext& ctx) {
+  const auto parsed = core::parse_count(v.text);
+  if (!parsed.value) {
+    ctx.error(where(v), fmt::format("option '{}': {}", option, parsed.error));
+    return std::nullopt;
+  }
+  if (*parsed.value == 0) {
+    ctx.error(where(v), fmt::format("option '{}' must be at least 1", option));
+    return std::nullopt;
+  }
+  return parsed.value;
+}
+
+/// A plain decimal integer in [lo, hi], or nullopt (the caller reports).
+std::optional<std::uint64_t> integer_in(std::string_view s, std::uint64_t lo, std::uint64_t hi) {
+  if (s.empty() || s.size() > 19) return std::nullopt;
+  std::uint64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  if (v < lo || v > hi) return std::nullopt;
+  return v;
+}
+
+std::optional<Nanoseconds> positive_duration(const LocatedText& v, std::string_view option,
+                                             ParseContext& ctx) {
+  const auto parsed = core::parse_duration(v.text);
+  if (!parsed.value) {
+    ctx.error(where(v), fmt::format("option '{}': {}", option, parsed.error));
+    return std::nullopt;
+  }
+  if (!parsed.warning.empty()) {
+    ctx.warning(where(v), fmt::format("option '{}': {}", option, parsed.warning));
+  }
+  if (parsed.value->count() == 0) {
+    ctx.error(where(v), fmt::format("option '{}' must be longer than 0", option));
+    return std::nullopt;
+  }
+  return parsed.value;
+}
+
+void apply_size(const LocatedText& v, FlowopDraft& d, ParseContext& ctx) {
+  const std::string text = v.text;
+  if (lower(text.substr(0, 5)) != "rand(") {
+    if (auto n = positive_size("size", text, where(v), ctx)) d.size = SizeSpec::fixed(*n);
+    return;
+  }
+  if (!(bit(d.kind) & kReadWrite)) {
+    ctx.error(where(v), "size=rand(...) applies to read, write, send and recv only");
+    return;
+  }
+  const std::size_t comma = text.find(',');
+  if (text.back() != ')' || comma == std::string::npos) {
+    ctx.error(where(v), fmt::format("option 'size': expected rand(MIN,MAX), got '{}'", text));
+    return;
+  }
+  const std::size_t max_end = text.size() - 1;
+  const auto lo = positive_size("size", text.substr(5, comma - 5), v.offset_at(5), ctx);
+  const auto hi = positive_size("size", text.substr(comma + 1, max_end - comma - 1),
+                                v.offset_at(comma + 1), ctx);
+  if (!lo || !hi) return;
+  if (*lo > *hi) {
+    ctx.error(where(v),
+              fmt::format("option 'size': rand(MIN,MAX) needs MIN <= MAX, got {} > {}", *lo, *hi));
+    return;
+  }
+  d.size = SizeSpec{*lo, *hi};
+}
+
+void apply_rsize(const LocatedText& v, FlowopDraft& d, ParseContext& ctx) {
+  d.rsize_bytes = positive_size("rsize", v.text, where(v), ctx);
+}
+
+void apply_count(const LocatedText& v, FlowopDraft& d, ParseContext& ctx) {
+  if (auto n = positive_count(v, "count", ctx)) d.common.count = *n;
+}
+
+void apply_conn(const LocatedText& v, FlowopDraft& d, ParseContext& ctx) {
+  if (auto n = integer_in(v.text, 1, 0xFFFF'FFFFU)) {
+    d.common.connection = static_cast<std::uint32_t>(*n);
+    return;
+  }
+  ctx.error(where(v), fmt::format("option 'conn': '{}' is not a connection number (1 or more; "
+                                  "leave conn= out for the anonymous connection)",
+                                  v.text));
+}
+
+void apply_canfail(const LocatedText&, FlowopDraft& d, ParseContext&) { d.common.canfail = true; }
+
+void apply_timeout(const LocatedText& v, FlowopDraft& d, ParseContext& ctx) {
+  d.common.timeout = positive_duration(v, "timeout", ctx);
+}
+
+void apply_duration(const LocatedText& v, FlowopDraft& d, ParseContext& ctx) {
+  d.duration = positive_duration(v, "duration", ctx);
+}
+
+void apply_busy(const LocatedText&, FlowopDraft& d, ParseContext&) { d.busy = true; }
+void apply_idle(const LocatedText&, FlowopDraft& d, ParseContext&) { d.idle = true; }
+void apply_non_blocking(const LocatedText&, FlowopDraft&, ParseContext&) {
+  // Accepted for uperf compatibility: volley's I/O is always non-blocking.
+}
+
+void apply_remotehost(const LocatedText& v, FlowopDraft& d, ParseContext& ctx) {
+  std::string host = v.text;
+  if (!host.empty() && host.front() == '[') {
+    if (host.size() < 3 || host.back() != ']') {
+      ctx.error(where(v), fmt::format("option 'remotehost': '{}' has an unbalanced '['", host));
+      return;
+    }
+    host = host.substr(1, host.size() - 2);
+  }
+  d.connection.remotehost = std::move(host);
+}
+
+void apply_protocol(const LocatedText& v, FlowopDraft& d, ParseContext& ctx) {
+  static constexpr std::array<std::string_view, 7> kKnown{"tcp",  "udp",   "ssl", "unix",
+                                                          "sctp", "vsock", "rds"};
+  const std::string p = lower(v.text);
+  if (p == "tcp") {
+    d.connection.protocol = Protocol::kTcp;
+    return;
+  }
+  for (auto known : kKnown) {
+    if (p == known) {
+      ctx.error(where(v), fmt::format("protocol '{}' is not supported yet (volley runs tcp)", p));
+      return;
+    }
+  }
+  ctx.error(where(v), fmt::format("unknown protocol '{}'{}", v.text, did_you_mean(p, kKnown)));
+}
+
+void apply_port(const LocatedText& v, FlowopDraft& d, ParseContext& ctx) {
+  if (auto n = integer_in(v.text, 1, 65535)) {
+    d.connection.port = static_cast<std::uint16_t>(*n);
+    return;
+  }
+  ctx.error(where(v), fmt::format("option 'port': '{}' is not a port number (1 to 65535)", v.text));
+}
+
+void apply_wndsz(const LocatedText& v, FlowopDraft& d, ParseContext& ctx) {
+  d.connection.window_bytes = positive_size("wndsz", v.text, where(v), ctx);
+}
+
+void apply_tcp_nodelay(const LocatedText&, FlowopDraft& d, ParseContext&) {
+  d.connection.tcp_nodelay = true;
+}
+
+void apply_cc(const LocatedText& v, FlowopDraft& d, ParseContext&) {
+  d.connection.congestion_control = v.text;
+}
+
+void apply_dir(const LocatedText& v, FlowopDraft& d, ParseContext&) { d.dir = v.text; }
+void apply_file(const LocatedText& v, FlowopDraft& d, ParseContext&) { d.file = v.text; }
+
+void apply_nfiles(const LocatedText& v, FlowopDraft& d, ParseContext& ctx) {
+  if (auto n = positive_count(v, "nfiles", ctx)) d.nfiles = *n;
+}
+
+constexpr std::array<OptionSpec, 19> kOptions{{
+    {"remotehost", true, kConnection, apply_remotehost},
+    {"protocol", true, kConnection, apply_protocol},
+    {"port", true, kConnection, apply_port},
+    {"size", true, kReadWrite | kSendfiles, apply_size},
+    {"rsize", true, kReadWrite, apply_rsize},
+    {"count", true, kAll, apply_count},
+    {"conn", true, kAll, apply_conn},
+    {"canfail", false, kAll, apply_canfail},
+    {"timeout", true, kReadWrite | kConnection, apply_timeout},
+    {"duration", true, bit(FlowopKind::kThink), apply_duration},
+    {"busy", false, bit(FlowopKind::kThink), apply_busy},
+    {"idle", false, bit(FlowopKind::kThink), apply_idle},
+    {"wndsz", true, kConnection, apply_wndsz},
+    {"tcp_nodelay", false, kConnection, apply_tcp_nodelay},
+    {"cc", true, kConnection, apply_cc},
+    {"dir", true, kSendfiles, apply_dir},
+    {"file", true, bit(FlowopKind::kSendfile), apply_file},
+    {"nfiles", true, bit(FlowopKind::kSendfilev), apply_nfiles},
+    {"non_blocking", false, kAll, apply_non_blocking},
+}};
+
+constexpr std::array<std::string_view, kOptions.size()> make_names() {
+  std::array<std::string_view, kOptions.size()> names{};
+  for (std::size_t i = 0; i < kOptions.size(); ++i) names[i] = kOptions[i].name;
+  return names;
+}
+constexpr std::array<std::string_view, kOptions.size()> kOptionNames = make_names();
+
+constexpr std::array<std::string_view, 9> kUnsupported{
+    "stack", "bblog", "encaps", "localhost", "engine", "cipher", "method", "repeat", "batch_size"};
+
+}  // namespace
+
+const OptionSpec* find_option(std::string_view lower_name) {
+  for (const auto& spec : kOptions) {
+    if (spec.name == lower_name) return &spec;
+  }
+  return nullptr;
+}
+
+std::span<const std::string_view> option_names() { return kOptionNames; }
+
+bool is_unsupported_option(std::string_view lower_name) {
+  if (lower_name.substr(0, 5) == "sctp_") return true;
+  for (auto name : kUnsupported) {
+    if (name == lower_name) return true;
+  }
+  return false;
+}
+
+}  // namespace volley::profile::detail

@@ -1,0 +1,30 @@
+#pragma once
+// Internal: the flowop options, one row each: name, whether it takes a value, the flowops it
+// applies to, and how its value is read into a FlowopDraft. Adding an option is adding a row.
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include "flowop_draft.hpp"
+#include "flowop_kind.hpp"
+#include "located_text.hpp"
+#include "parse_context.hpp"
+
+namespace volley::profile::detail {
+
+struct OptionSpec {
+  std::string_view name;
+  bool takes_value = true;
+  KindMask applies_to = 0;
+  /// Reads `value` (empty for flags) into the draft; reports bad values through `ctx`.
+  void (*apply)(const LocatedText& value, FlowopDraft& draft, ParseContext& ctx) = nullptr;
+};
+
+/// The row for `lower_name`, or nullptr.
+const OptionSpec* find_option(std::string_view lower_name);
+/// Every known option name, for suggestions.
+std::span<const std::string_view> option_names();
+/// uperf options volley recognises but does not implement (`sctp_*`, `cipher`, ...).
+bool is_unsupported_option(std::string_view lower_name);
+
+}  // namespace volley::profile::detail
