@@ -2,7 +2,7 @@
 add_library(volley_warnings INTERFACE)
 target_compile_options(volley_warnings INTERFACE
   -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wsign-conversion -Wnon-virtual-dtor
-  -Woverloaded-virtual -Wnull-dereference -Wformat=2 -Wimplicit-fallthrough)
+  -Woverloaded-virtual -Wformat=2 -Wimplicit-fallthrough)
 if(VOLLEY_WERROR)
   target_compile_options(volley_warnings INTERFACE -Werror)
 endif()

@@ -1,0 +1,114 @@
+#pragma once
+// The engine runs one side (master or slave) of a compiled Plan: a fixed set of worker threads,
+// each with its own io_context, running the group's strands as coroutines. It does not talk to
+// the other side: whoever owns it (the master's run controller or a slave session) drives the
+// transaction barrier with release() / end_txn() and hears back through on_txn_done.
+//
+// Thread: construct, start, release, end_txn, stop and finish from one controlling thread.
+// on_txn_done is called on a worker thread; it must only post to the controller's context.
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "volley/engine/plan.hpp"
+#include "volley/engine/run_result.hpp"
+#include "volley/transport/data_listener.hpp"
+
+namespace volley::engine {
+
+class Worker;
+
+/// Where a remotehost's data connections go.
+struct HostTarget {
+  boost::asio::ip::address address;
+  std::uint16_t negotiated_port = 0;  ///< the peer's data listener (for connects without port=)
+};
+
+struct EngineConfig {
+  std::size_t workers = 1;
+  std::uint64_t seed = 1;
+  std::uint32_t token = 0;  ///< identifies this run on data connections
+  /// Master: remotehost (as written) -> target. Slave: ignored when `peer` is set.
+  std::map<std::string, HostTarget> targets;
+  /// Slave: every connect goes back to the master here.
+  std::optional<HostTarget> peer;
+  /// Address the data listeners bind to.
+  boost::asio::ip::address listen_address;
+  /// The slave side: duration transactions run until end_txn() (the master's deadline decides),
+  /// and rate pacing is left to the master (the slave only answers).
+  bool slave_side = false;
+  /// After a duration deadline, how long in-flight operations may finish before being cut (so that
+  /// both ends count the same bytes).
+  std::chrono::nanoseconds drain_grace = std::chrono::milliseconds(100);
+  /// Called on a worker thread when every local strand has finished transaction `txn`.
+  std::function<void(std::size_t txn)> on_txn_done;
+};
+
+class Engine {
+ public:
+  Engine(const Plan& plan, EngineConfig config);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  /// Opens the data listeners the plan needs on `control` (the caller runs it). Returns an error
+  /// sentence, or "" on success.
+  std::string open_listeners(boost::asio::io_context& control);
+  /// Requested port (0 = negotiated) -> the port actually bound.
+  [[nodiscard]] std::map<std::uint16_t, std::uint16_t> listener_ports() const;
+
+  /// Starts the worker threads; every strand waits for release(0).
+  void start();
+  /// Lets every strand start transaction `txn` (and, on a master, starts its clock).
+  void release(std::size_t txn);
+  /// Slave: the master finished transaction `txn`. Waits until no strand has made progress for a
+  /// short while (data still in flight lands), then cuts the strands still inside it.
+  void end_txn(std::size_t txn);
+  /// Cuts everything and lets every strand run to the end without doing work (Ctrl-C, peer lost).
+  void stop();
+  /// Joins the workers (after the last on_txn_done, or after stop()) and merges their results.
+  RunResult finish();
+
+  /// Operations completed so far on all workers (any thread; relaxed, for progress checks).
+  [[nodiscard]] std::uint64_t progress() const;
+  /// Takes the counters gathered since the previous call from every worker (blocks briefly).
+  std::vector<SlotStats> take_interval();
+
+  /// Used by workers.
+  void worker_finished_txn(std::size_t txn);
+  [[nodiscard]] const Plan& plan() const { return plan_; }
+  [[nodiscard]] const EngineConfig& config() const { return config_; }
+
+ private:
+  void route(const transport::ConnectionHeader& header, boost::asio::ip::tcp::socket socket);
+  void arm_quiescence(std::size_t txn, std::uint64_t last_progress, int quiet_polls);
+
+  const Plan& plan_;
+  EngineConfig config_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  /// (group, strand) -> (worker, index on that worker); strand ids are dense per group.
+  std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> placement_;
+  std::vector<std::unique_ptr<transport::DataListener>> listeners_;
+  std::map<std::uint16_t, std::uint16_t> listener_ports_;
+  boost::asio::io_context* control_ = nullptr;
+  std::unique_ptr<boost::asio::steady_timer> quiesce_timer_;
+  std::atomic<std::size_t> workers_pending_{0};
+  std::atomic<bool> stopped_{false};
+  std::vector<std::chrono::steady_clock::time_point> release_times_;
+  std::vector<TxnWindow> windows_;
+  std::size_t active_workers_ = 0;
+  bool started_ = false;
+  bool finished_ = false;
+};
+
+}  // namespace volley::engine

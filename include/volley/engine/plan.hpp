@@ -1,0 +1,85 @@
+#pragma once
+// The executable form of a profile for one run: immutable once compiled, read by every worker.
+// Every flowop and transaction gets a dense stat slot so that recording is an array index.
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "volley/core/diagnostic.hpp"
+#include "volley/profile/model.hpp"
+
+namespace volley::engine {
+
+/// One file a sendfile may send, with the size it had when the run was planned.
+struct FileEntry {
+  std::string path;
+  std::uint64_t size_bytes = 0;
+  friend bool operator==(const FileEntry&, const FileEntry&) = default;
+};
+
+/// The files behind one `file=`/`dir=` source. The master scans them; the slave receives the sizes
+/// (it never sees the files) so that both sides agree on every transfer's length.
+struct FileSet {
+  profile::FileSource source;
+  std::vector<FileEntry> files;
+  friend bool operator==(const FileSet&, const FileSet&) = default;
+};
+
+/// What a stat slot belongs to: a transaction (flowop empty) or one of its flowops.
+struct SlotInfo {
+  std::size_t group = 0;
+  std::size_t txn = 0;
+  std::optional<std::size_t> flowop;
+  bool uncorrected = false;  ///< a paced transaction's latency from its actual start
+};
+
+struct OpPlan {
+  std::string type;  ///< as written ("write", "send", ...)
+  profile::FlowopSpec spec;
+  profile::FlowopCommon common;
+  std::uint32_t slot = 0;
+  std::optional<std::size_t> file_set;  ///< index into Plan::file_sets for sendfile ops
+};
+
+struct TxnPlan {
+  std::string name;
+  std::variant<profile::Iterations, profile::Duration> bound;
+  std::optional<double> rate_per_s;
+  std::vector<OpPlan> ops;
+  std::uint32_t slot = 0;
+  std::optional<std::uint32_t> uncorrected_slot;  ///< paced transactions only
+};
+
+struct GroupPlan {
+  std::string name;
+  std::uint64_t strands = 0;
+  std::vector<TxnPlan> txns;
+};
+
+struct Plan {
+  std::vector<GroupPlan> groups;
+  std::size_t txn_count = 0;  ///< the most transactions any group has (the barrier count)
+  std::vector<SlotInfo> slots;
+  std::vector<FileSet> file_sets;
+  std::uint64_t io_buffer_bytes = 0;  ///< per-worker buffer for reads and writes
+  std::set<std::uint16_t> accept_ports;  ///< listeners needed; 0 = a negotiated port
+  std::uint64_t total_strands = 0;
+};
+
+/// Reads the files behind every sendfile source of `profile` (recursively for `dir=`). Problems
+/// (missing file, empty folder) are located errors.
+std::vector<FileSet> scan_file_sets(const profile::Profile& profile, core::Diagnostics& diags);
+
+/// Compiles `profile` with the given file sets (from scan_file_sets on the master, from the
+/// master's message on a slave). A source with no file set is a located error.
+std::optional<Plan> compile(const profile::Profile& profile, std::vector<FileSet> file_sets,
+                            core::Diagnostics& diags);
+
+/// "txn<N>" style display names used when a profile gives none (1-based like uperf's live lines).
+std::string group_display_name(const GroupPlan& g, std::size_t index);
+std::string txn_display_name(const TxnPlan& t, std::size_t index);
+
+}  // namespace volley::engine

@@ -1,0 +1,209 @@
+#include "volley/engine/engine.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "strand.hpp"
+#include "worker.hpp"
+
+namespace volley::engine {
+
+namespace asio = boost::asio;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+/// How often, and for how many quiet polls, a slave waits for in-flight data before it cuts the
+/// strands of a transaction the master has finished.
+constexpr auto kQuiescencePoll = std::chrono::milliseconds(10);
+constexpr int kQuietPollsNeeded = 3;
+}  // namespace
+
+Engine::Engine(const Plan& plan, EngineConfig config)
+    : plan_(plan),
+      config_(std::move(config)),
+      release_times_(plan.txn_count),
+      windows_(plan.txn_count) {
+  const std::size_t n_workers = std::max<std::size_t>(
+      1, std::min<std::uint64_t>(config_.workers, std::max<std::uint64_t>(plan.total_strands, 1)));
+  for (std::size_t i = 0; i < n_workers; ++i) workers_.push_back(std::make_unique<Worker>(*this, i));
+  // Round-robin over every strand of every group, so each group spreads over all workers.
+  std::size_t next = 0;
+  placement_.resize(plan.groups.size());
+  for (std::size_t g = 0; g < plan.groups.size(); ++g) {
+    for (std::uint64_t s = 0; s < plan.groups[g].strands; ++s) {
+      const auto w = static_cast<std::uint32_t>(next++ % workers_.size());
+      placement_[g].emplace_back(w, workers_[w]->add_strand(g, s));
+    }
+  }
+  for (const auto& w : workers_) active_workers_ += w->strand_count() > 0 ? 1U : 0U;
+  for (std::size_t t = 0; t < plan.txn_count; ++t) {
+    for (const auto& group : plan.groups) {
+      if (t < group.txns.size() && std::holds_alternative<profile::Duration>(group.txns[t].bound)) {
+        windows_[t].is_duration = true;
+      }
+    }
+  }
+}
+
+Engine::~Engine() {
+  if (started_ && !finished_) {
+    stop();
+    finish();
+  }
+}
+
+std::string Engine::open_listeners(asio::io_context& control) {
+  control_ = &control;
+  for (const std::uint16_t port : plan_.accept_ports) {
+    std::optional<std::uint64_t> window;
+    for (const auto& group : plan_.groups) {
+      for (const auto& txn : group.txns) {
+        for (const auto& op : txn.ops) {
+          const auto* accept = std::get_if<profile::AcceptOp>(&op.spec);
+          if (accept == nullptr || accept->connection.port.value_or(0) != port) continue;
+          if (accept->connection.window_bytes) {
+            window = std::max(window.value_or(0), *accept->connection.window_bytes);
+          }
+        }
+      }
+    }
+    auto listener = std::make_unique<transport::DataListener>(
+        control, config_.token,
+        [this](const transport::ConnectionHeader& header, asio::ip::tcp::socket socket) {
+          route(header, std::move(socket));
+        });
+    if (auto error = listener->open(config_.listen_address, port, window); !error.empty()) {
+      listeners_.clear();
+      return error;
+    }
+    listener_ports_[port] = listener->port();
+    listeners_.push_back(std::move(listener));
+  }
+  return {};
+}
+
+std::map<std::uint16_t, std::uint16_t> Engine::listener_ports() const { return listener_ports_; }
+
+void Engine::start() {
+  started_ = true;
+  for (auto& listener : listeners_) listener->start();
+  for (auto& w : workers_) w->start();
+}
+
+void Engine::release(std::size_t txn) {
+  if (stopped_ || txn >= plan_.txn_count) return;
+  const auto now = Clock::now();
+  release_times_[txn] = now;
+  windows_[txn].start_unix_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                    std::chrono::system_clock::now().time_since_epoch())
+                                    .count();
+  workers_pending_.store(active_workers_);
+  if (active_workers_ == 0) {
+    if (config_.on_txn_done) config_.on_txn_done(txn);
+    return;
+  }
+  for (auto& w : workers_) {
+    if (w->strand_count() > 0) w->post_release(txn, now);
+  }
+}
+
+void Engine::worker_finished_txn(std::size_t txn) {
+  if (stopped_) return;
+  if (workers_pending_.fetch_sub(1) != 1) return;
+  windows_[txn].elapsed =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - release_times_[txn]);
+  if (config_.on_txn_done) config_.on_txn_done(txn);
+}
+
+void Engine::end_txn(std::size_t txn) {
+  if (control_ == nullptr || stopped_) {
+    for (auto& w : workers_) w->post_cut(txn, CutReason::kEnded);
+    return;
+  }
+  if (!quiesce_timer_) quiesce_timer_ = std::make_unique<asio::steady_timer>(*control_);
+  arm_quiescence(txn, progress(), 0);
+}
+
+void Engine::arm_quiescence(std::size_t txn, std::uint64_t last_progress, int quiet_polls) {
+  quiesce_timer_->expires_after(kQuiescencePoll);
+  quiesce_timer_->async_wait([this, txn, last_progress, quiet_polls](const boost::system::error_code& ec) {
+    if (ec || stopped_) return;
+    const std::uint64_t now = progress();
+    const int quiet = now == last_progress ? quiet_polls + 1 : 0;
+    if (quiet < kQuietPollsNeeded) {
+      arm_quiescence(txn, now, quiet);
+      return;
+    }
+    for (auto& w : workers_) w->post_cut(txn, CutReason::kEnded);
+  });
+}
+
+void Engine::stop() {
+  if (stopped_.exchange(true)) return;
+  if (quiesce_timer_) quiesce_timer_->cancel();
+  for (auto& listener : listeners_) listener->close();
+  for (auto& w : workers_) w->post_stop();
+}
+
+std::uint64_t Engine::progress() const {
+  std::uint64_t sum = 0;
+  for (const auto& w : workers_) sum += w->progress();
+  return sum;
+}
+
+std::vector<SlotStats> Engine::take_interval() {
+  std::vector<SlotStats> sum(plan_.slots.size());
+  for (auto& w : workers_) {
+    auto part = w->take_interval_blocking();
+    for (std::size_t i = 0; i < part.size(); ++i) sum[i].merge(part[i]);
+  }
+  return sum;
+}
+
+void Engine::route(const transport::ConnectionHeader& header, asio::ip::tcp::socket socket) {
+  if (header.group >= placement_.size() || header.strand >= placement_[header.group].size()) {
+    return;  // not a strand of this run: the socket closes here
+  }
+  const auto [worker, local] = placement_[header.group][header.strand];
+  boost::system::error_code ec;
+  const auto protocol = socket.local_endpoint(ec).protocol();
+  if (ec) return;
+  const int fd = socket.release(ec);
+  if (ec) return;
+  workers_[worker]->post_deliver(local, header.conn, protocol, fd);
+}
+
+RunResult Engine::finish() {
+  if (finished_) return {};
+  finished_ = true;
+  for (auto& listener : listeners_) listener->close();
+  for (auto& w : workers_) w->join();
+  std::vector<SlotStats> totals(plan_.slots.size());
+  RunResult result;
+  for (auto& w : workers_) {
+    auto part = w->take_totals();
+    for (std::size_t i = 0; i < part.size(); ++i) totals[i].merge(part[i]);
+    result.connections_requested += w->connections_requested();
+    result.connections_established += w->connections_established();
+    result.failed_strands += w->failed_strands();
+    for (auto& e : w->error_samples()) result.error_samples.push_back(std::move(e));
+  }
+  for (std::size_t g = 0; g < plan_.groups.size(); ++g) {
+    const GroupPlan& gp = plan_.groups[g];
+    GroupResult gr{group_display_name(gp, g), gp.strands, {}};
+    for (std::size_t t = 0; t < gp.txns.size(); ++t) {
+      const TxnPlan& tp = gp.txns[t];
+      TxnResult tr{txn_display_name(tp, t), std::move(totals[tp.slot]), {}, {}};
+      if (tp.uncorrected_slot) tr.uncorrected_latency = std::move(totals[*tp.uncorrected_slot].latency);
+      for (const auto& op : tp.ops) tr.flowops.push_back(FlowopResult{op.type, std::move(totals[op.slot])});
+      gr.transactions.push_back(std::move(tr));
+    }
+    result.groups.push_back(std::move(gr));
+  }
+  result.windows = windows_;
+  listeners_.clear();
+  return result;
+}
+
+}  // namespace volley::engine

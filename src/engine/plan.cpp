@@ -1,0 +1,142 @@
+#include "volley/engine/plan.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <system_error>
+
+#include <fmt/format.h>
+
+namespace volley::engine {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+/// Reads and writes go through one buffer per worker: large enough for the biggest message (so
+/// a 64 KiB write is one system call) but bounded, since a 3 GiB write just loops over it.
+constexpr std::uint64_t kMinBuffer = 64 * 1024;
+constexpr std::uint64_t kMaxBuffer = 4 * 1024 * 1024;
+
+const profile::FileSource* file_source(const profile::FlowopSpec& spec) {
+  if (const auto* s = std::get_if<profile::SendfileOp>(&spec)) return &s->source;
+  if (const auto* s = std::get_if<profile::SendfilevOp>(&spec)) return &s->source;
+  if (const auto* s = std::get_if<profile::RecvFileOp>(&spec)) return &s->source;
+  return nullptr;
+}
+
+std::uint64_t largest_message(const profile::FlowopSpec& spec) {
+  if (const auto* w = std::get_if<profile::WriteOp>(&spec)) return w->size.max_bytes;
+  if (const auto* r = std::get_if<profile::ReadOp>(&spec)) return r->size.max_bytes;
+  return 0;
+}
+
+void scan_one(const profile::FileSource& source, const core::SourceLocation& where,
+              std::vector<FileSet>& sets, core::Diagnostics& diags) {
+  if (std::any_of(sets.begin(), sets.end(), [&](const FileSet& s) { return s.source == source; })) {
+    return;
+  }
+  FileSet set{source, {}};
+  std::error_code ec;
+  if (!source.is_directory) {
+    const auto size = fs::file_size(source.path, ec);
+    if (ec) {
+      diags.error(where, fmt::format("cannot send file '{}': {}", source.path, ec.message()));
+      return;
+    }
+    set.files.push_back(FileEntry{source.path, size});
+  } else {
+    fs::recursive_directory_iterator it(source.path, fs::directory_options::skip_permission_denied, ec);
+    if (ec) {
+      diags.error(where, fmt::format("cannot read folder '{}': {}", source.path, ec.message()));
+      return;
+    }
+    for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      if (ec) break;
+      std::error_code file_ec;
+      if (!it->is_regular_file(file_ec)) continue;
+      const auto size = it->file_size(file_ec);
+      if (file_ec || size == 0) continue;
+      set.files.push_back(FileEntry{it->path().string(), size});
+    }
+    // Directory order is arbitrary; sorted, a seed picks the same file on every run.
+    std::sort(set.files.begin(), set.files.end(),
+              [](const FileEntry& a, const FileEntry& b) { return a.path < b.path; });
+    if (set.files.empty()) {
+      diags.error(where, fmt::format("folder '{}' holds no non-empty regular file to send",
+                                     source.path));
+      return;
+    }
+  }
+  sets.push_back(std::move(set));
+}
+
+}  // namespace
+
+std::vector<FileSet> scan_file_sets(const profile::Profile& profile, core::Diagnostics& diags) {
+  std::vector<FileSet> sets;
+  for (const auto& group : profile.groups) {
+    for (const auto& txn : group.transactions) {
+      for (const auto& op : txn.flowops) {
+        if (const auto* source = file_source(op.spec)) scan_one(*source, op.location, sets, diags);
+      }
+    }
+  }
+  return sets;
+}
+
+std::optional<Plan> compile(const profile::Profile& profile, std::vector<FileSet> file_sets,
+                            core::Diagnostics& diags) {
+  Plan plan;
+  plan.file_sets = std::move(file_sets);
+  std::uint64_t largest = 0;
+  bool ok = true;
+  auto next_slot = [&plan](SlotInfo info) {
+    plan.slots.push_back(info);
+    return static_cast<std::uint32_t>(plan.slots.size() - 1);
+  };
+  for (std::size_t g = 0; g < profile.groups.size(); ++g) {
+    const auto& group = profile.groups[g];
+    GroupPlan gp{group.name, group.nthreads, {}};
+    plan.total_strands += group.nthreads;
+    for (std::size_t t = 0; t < group.transactions.size(); ++t) {
+      const auto& txn = group.transactions[t];
+      TxnPlan tp{txn.name, txn.bound, txn.rate_per_s, {}, next_slot(SlotInfo{g, t, {}, false}), {}};
+      if (txn.rate_per_s) tp.uncorrected_slot = next_slot(SlotInfo{g, t, {}, true});
+      for (std::size_t f = 0; f < txn.flowops.size(); ++f) {
+        const auto& op = txn.flowops[f];
+        OpPlan opp{op.type, op.spec, op.common, next_slot(SlotInfo{g, t, f, false}), {}};
+        largest = std::max(largest, largest_message(op.spec));
+        if (const auto* source = file_source(op.spec)) {
+          const auto it = std::find_if(plan.file_sets.begin(), plan.file_sets.end(),
+                                       [&](const FileSet& s) { return s.source == *source; });
+          if (it == plan.file_sets.end() || it->files.empty()) {
+            diags.error(op.location, fmt::format("no file sizes are known for '{}'", source->path));
+            ok = false;
+          } else {
+            opp.file_set = static_cast<std::size_t>(it - plan.file_sets.begin());
+          }
+        }
+        if (const auto* accept = std::get_if<profile::AcceptOp>(&op.spec)) {
+          if (group.nthreads > 0) plan.accept_ports.insert(accept->connection.port.value_or(0));
+        }
+        tp.ops.push_back(std::move(opp));
+      }
+      gp.txns.push_back(std::move(tp));
+    }
+    plan.txn_count = std::max(plan.txn_count, gp.txns.size());
+    plan.groups.push_back(std::move(gp));
+  }
+  plan.io_buffer_bytes = std::clamp(largest, kMinBuffer, kMaxBuffer);
+  if (!ok) return std::nullopt;
+  return plan;
+}
+
+std::string group_display_name(const GroupPlan& g, std::size_t index) {
+  return g.name.empty() ? fmt::format("group{}", index) : g.name;
+}
+
+std::string txn_display_name(const TxnPlan& t, std::size_t index) {
+  return t.name.empty() ? fmt::format("txn{}", index + 1) : t.name;
+}
+
+}  // namespace volley::engine

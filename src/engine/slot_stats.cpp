@@ -1,0 +1,29 @@
+#include "volley/engine/slot_stats.hpp"
+
+#include <numeric>
+
+namespace volley::engine {
+
+std::uint64_t SlotCounters::error_total() const {
+  return std::accumulate(errors.begin(), errors.end(), std::uint64_t{0});
+}
+
+void SlotCounters::merge(const SlotCounters& other) {
+  ops += other.ops;
+  bytes_read += other.bytes_read;
+  bytes_written += other.bytes_written;
+  expired += other.expired;
+  for (std::size_t i = 0; i < errors.size(); ++i) errors[i] += other.errors[i];
+}
+
+void SlotStats::merge(const SlotStats& other) {
+  counters.merge(other.counters);
+  latency.merge(other.latency);
+}
+
+void SlotStats::reset() {
+  counters = SlotCounters{};
+  latency.reset();
+}
+
+}  // namespace volley::engine

@@ -1,0 +1,522 @@
+#include "strand.hpp"
+
+#include <sys/sendfile.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <limits>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <fmt/format.h>
+
+#include "volley/transport/connection_header.hpp"
+#include "volley/transport/socket_options.hpp"
+
+namespace volley::engine {
+
+namespace asio = boost::asio;
+using asio::awaitable;
+using boost::system::error_code;
+
+namespace {
+
+constexpr auto kAwait = asio::as_tuple(asio::use_awaitable);
+
+/// A reproducible per-strand seed: both sides of a run derive the same sequence for the same
+/// (group, strand), which is how a slave knows every random message size the master picks.
+std::uint64_t strand_seed(std::uint64_t seed, std::size_t group, std::uint64_t strand) {
+  std::uint64_t x = seed ^ (0x9e3779b97f4a7c15ULL * (group + 1)) ^ (0xbf58476d1ce4e5b9ULL * (strand + 1));
+  x ^= x >> 31;  // splitmix64 finaliser: neighbouring strands get unrelated streams
+  x *= 0x94d049bb133111ebULL;
+  x ^= x >> 29;
+  return x;
+}
+
+std::uint64_t elapsed_ns(std::chrono::steady_clock::time_point from,
+                         std::chrono::steady_clock::time_point to) {
+  const auto d = std::chrono::duration_cast<std::chrono::nanoseconds>(to - from).count();
+  return d > 0 ? static_cast<std::uint64_t>(d) : 0;
+}
+
+template <class... Ts>
+struct Overloaded : Ts... {
+  using Ts::operator()...;
+};
+template <class... Ts>
+Overloaded(Ts...) -> Overloaded<Ts...>;
+
+}  // namespace
+
+Strand::Strand(Worker& worker, std::size_t group, std::uint64_t index)
+    : worker_(worker),
+      group_(group),
+      index_(index),
+      timer_(worker.context()),
+      op_timer_(worker.context()),
+      rng_(strand_seed(worker.engine().config().seed, group, index)) {}
+
+awaitable<void> Strand::run() {
+  const Plan& plan = worker_.plan();
+  const GroupPlan& group = plan.groups[group_];
+  for (std::size_t t = 0; t < plan.txn_count; ++t) {
+    co_await worker_.wait_release(t);
+    txn_ = t;
+    if (!failed_ && !worker_.stopping() && t < group.txns.size()) {
+      in_txn_ = true;
+      if (cut_ != CutReason::kStopped) cut_ = CutReason::kNone;
+      co_await run_txn(group.txns[t]);
+      in_txn_ = false;
+    }
+    worker_.strand_done(t);
+  }
+  for (auto& c : connections_) {
+    error_code ignored;
+    c.socket.close(ignored);
+  }
+  connections_.clear();
+  inbox_.clear();
+}
+
+awaitable<void> Strand::run_txn(const TxnPlan& txn) {
+  const auto start = worker_.txn_start();
+  const bool slave = worker_.engine().config().slave_side;
+  const auto* duration = std::get_if<profile::Duration>(&txn.bound);
+  deadline_.reset();
+  if (duration != nullptr && !slave) deadline_ = start + duration->length;
+  txn_slot_ = txn.slot;
+
+  if (txn.ops.empty() && duration != nullptr && slave) {
+    // Nothing to answer: wait for the master to end the transaction rather than spin.
+    co_await sleep_until(Clock::time_point::max());
+    co_return;
+  }
+  std::optional<std::chrono::duration<double>> period;
+  if (txn.rate_per_s && !slave) period = std::chrono::duration<double>(1.0 / *txn.rate_per_s);
+
+  const std::uint64_t limit = duration != nullptr
+                                  ? std::numeric_limits<std::uint64_t>::max()
+                                  : std::get<profile::Iterations>(txn.bound).count;
+  for (std::uint64_t i = 0; i < limit; ++i) {
+    if (cut_ != CutReason::kNone || worker_.stopping()) break;
+    const auto now = Clock::now();
+    if (deadline_ && now >= *deadline_) break;
+    auto intended = now;
+    if (period) {
+      // Intended start times come from the schedule, not from when the last one ended, so a
+      // slow response does not hide the requests that should have been sent meanwhile (wrk2).
+      intended = start + std::chrono::duration_cast<Clock::duration>(*period * static_cast<double>(i));
+      if (intended > now && !co_await sleep_until(intended)) break;
+    }
+    if (!co_await run_iteration(txn, intended)) break;
+  }
+}
+
+awaitable<bool> Strand::run_iteration(const TxnPlan& txn, Clock::time_point intended) {
+  const auto actual_start = Clock::now();
+  for (const OpPlan& op : txn.ops) {
+    for (std::uint64_t c = 0; c < op.common.count; ++c) {
+      const auto t0 = Clock::now();
+      OpOutcome out = co_await execute(op);
+      SlotStats& stats = worker_.slot(op.slot);
+      switch (out.status) {
+        case OpOutcome::Status::kOk:
+          ++stats.counters.ops;
+          stats.latency.record(elapsed_ns(t0, Clock::now()));
+          break;
+        case OpOutcome::Status::kExpired:
+          ++stats.counters.expired;
+          co_return false;
+        case OpOutcome::Status::kFailed:
+          ++stats.counters.errors[static_cast<std::size_t>(out.error)];
+          ++worker_.slot(txn.slot).counters.errors[static_cast<std::size_t>(out.error)];
+          worker_.note_error(where(op), std::move(out.message));
+          if (!op.common.canfail) {
+            failed_ = true;
+            co_return false;
+          }
+          if (cut_ == CutReason::kEnded || cut_ == CutReason::kStopped) co_return false;
+          break;
+      }
+    }
+  }
+  const auto end = Clock::now();
+  SlotStats& stats = worker_.slot(txn.slot);
+  ++stats.counters.ops;
+  stats.latency.record(elapsed_ns(intended, end));
+  if (txn.uncorrected_slot) worker_.slot(*txn.uncorrected_slot).latency.record(elapsed_ns(actual_start, end));
+  worker_.count_progress();
+  co_return true;
+}
+
+awaitable<OpOutcome> Strand::execute(const OpPlan& op) {
+  if (cut_ == CutReason::kEnded || cut_ == CutReason::kStopped) co_return aborted_outcome();
+  const bool timed = op.common.timeout.has_value();
+  const std::uint64_t seq = ++op_seq_;
+  if (timed) {
+    op_timer_.expires_after(*op.common.timeout);
+    op_timer_.async_wait([this, seq](const error_code& ec) {
+      if (ec || seq != op_seq_ || cut_ != CutReason::kNone) return;
+      cut_ = CutReason::kTimeout;
+      cancel_waits();
+    });
+  }
+  OpOutcome out = co_await std::visit(
+      Overloaded{
+          [&](const profile::ConnectOp& c) { return do_connect(op, c); },
+          [&](const profile::AcceptOp& a) { return do_accept(op, a); },
+          [&](const profile::DisconnectOp&) -> awaitable<OpOutcome> {
+            if (find(op.common.connection) == nullptr) return not_connected_now(op);
+            close(op.common.connection);
+            return ready(OpOutcome{});
+          },
+          [&](const profile::WriteOp& w) {
+            return do_write(op, draw_size(w.size), w.chunk_bytes);
+          },
+          [&](const profile::ReadOp& r) { return do_read(op, draw_size(r.size), r.chunk_bytes); },
+          [&](const profile::SendfileOp& s) { return do_sendfile(op, 1, s.chunk_bytes); },
+          [&](const profile::SendfilevOp& s) { return do_sendfile(op, s.nfiles, s.chunk_bytes); },
+          [&](const profile::RecvFileOp& r) { return do_read(op, draw_file_bytes(op, r.nfiles), {}); },
+          [&](const profile::ThinkOp& t) { return do_think(t); },
+          [&](const profile::NopOp&) { return ready(OpOutcome{}); },
+      },
+      op.spec);
+  ++op_seq_;  // a timeout that fires from now on belongs to no operation
+  if (timed) op_timer_.cancel();
+  if (cut_ == CutReason::kTimeout) cut_ = CutReason::kNone;
+  co_return out;
+}
+
+awaitable<OpOutcome> Strand::ready(OpOutcome out) { co_return out; }
+
+awaitable<OpOutcome> Strand::not_connected_now(const OpPlan& op) { co_return not_connected(op); }
+
+awaitable<OpOutcome> Strand::do_connect(const OpPlan& op, const profile::ConnectOp& c) {
+  const EngineConfig& config = worker_.engine().config();
+  HostTarget target;
+  if (config.peer) {
+    target = *config.peer;
+  } else {
+    const auto it = config.targets.find(c.connection.remotehost);
+    if (it == config.targets.end()) {
+      co_return OpOutcome{OpOutcome::Status::kFailed, ErrorKind::kUnreachable,
+                          fmt::format("no slave serves remotehost '{}'", c.connection.remotehost)};
+    }
+    target = it->second;
+  }
+  const asio::ip::tcp::endpoint endpoint(target.address,
+                                         c.connection.port.value_or(target.negotiated_port));
+  worker_.count_connection(false);
+  Socket& socket = fresh_socket(op.common.connection);
+  error_code ec;
+  socket.open(endpoint.protocol(), ec);
+  if (!ec) ec = transport::apply_options(socket, c.connection);
+  if (ec) {
+    close(op.common.connection);
+    co_return failure_from(ec, "socket");
+  }
+  active_ = &socket;
+  auto [connect_ec] = co_await socket.async_connect(endpoint, kAwait);
+  if (!connect_ec) {
+    const auto header = transport::encode(transport::ConnectionHeader{
+        config.token, static_cast<std::uint32_t>(group_), static_cast<std::uint32_t>(index_),
+        op.common.connection});
+    auto [header_ec, n] = co_await asio::async_write(socket, asio::buffer(header), kAwait);
+    connect_ec = header_ec;
+  }
+  active_ = nullptr;
+  if (connect_ec) {
+    close(op.common.connection);
+    if (connect_ec == asio::error::operation_aborted) co_return aborted_outcome();
+    co_return failure_from(connect_ec,
+                           fmt::format("connect to {}", endpoint.address().to_string()).c_str());
+  }
+  socket.non_blocking(true, ec);
+  worker_.count_connection(true);
+  co_return OpOutcome{};
+}
+
+awaitable<OpOutcome> Strand::do_accept(const OpPlan& op, const profile::AcceptOp& a) {
+  const std::uint32_t id = op.common.connection;
+  worker_.count_connection(false);
+  for (;;) {
+    auto box = std::find_if(inbox_.begin(), inbox_.end(),
+                            [id](const auto& entry) { return entry.first == id; });
+    if (box != inbox_.end() && !box->second.empty()) {
+      Socket socket = std::move(box->second.front());
+      box->second.erase(box->second.begin());
+      close(id);
+      error_code ec = transport::apply_options(socket, a.connection);
+      if (!ec) socket.non_blocking(true, ec);
+      if (ec) co_return failure_from(ec, "accepted socket");
+      connections_.push_back(Connection{id, std::move(socket)});
+      worker_.count_connection(true);
+      co_return OpOutcome{};
+    }
+    awaiting_conn_ = id;
+    timer_.expires_at(Clock::time_point::max());
+    co_await timer_.async_wait(kAwait);
+    awaiting_conn_.reset();
+    if (cut_ != CutReason::kNone) co_return aborted_outcome();
+  }
+}
+
+awaitable<OpOutcome> Strand::do_write(const OpPlan& op, std::uint64_t bytes,
+                                      std::optional<std::uint64_t> chunk) {
+  Connection* c = find(op.common.connection);
+  if (c == nullptr) co_return not_connected(op);
+  const std::span<char> buffer = worker_.buffer();
+  const std::uint64_t per_call = std::min<std::uint64_t>(buffer.size(), chunk.value_or(buffer.size()));
+  SlotCounters& op_counters = worker_.slot(op.slot).counters;
+  SlotCounters& txn_counters = worker_.slot(txn_slot_).counters;
+  std::uint64_t left = bytes;
+  while (left > 0) {
+    error_code ec;
+    const auto n = std::min(left, per_call);
+    // Try the system call first: a small write almost always fits the socket buffer, and going
+    // straight to it saves a trip through the event loop.
+    const std::size_t done = c->socket.write_some(asio::buffer(buffer.data(), n), ec);
+    if (ec == asio::error::would_block || ec == asio::error::try_again) {
+      active_ = &c->socket;
+      auto [wait_ec] = co_await c->socket.async_wait(Socket::wait_write, kAwait);
+      active_ = nullptr;
+      if (wait_ec) {
+        if (wait_ec == asio::error::operation_aborted) co_return aborted_outcome();
+        co_return failure_from(wait_ec, "write");
+      }
+      continue;
+    }
+    op_counters.bytes_written += done;
+    txn_counters.bytes_written += done;
+    if (ec) co_return failure_from(ec, "write");
+    left -= done;
+    worker_.count_progress();
+  }
+  co_return OpOutcome{};
+}
+
+awaitable<OpOutcome> Strand::do_read(const OpPlan& op, std::uint64_t bytes,
+                                     std::optional<std::uint64_t> chunk) {
+  Connection* c = find(op.common.connection);
+  if (c == nullptr) co_return not_connected(op);
+  const std::span<char> buffer = worker_.buffer();
+  const std::uint64_t per_call = std::min<std::uint64_t>(buffer.size(), chunk.value_or(buffer.size()));
+  SlotCounters& op_counters = worker_.slot(op.slot).counters;
+  SlotCounters& txn_counters = worker_.slot(txn_slot_).counters;
+  std::uint64_t left = bytes;
+  while (left > 0) {
+    error_code ec;
+    const auto n = std::min(left, per_call);
+    const std::size_t done = c->socket.read_some(asio::buffer(buffer.data(), n), ec);
+    if (ec == asio::error::would_block || ec == asio::error::try_again) {
+      active_ = &c->socket;
+      auto [wait_ec] = co_await c->socket.async_wait(Socket::wait_read, kAwait);
+      active_ = nullptr;
+      if (wait_ec) {
+        if (wait_ec == asio::error::operation_aborted) co_return aborted_outcome();
+        co_return failure_from(wait_ec, "read");
+      }
+      continue;
+    }
+    op_counters.bytes_read += done;
+    txn_counters.bytes_read += done;
+    if (ec) {
+      if (ec == asio::error::eof) {
+        co_return OpOutcome{OpOutcome::Status::kFailed, ErrorKind::kPeerClosed,
+                            fmt::format("read: peer closed the connection with {} of {} bytes "
+                                        "still to come",
+                                        left, bytes)};
+      }
+      co_return failure_from(ec, "read");
+    }
+    left -= done;
+    worker_.count_progress();
+  }
+  co_return OpOutcome{};
+}
+
+awaitable<OpOutcome> Strand::do_sendfile(const OpPlan& op, std::uint64_t nfiles,
+                                         std::optional<std::uint64_t> chunk) {
+  Connection* c = find(op.common.connection);
+  if (c == nullptr) co_return not_connected(op);
+  const FileSet& set = worker_.plan().file_sets.at(*op.file_set);
+  SlotCounters& op_counters = worker_.slot(op.slot).counters;
+  SlotCounters& txn_counters = worker_.slot(txn_slot_).counters;
+  const std::uint64_t per_call = chunk.value_or(std::uint64_t{1} << 30);
+  for (std::uint64_t f = 0; f < nfiles; ++f) {
+    const FileEntry& file = set.files[pick_file(set)];
+    const int fd = ::open(file.path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      co_return OpOutcome{OpOutcome::Status::kFailed, ErrorKind::kFile,
+                          fmt::format("open {}: {}", file.path, std::strerror(errno))};
+    }
+    off_t offset = 0;
+    std::uint64_t left = file.size_bytes;
+    OpOutcome out;
+    while (left > 0) {
+      const auto want = static_cast<std::size_t>(std::min(left, per_call));
+      const ssize_t sent = ::sendfile(c->socket.native_handle(), fd, &offset, want);
+      if (sent > 0) {
+        const auto n = static_cast<std::uint64_t>(sent);
+        left -= n;
+        op_counters.bytes_written += n;
+        txn_counters.bytes_written += n;
+        worker_.count_progress();
+        continue;
+      }
+      if (sent < 0 && (errno == EAGAIN || errno == EINTR)) {
+        active_ = &c->socket;
+        auto [wait_ec] = co_await c->socket.async_wait(Socket::wait_write, kAwait);
+        active_ = nullptr;
+        if (wait_ec == asio::error::operation_aborted) {
+          out = aborted_outcome();
+          break;
+        }
+        if (wait_ec) {
+          out = failure_from(wait_ec, "sendfile");
+          break;
+        }
+        continue;
+      }
+      if (sent == 0) {
+        // The file shrank since the run was planned: the peer would wait for bytes that will
+        // never come, so this is an error, not a short transfer.
+        out = OpOutcome{OpOutcome::Status::kFailed, ErrorKind::kFile,
+                        fmt::format("sendfile {}: file is shorter than the {} bytes planned",
+                                    file.path, file.size_bytes)};
+      } else {
+        out = failure_from(error_code(errno, boost::system::system_category()), "sendfile");
+      }
+      break;
+    }
+    ::close(fd);
+    if (out.status != OpOutcome::Status::kOk) co_return out;
+  }
+  co_return OpOutcome{};
+}
+
+awaitable<OpOutcome> Strand::do_think(const profile::ThinkOp& t) {
+  const auto end = Clock::now() + t.duration;
+  const bool truncated = deadline_ && end > *deadline_;
+  const auto until = truncated ? *deadline_ : end;
+  if (t.busy) {
+    // Spinning holds this worker: other strands on it wait (documented in profile-reference).
+    while (Clock::now() < until) {
+    }
+  } else if (!co_await sleep_until(until)) {
+    co_return aborted_outcome();
+  }
+  if (truncated) co_return OpOutcome{OpOutcome::Status::kExpired, ErrorKind::kOther, {}};
+  co_return OpOutcome{};
+}
+
+awaitable<bool> Strand::sleep_until(Clock::time_point when) {
+  const bool truncated = deadline_ && when > *deadline_;
+  timer_.expires_at(truncated ? *deadline_ : when);
+  co_await timer_.async_wait(kAwait);
+  if (cut_ != CutReason::kNone) co_return false;
+  co_return !truncated;
+}
+
+void Strand::deliver(std::uint32_t conn, Socket socket) {
+  auto box = std::find_if(inbox_.begin(), inbox_.end(),
+                          [conn](const auto& entry) { return entry.first == conn; });
+  if (box == inbox_.end()) {
+    inbox_.emplace_back(std::piecewise_construct, std::forward_as_tuple(conn), std::forward_as_tuple());
+    box = std::prev(inbox_.end());
+  }
+  box->second.push_back(std::move(socket));
+  if (awaiting_conn_ == conn) timer_.cancel();
+}
+
+void Strand::cut(std::size_t txn, CutReason reason) {
+  if (!in_txn_ || txn_ != txn) return;
+  if (reason > cut_) cut_ = reason;
+  cancel_waits();
+}
+
+void Strand::stop() {
+  cut_ = CutReason::kStopped;
+  cancel_waits();
+}
+
+void Strand::cancel_waits() {
+  if (active_ != nullptr) {
+    error_code ignored;
+    active_->cancel(ignored);
+  }
+  timer_.cancel();
+}
+
+Strand::Connection* Strand::find(std::uint32_t id) {
+  for (auto& c : connections_) {
+    if (c.id == id) return &c;
+  }
+  return nullptr;
+}
+
+Strand::Socket& Strand::fresh_socket(std::uint32_t id) {
+  close(id);
+  connections_.push_back(Connection{id, Socket(worker_.context())});
+  return connections_.back().socket;
+}
+
+void Strand::close(std::uint32_t id) {
+  for (auto it = connections_.begin(); it != connections_.end(); ++it) {
+    if (it->id == id) {
+      error_code ignored;
+      it->socket.close(ignored);
+      connections_.erase(it);
+      return;
+    }
+  }
+}
+
+std::uint64_t Strand::draw_size(const profile::SizeSpec& size) {
+  if (!size.is_random()) return size.min_bytes;
+  return std::uniform_int_distribution<std::uint64_t>(size.min_bytes, size.max_bytes)(rng_);
+}
+
+std::size_t Strand::pick_file(const FileSet& set) {
+  // Draw only when there is a choice, on both sides alike, so the streams stay in step.
+  if (set.files.size() <= 1) return 0;
+  return std::uniform_int_distribution<std::size_t>(0, set.files.size() - 1)(rng_);
+}
+
+std::uint64_t Strand::draw_file_bytes(const OpPlan& op, std::uint64_t nfiles) {
+  const FileSet& set = worker_.plan().file_sets.at(*op.file_set);
+  std::uint64_t total = 0;
+  for (std::uint64_t f = 0; f < nfiles; ++f) total += set.files[pick_file(set)].size_bytes;
+  return total;
+}
+
+OpOutcome Strand::failure_from(const error_code& ec, const std::string& what) {
+  return OpOutcome{OpOutcome::Status::kFailed, classify(ec), fmt::format("{}: {}", what, ec.message())};
+}
+
+OpOutcome Strand::not_connected(const OpPlan& op) {
+  return OpOutcome{OpOutcome::Status::kFailed, ErrorKind::kNotConnected,
+                   fmt::format("{}: connection {} is not open", op.type,
+                               op.common.connection == 0 ? std::string("(anonymous)")
+                                                         : std::to_string(op.common.connection))};
+}
+
+OpOutcome Strand::aborted_outcome() {
+  if (cut_ == CutReason::kTimeout) {
+    return OpOutcome{OpOutcome::Status::kFailed, ErrorKind::kTimedOut, "timed out"};
+  }
+  return OpOutcome{OpOutcome::Status::kExpired, ErrorKind::kOther, {}};
+}
+
+std::string Strand::where(const OpPlan& op) const {
+  const Plan& plan = worker_.plan();
+  const GroupPlan& g = plan.groups[group_];
+  return fmt::format("{}/{}/{} (strand {})", group_display_name(g, group_),
+                     txn_display_name(g.txns[txn_], txn_), op.type, index_);
+}
+
+}  // namespace volley::engine

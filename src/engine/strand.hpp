@@ -1,0 +1,106 @@
+#pragma once
+// A strand: one of a group's N identical flows (uperf's "thread"), run as a coroutine on its
+// worker. Its state is explicit (which transaction, which connections, why it was cut) so that
+// the worker can end or cancel it and tests can reason about it. Thread: worker-affine.
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "volley/engine/plan.hpp"
+#include "worker.hpp"
+
+namespace volley::engine {
+
+/// What one execution of a flowop came to.
+struct OpOutcome {
+  enum class Status { kOk, kFailed, kExpired };
+  Status status = Status::kOk;
+  ErrorKind error = ErrorKind::kOther;
+  std::string message;  ///< for failures: what happened, for the error log
+};
+
+class Strand {
+ public:
+  using Clock = std::chrono::steady_clock;
+  using Socket = boost::asio::ip::tcp::socket;
+
+  Strand(Worker& worker, std::size_t group, std::uint64_t index);
+
+  /// The whole life of the strand: every transaction in order, waiting at each barrier.
+  boost::asio::awaitable<void> run();
+
+  /// A connection the peer opened for connection `conn` has arrived.
+  void deliver(std::uint32_t conn, Socket socket);
+  /// Cancels whatever the strand is waiting for, if it is inside transaction `txn`.
+  void cut(std::size_t txn, CutReason reason);
+  /// Cancels whatever the strand waits for, whatever transaction it is in.
+  void stop();
+  [[nodiscard]] bool failed() const { return failed_; }
+
+ private:
+  struct Connection {
+    std::uint32_t id = 0;
+    Socket socket;
+  };
+
+  boost::asio::awaitable<void> run_txn(const TxnPlan& txn);
+  boost::asio::awaitable<bool> run_iteration(const TxnPlan& txn, Clock::time_point intended);
+  boost::asio::awaitable<OpOutcome> execute(const OpPlan& op);
+  boost::asio::awaitable<OpOutcome> do_connect(const OpPlan& op, const profile::ConnectOp& c);
+  boost::asio::awaitable<OpOutcome> do_accept(const OpPlan& op, const profile::AcceptOp& a);
+  boost::asio::awaitable<OpOutcome> do_write(const OpPlan& op, std::uint64_t bytes,
+                                             std::optional<std::uint64_t> chunk);
+  boost::asio::awaitable<OpOutcome> do_read(const OpPlan& op, std::uint64_t bytes,
+                                            std::optional<std::uint64_t> chunk);
+  boost::asio::awaitable<OpOutcome> do_sendfile(const OpPlan& op, std::uint64_t nfiles,
+                                                std::optional<std::uint64_t> chunk);
+  boost::asio::awaitable<OpOutcome> do_think(const profile::ThinkOp& t);
+  /// Sleeps until `when`; false when cut or when the transaction's deadline came first.
+  boost::asio::awaitable<bool> sleep_until(Clock::time_point when);
+  static boost::asio::awaitable<OpOutcome> ready(OpOutcome out);
+  boost::asio::awaitable<OpOutcome> not_connected_now(const OpPlan& op);
+  void cancel_waits();
+  std::size_t pick_file(const FileSet& set);
+  std::uint64_t draw_file_bytes(const OpPlan& op, std::uint64_t nfiles);
+
+  Connection* find(std::uint32_t id);
+  Socket& fresh_socket(std::uint32_t id);
+  void close(std::uint32_t id);
+  std::uint64_t draw_size(const profile::SizeSpec& size);
+  OpOutcome failure_from(const boost::system::error_code& ec, const std::string& what);
+  OpOutcome not_connected(const OpPlan& op);
+  OpOutcome aborted_outcome();
+  std::string where(const OpPlan& op) const;
+
+  Worker& worker_;
+  std::size_t group_;
+  std::uint64_t index_;
+  std::vector<Connection> connections_;
+  std::vector<std::pair<std::uint32_t, std::vector<Socket>>> inbox_;  // accepted, not yet taken
+  std::optional<std::uint32_t> awaiting_conn_;  ///< accept waits for this connection
+  boost::asio::steady_timer timer_;             ///< think, pacing and accept waits
+  boost::asio::steady_timer op_timer_;          ///< per-flowop timeout=
+  Socket* active_ = nullptr;                    ///< the socket of the operation in progress
+  std::mt19937_64 rng_;
+  std::size_t txn_ = 0;
+  bool in_txn_ = false;
+  std::optional<Clock::time_point> deadline_;
+  CutReason cut_ = CutReason::kNone;
+  bool failed_ = false;
+  std::uint64_t op_seq_ = 0;  ///< tells a late timeout from the operation it was armed for
+  std::uint32_t txn_slot_ = 0;
+  std::uint64_t iteration_bytes_read_ = 0;
+  std::uint64_t iteration_bytes_written_ = 0;
+};
+
+}  // namespace volley::engine

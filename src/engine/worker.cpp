@@ -1,0 +1,190 @@
+#include "worker.hpp"
+
+#include <future>
+#include <limits>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "strand.hpp"
+
+namespace volley::engine {
+
+namespace asio = boost::asio;
+
+namespace {
+constexpr std::size_t kMaxErrorSamples = 20;
+constexpr std::size_t kReleasedAll = std::numeric_limits<std::size_t>::max();
+}  // namespace
+
+Worker::Worker(Engine& engine, std::size_t index)
+    : engine_(engine),
+      index_(index),
+      interval_(engine.plan().slots.size()),
+      totals_(engine.plan().slots.size()),
+      buffer_(engine.plan().io_buffer_bytes, 'v'),
+      release_timer_(context_),
+      cut_timer_(context_) {
+  // Strands wait on this timer as on a condition variable: on_release() cancels it to wake them
+  // all. Its expiry is set here and after each wake only, never by a waiter (that would cancel
+  // the other waiters).
+  release_timer_.expires_at(Clock::time_point::max());
+}
+
+Worker::~Worker() { join(); }
+
+std::uint32_t Worker::add_strand(std::size_t group, std::uint64_t strand) {
+  strands_.push_back(std::make_unique<Strand>(*this, group, strand));
+  return static_cast<std::uint32_t>(strands_.size() - 1);
+}
+
+void Worker::start() {
+  guard_.emplace(context_.get_executor());
+  for (auto& strand : strands_) {
+    asio::co_spawn(context_, strand->run(), [this](std::exception_ptr e) {
+      if (!e) return;
+      // Executors return errors as values; an exception here is a bug, reported, not hidden.
+      try {
+        std::rethrow_exception(e);
+      } catch (const std::exception& ex) {
+        note_error("engine", std::string("internal error: ") + ex.what());
+      }
+    });
+  }
+  thread_ = std::thread([this] { context_.run(); });
+}
+
+void Worker::join() {
+  guard_.reset();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Worker::post_release(std::size_t txn, Clock::time_point start) {
+  asio::post(context_, [this, txn, start] { on_release(txn, start); });
+}
+
+void Worker::post_cut(std::size_t txn, CutReason reason) {
+  asio::post(context_, [this, txn, reason] { cut(txn, reason); });
+}
+
+void Worker::post_stop() {
+  asio::post(context_, [this] {
+    stopping_ = true;
+    released_ = kReleasedAll;
+    release_timer_.cancel();
+    cut_timer_.cancel();
+    for (auto& strand : strands_) strand->stop();
+  });
+}
+
+void Worker::post_deliver(std::uint32_t local, std::uint32_t conn, asio::ip::tcp protocol,
+                          int fd) {
+  asio::post(context_, [this, local, conn, protocol, fd] {
+    boost::system::error_code ec;
+    asio::ip::tcp::socket socket(context_);
+    socket.assign(protocol, fd, ec);
+    if (ec) {
+      ::close(fd);
+      return;
+    }
+    strands_[local]->deliver(conn, std::move(socket));
+  });
+}
+
+std::vector<SlotStats> Worker::take_interval_blocking() {
+  if (!thread_.joinable()) {
+    fold_interval();
+    return {};
+  }
+  std::promise<std::vector<SlotStats>> done;
+  auto result = done.get_future();
+  asio::post(context_, [this, &done] {
+    std::vector<SlotStats> taken = std::move(interval_);
+    interval_ = std::vector<SlotStats>(taken.size());
+    for (std::size_t i = 0; i < taken.size(); ++i) totals_[i].merge(taken[i]);
+    done.set_value(std::move(taken));
+  });
+  return result.get();
+}
+
+void Worker::fold_interval() {
+  for (std::size_t i = 0; i < interval_.size(); ++i) {
+    totals_[i].merge(interval_[i]);
+    interval_[i].reset();
+  }
+}
+
+std::vector<SlotStats> Worker::take_totals() {
+  fold_interval();
+  return std::move(totals_);
+}
+
+asio::awaitable<void> Worker::wait_release(std::size_t txn) {
+  while (released_ <= txn) {
+    co_await release_timer_.async_wait(asio::as_tuple(asio::use_awaitable));
+  }
+}
+
+void Worker::on_release(std::size_t txn, Clock::time_point start) {
+  if (stopping_) return;
+  released_ = txn + 1;
+  current_txn_ = txn;
+  done_in_txn_ = 0;
+  txn_start_ = start;
+  release_timer_.cancel();
+  release_timer_.expires_at(Clock::time_point::max());
+  arm_cut_timer(txn);
+}
+
+void Worker::arm_cut_timer(std::size_t txn) {
+  const EngineConfig& config = engine_.config();
+  if (config.slave_side) return;  // the master decides when a slave's transaction ends
+  std::optional<std::chrono::nanoseconds> longest;
+  for (const auto& group : engine_.plan().groups) {
+    if (txn >= group.txns.size()) continue;
+    if (const auto* d = std::get_if<profile::Duration>(&group.txns[txn].bound)) {
+      longest = std::max(longest.value_or(d->length), d->length);
+    }
+  }
+  if (!longest) return;
+  // Operations still in flight at the deadline get a short grace to finish, so that both ends
+  // count the same bytes; whatever still waits after it is cut and counted as expired.
+  cut_timer_.expires_at(txn_start_ + *longest + config.drain_grace);
+  cut_timer_.async_wait([this, txn](const boost::system::error_code& ec) {
+    if (!ec) cut(txn, CutReason::kEnded);
+  });
+}
+
+void Worker::cut(std::size_t txn, CutReason reason) {
+  for (auto& strand : strands_) strand->cut(txn, reason);
+}
+
+void Worker::strand_done(std::size_t txn) {
+  if (++done_in_txn_ < strands_.size() || stopping_) return;
+  cut_timer_.cancel();
+  engine_.worker_finished_txn(txn);
+}
+
+void Worker::count_connection(bool established) {
+  if (established) {
+    ++connections_established_;
+  } else {
+    ++connections_requested_;
+  }
+}
+
+void Worker::note_error(std::string where, std::string message) {
+  if (error_samples_.size() < kMaxErrorSamples) {
+    error_samples_.push_back(ErrorSample{std::move(where), std::move(message)});
+  }
+}
+
+std::uint64_t Worker::failed_strands() const {
+  std::uint64_t n = 0;
+  for (const auto& s : strands_) n += s->failed() ? 1U : 0U;
+  return n;
+}
+
+}  // namespace volley::engine

@@ -1,0 +1,109 @@
+#pragma once
+// A worker: one OS thread, one io_context, the strands placed on it, and their statistics.
+// Everything here is worker-affine except the post_* entry points, progress() and join().
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "volley/engine/engine.hpp"
+#include "volley/engine/slot_stats.hpp"
+
+namespace volley::engine {
+
+class Strand;
+
+/// Why a strand's pending operation was cancelled.
+enum class CutReason { kNone, kTimeout, kEnded, kStopped };
+
+class Worker {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  Worker(Engine& engine, std::size_t index);
+  ~Worker();
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  boost::asio::io_context& context() { return context_; }
+  /// Before start(): places strand `strand` of group `group` here; returns its local index.
+  std::uint32_t add_strand(std::size_t group, std::uint64_t strand);
+  [[nodiscard]] std::size_t strand_count() const { return strands_.size(); }
+
+  void start();
+  void join();
+
+  // Cross-thread entry points: each posts to this worker.
+  void post_release(std::size_t txn, Clock::time_point start);
+  void post_cut(std::size_t txn, CutReason reason);
+  void post_stop();
+  /// Hands an accepted connection (a native descriptor, now owned by this worker) to a strand.
+  void post_deliver(std::uint32_t local, std::uint32_t conn, boost::asio::ip::tcp protocol,
+                    int fd);
+  /// Runs `take` on the worker thread and waits for it.
+  std::vector<SlotStats> take_interval_blocking();
+
+  [[nodiscard]] std::uint64_t progress() const {
+    return progress_.load(std::memory_order_relaxed);
+  }
+
+  // Worker-affine, used by strands.
+  Engine& engine() { return engine_; }
+  const Plan& plan() const { return engine_.plan(); }
+  boost::asio::awaitable<void> wait_release(std::size_t txn);
+  void strand_done(std::size_t txn);
+  [[nodiscard]] bool stopping() const { return stopping_; }
+  [[nodiscard]] Clock::time_point txn_start() const { return txn_start_; }
+  std::span<char> buffer() { return buffer_; }
+  SlotStats& slot(std::uint32_t id) { return interval_[id]; }
+  void count_progress() { progress_.store(progress_local_ += 1, std::memory_order_relaxed); }
+  void count_connection(bool established);
+  void note_error(std::string where, std::string message);
+
+  /// Results gathered on this worker; call after join().
+  std::vector<SlotStats> take_totals();
+  std::uint64_t connections_requested() const { return connections_requested_; }
+  std::uint64_t connections_established() const { return connections_established_; }
+  std::uint64_t failed_strands() const;
+  std::vector<ErrorSample>& error_samples() { return error_samples_; }
+
+ private:
+  void on_release(std::size_t txn, Clock::time_point start);
+  void arm_cut_timer(std::size_t txn);
+  void cut(std::size_t txn, CutReason reason);
+  void fold_interval();
+
+  Engine& engine_;
+  std::size_t index_;
+  boost::asio::io_context context_{1};  // first: destroyed last, after every strand
+  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> guard_;
+  std::thread thread_;
+  std::vector<std::unique_ptr<Strand>> strands_;
+  std::vector<SlotStats> interval_;  ///< recorded into by strands
+  std::vector<SlotStats> totals_;    ///< interval_ is folded in at every take
+  std::vector<char> buffer_;
+  boost::asio::steady_timer release_timer_;
+  boost::asio::steady_timer cut_timer_;
+  std::size_t released_ = 0;  ///< transactions released: strands may run txn < released_
+  std::size_t done_in_txn_ = 0;
+  std::size_t current_txn_ = 0;
+  Clock::time_point txn_start_{};
+  bool stopping_ = false;
+  std::atomic<std::uint64_t> progress_{0};
+  std::uint64_t progress_local_ = 0;
+  std::uint64_t connections_requested_ = 0;
+  std::uint64_t connections_established_ = 0;
+  std::vector<ErrorSample> error_samples_;
+};
+
+}  // namespace volley::engine
