@@ -175,10 +175,10 @@ class SnapshotReader {
   }
 
   json interfaces() {
+    const auto qdiscs = qdisc_by_device();  // first, so a missing tc is recorded either way
     const auto names = list_dir(root_ / "sys/class/net");
     if (!names) return absent("interfaces");
     const auto irqs = interrupt_names();
-    const auto qdiscs = qdisc_by_device();
     json out = json::object();
     for (const auto& name : *names) {
       std::error_code ec;

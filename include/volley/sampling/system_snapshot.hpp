@@ -18,7 +18,7 @@
 ///                           "speed_mbps": int, "rx_queues": int, "tx_queues": int,
 ///                           "rps_cpus": {"rx-0": str, ...}, "xps_cpus": {"tx-0": str, ...},
 ///                           "irqs": {"45": "<smp_affinity_list>", ...},
-///                           "qdisc": str}, ...},
+///                           "qdisc": str (null when tc lists none for it)}, ...},
 ///   "missing": ["cpu.governor", "interfaces.lo.speed_mbps", "qdisc", ...]
 /// }
 /// sysctl values are the file's text with whitespace runs collapsed to one space.
