@@ -48,7 +48,11 @@ Expansion expand_variables(const LocatedText& in, ExpandMode mode, const Variabl
       bool valid = !name.empty();
       for (char c : name) valid = valid && is_name_char(c);
       if (!valid) {
-        out.problems.push_back({in.offset_at(i), fmt::format("invalid variable name '{}'", name)});
+        out.problems.push_back(
+            {in.offset_at(i),
+             name.empty() ? std::string("empty variable name '${}'")
+                          : fmt::format("invalid variable name '{}' (use letters, digits and '_')",
+                                        name)});
         out.holes.push_back(out.text.text.size());
       } else {
         substitute(name, i);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "flowop_kind.hpp"
@@ -29,6 +30,9 @@ struct FlowopDraft {
   /// Options given (lower-cased name -> file offset of the name), even when their value was bad:
   /// a bad value is reported once, not again as "missing".
   std::map<std::string, std::size_t> given;
+  /// What unknown options were probably meant as ("sise" -> "size"): such an option is not
+  /// reported missing on top of the typo.
+  std::set<std::string, std::less<>> suggested;
   /// A variable in the options could not be expanded; "missing option" checks are skipped.
   bool unresolved = false;
 };

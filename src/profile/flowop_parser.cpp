@@ -50,6 +50,8 @@ void read_option(ParseContext& ctx, FlowopDraft& draft, const Expansion& options
     } else {
       ctx.error(key_offset,
                 fmt::format("unknown option '{}'{}", raw_key, did_you_mean(key, option_names())));
+      const std::string guess = closest(key, option_names());
+      if (!guess.empty()) draft.suggested.insert(guess);
     }
     return;
   }
@@ -96,7 +98,8 @@ void read_options(ParseContext& ctx, FlowopDraft& draft, const Expansion& option
 /// Reports a missing required option; false when it is missing.
 bool require(ParseContext& ctx, const FlowopDraft& draft, std::size_t element_offset, bool present,
              std::string_view what) {
-  if (present || draft.unresolved) return true;
+  const std::string_view key = what.substr(0, what.find('='));
+  if (present || draft.unresolved || draft.suggested.count(key) != 0) return present;
   ctx.error(element_offset, fmt::format("'{}' needs {}", name_of(draft.kind), what));
   return false;
 }

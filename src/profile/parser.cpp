@@ -249,6 +249,14 @@ void parse_root(ParseContext& ctx, const pugi::xml_document& doc, Profile& profi
               fmt::format("more than one root element (<{}>); a file holds one <profile>",
                           roots[i].name()));
   }
+  if (roots.empty()) {
+    ctx.diagnostics.error(SourceLocation{ctx.filename, 0, 0}, "the file has no root element");
+    return;
+  }
+  if (roots.empty()) {
+    ctx.diagnostics.error(SourceLocation{ctx.filename, 0, 0}, "the file has no root element");
+    return;
+  }
   const pugi::xml_node root = roots.front();
   const std::string root_name = lower(root.name());
   profile.location = ctx.at(element_offset(root));
@@ -313,7 +321,10 @@ ParseResult parse_profile(std::string_view text, const std::string& filename,
   // parse_ws_pcdata, so whitespace between elements produces no nodes.
   const pugi::xml_parse_result xml =
       doc.load_buffer(text.data(), text.size(), pugi::parse_default, pugi::encoding_utf8);
-  if (!xml) {
+  if (xml.status == pugi::status_no_document_element) {
+    // Nothing to point at: an empty file or one with only comments.
+    ctx.diagnostics.error(SourceLocation{filename, 0, 0}, xml_error_message(xml));
+  } else if (!xml) {
     ctx.error(static_cast<std::size_t>(std::max<std::ptrdiff_t>(xml.offset, 0)),
               xml_error_message(xml));
   } else {
