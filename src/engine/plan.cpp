@@ -131,6 +131,23 @@ std::optional<Plan> compile(const profile::Profile& profile, std::vector<FileSet
   return plan;
 }
 
+std::vector<std::size_t> timed_steps(const Plan& plan) {
+  std::vector<std::size_t> steps;
+  for (std::size_t t = 0; t < plan.txn_count; ++t) {
+    for (const auto& group : plan.groups) {
+      if (t < group.txns.size() && group.strands > 0 &&
+          std::holds_alternative<profile::Duration>(group.txns[t].bound)) {
+        steps.push_back(t);
+        break;
+      }
+    }
+  }
+  if (steps.empty()) {
+    for (std::size_t t = 0; t < plan.txn_count; ++t) steps.push_back(t);
+  }
+  return steps;
+}
+
 std::string group_display_name(const GroupPlan& g, std::size_t index) {
   return g.name.empty() ? fmt::format("group{}", index) : g.name;
 }

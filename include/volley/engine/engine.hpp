@@ -67,6 +67,8 @@ class Engine {
   /// Requested port (0 = negotiated) -> the port actually bound.
   [[nodiscard]] std::map<std::uint16_t, std::uint16_t> listener_ports() const;
 
+  /// Slave: where connects go back to the master (known only once the master starts the run).
+  void set_peer(HostTarget peer) { config_.peer = peer; }
   /// Starts the worker threads; every strand waits for release(0).
   void start();
   /// Lets every strand start transaction `txn` (and, on a master, starts its clock).

@@ -78,6 +78,10 @@ std::vector<FileSet> scan_file_sets(const profile::Profile& profile, core::Diagn
 std::optional<Plan> compile(const profile::Profile& profile, std::vector<FileSet> file_sets,
                             core::Diagnostics& diags);
 
+/// The barrier steps that make up the timed part of a run: those where some group's transaction
+/// is bounded by a duration, or every step when none is. CPU, NIC and headline rates cover these.
+std::vector<std::size_t> timed_steps(const Plan& plan);
+
 /// "txn<N>" style display names used when a profile gives none (1-based like uperf's live lines).
 std::string group_display_name(const GroupPlan& g, std::size_t index);
 std::string txn_display_name(const TxnPlan& t, std::size_t index);

@@ -1,0 +1,30 @@
+#pragma once
+// Framing of the control protocol: u32 length (network order) | one JSON object. Pure functions,
+// no I/O: the channel reads 4 bytes, checks the length against the cap before allocating, reads
+// the payload and decodes it here.
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include <nlohmann/json.hpp>
+
+namespace volley::control {
+
+/// The largest payload either side accepts. A profile and a results document are far smaller;
+/// anything larger is a broken or hostile peer, refused before any allocation.
+inline constexpr std::uint32_t kMaxFrameBytes = 16U * 1024U * 1024U;
+
+struct DecodeError {
+  std::string message;
+};
+
+/// length prefix + compact JSON text.
+std::string encode_frame(const nlohmann::json& message);
+/// The payload length in a frame header, or an error when it exceeds kMaxFrameBytes or is 0.
+std::variant<std::uint32_t, DecodeError> decode_length(const std::array<std::uint8_t, 4>& header);
+/// Parses one payload; it must be a JSON object with a string "type".
+std::variant<nlohmann::json, DecodeError> decode_payload(std::string_view payload);
+
+}  // namespace volley::control

@@ -1,0 +1,46 @@
+#pragma once
+// The control protocol's messages: one TCP connection per slave, master speaks first. Every
+// message is a JSON object with a "type"; the fields of each type are listed in
+// docs/control-protocol.md together with the states in which each may arrive.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "volley/engine/plan.hpp"
+#include "volley/engine/run_result.hpp"
+
+namespace volley::control {
+
+inline constexpr std::uint32_t kProtocolVersion = 1;
+inline constexpr std::string_view kMagic = "volley-control";
+
+/// What a master asks a slave to load: the profile as text, resolved the slave's way.
+struct LoadRequest {
+  std::string profile_text;
+  std::string profile_file;                      ///< for the slave's diagnostics
+  std::map<std::string, std::string> variables;  ///< exactly the values the master used
+  std::string host;                              ///< the remotehost this slave serves
+  std::uint64_t seed = 0;
+  std::uint32_t token = 0;
+  std::size_t workers = 0;                       ///< 0: the slave's own default
+  std::vector<engine::FileSet> file_sets;        ///< sendfile sizes (the slave has no files)
+};
+
+nlohmann::json make_hello();
+/// Empty when `message` is a compatible hello; otherwise the sentence to show.
+std::string check_hello(const nlohmann::json& message, const std::string& peer);
+
+nlohmann::json to_json(const LoadRequest& load);
+std::optional<LoadRequest> load_from_json(const nlohmann::json& message, std::string& error);
+
+nlohmann::json to_json(const engine::RunResult& result);
+std::optional<engine::RunResult> run_result_from_json(const nlohmann::json& j, std::string& error);
+
+/// A message with just a type and optional fields.
+nlohmann::json message(std::string_view type, nlohmann::json fields = nlohmann::json::object());
+
+}  // namespace volley::control

@@ -1,0 +1,105 @@
+#pragma once
+// Everything one run produced, gathered for the reporters: both sides' results, CPU and NIC over
+// the timed part, the interval series and what identifies the run. Reporters only present it;
+// the statistics are computed here or in engine/stats, never in a reporter.
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "volley/engine/run_result.hpp"
+#include "volley/engine/slot_stats.hpp"
+#include "volley/sampling/cpu_sampler.hpp"
+#include "volley/sampling/nic_sampler.hpp"
+
+namespace volley::report {
+
+enum class RunStatus { kOk, kFailed, kInterrupted };
+std::string_view to_string(RunStatus s);  ///< "ok", "failed", "interrupted"
+
+/// One side of the run: the master, or one slave.
+struct SideReport {
+  std::string role;  ///< "master" or "slave"
+  std::string host;  ///< "master", or the slave's remotehost as written in the profile
+  engine::RunResult result;
+  std::optional<sampling::CpuUsage> cpu;  ///< over the timed part (see RunReport::timed_steps)
+  std::optional<sampling::NicRates> nic;  ///< over the timed part
+};
+
+/// One interval of the master's time series: the counters of every stat slot (indexed like
+/// engine::Plan::slots) gathered during [start, start + length).
+struct IntervalSample {
+  std::int64_t start_unix_ns = 0;
+  std::chrono::nanoseconds since_run_start{0};
+  std::chrono::nanoseconds length{0};
+  std::size_t step = 0;  ///< the transaction index (barrier step) running at the end of it
+  std::vector<engine::SlotStats> slots;
+};
+
+/// Where each stat slot belongs, so interval rows can name their transaction.
+struct SlotName {
+  std::size_t group = 0;
+  std::size_t txn = 0;
+  std::optional<std::size_t> flowop;
+  bool uncorrected = false;
+  std::string name;  ///< "group0/txn2" or "group0/txn2/read"
+};
+
+struct RunReport {
+  std::string volley_version;
+  RunStatus status = RunStatus::kOk;
+  std::string failure;  ///< why the run failed or stopped; empty when ok
+  // What was run.
+  std::string profile_name;
+  std::string profile_path;
+  std::string profile_sha256;
+  std::map<std::string, std::string> variables;
+  std::vector<std::string> command_line;
+  std::uint64_t seed = 0;
+  std::size_t workers = 0;
+  // When.
+  std::int64_t start_unix_ns = 0;
+  std::chrono::nanoseconds duration{0};  ///< from the first release to the last barrier
+  /// The barrier steps (transaction indices) that make up the timed part: the ones bounded by a
+  /// duration, or all of them when none is. Rates in `totals` and CPU/NIC cover these only.
+  std::vector<std::size_t> timed_steps;
+  // What happened.
+  SideReport master;
+  std::vector<SideReport> slaves;
+  std::vector<SlotName> slot_names;
+  std::vector<IntervalSample> intervals;
+};
+
+/// Totals over the timed steps of one side: transactions (iterations), flowop ops, bytes (both
+/// directions), errors by kind, and the seconds they took (the sum of the timed windows).
+struct Totals {
+  std::uint64_t transactions = 0;
+  std::uint64_t ops = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t bytes_read = 0;
+  std::uint64_t bytes_written = 0;
+  std::uint64_t expired = 0;
+  std::array<std::uint64_t, engine::kErrorKindCount> errors{};
+  double seconds = 0;
+  [[nodiscard]] double transactions_per_s() const { return seconds > 0 ? static_cast<double>(transactions) / seconds : 0; }
+  [[nodiscard]] double ops_per_s() const { return seconds > 0 ? static_cast<double>(ops) / seconds : 0; }
+  [[nodiscard]] double bits_per_s() const { return seconds > 0 ? 8.0 * static_cast<double>(bytes) / seconds : 0; }
+  [[nodiscard]] std::uint64_t error_total() const;
+};
+
+Totals timed_totals(const engine::RunResult& result, const std::vector<std::size_t>& timed_steps);
+/// All steps, for the whole-run view.
+Totals all_totals(const engine::RunResult& result);
+
+/// How long barrier step `step` took on this side, seconds (0 when the step has no window).
+[[nodiscard]] double window_seconds(const engine::RunResult& result, std::size_t step);
+/// The counters of a transaction's flowops added up: its operations, bytes, errors and expired
+/// (the transaction slot itself counts iterations in `ops`, and does not count expired).
+[[nodiscard]] engine::SlotCounters flowop_counters(const engine::TxnResult& txn);
+/// Whether barrier step `step` is one of `report.timed_steps`.
+[[nodiscard]] bool is_timed_step(const RunReport& report, std::size_t step);
+
+}  // namespace volley::report

@@ -1,0 +1,71 @@
+#include "volley/control/channel.hpp"
+
+#include <array>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <fmt/format.h>
+
+#include "volley/control/codec.hpp"
+
+namespace volley::control {
+
+namespace asio = boost::asio;
+using nlohmann::json;
+
+namespace {
+constexpr auto kAwait = asio::as_tuple(asio::use_awaitable);
+
+ChannelError from_error(const boost::system::error_code& ec, const std::string& peer) {
+  if (ec == asio::error::eof) return {fmt::format("{} closed the control connection", peer), true};
+  return {fmt::format("control connection to {}: {}", peer, ec.message()), false};
+}
+}  // namespace
+
+Channel::Channel(asio::ip::tcp::socket socket) : socket_(std::move(socket)) {
+  boost::system::error_code ignored;
+  socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
+}
+
+asio::awaitable<std::variant<json, ChannelError>> Channel::receive() {
+  const std::string who = peer();
+  std::array<std::uint8_t, 4> header{};
+  auto [ec, n] = co_await asio::async_read(socket_, asio::buffer(header), kAwait);
+  if (ec) co_return from_error(ec, who);
+  auto length = decode_length(header);
+  if (auto* bad = std::get_if<DecodeError>(&length)) {
+    co_return ChannelError{fmt::format("{} sent a bad control message: {}", who, bad->message)};
+  }
+  std::string payload(std::get<std::uint32_t>(length), '\0');
+  auto [body_ec, m] = co_await asio::async_read(socket_, asio::buffer(payload), kAwait);
+  if (body_ec) co_return from_error(body_ec, who);
+  auto decoded = decode_payload(payload);
+  if (auto* bad = std::get_if<DecodeError>(&decoded)) {
+    co_return ChannelError{fmt::format("{} sent a bad control message: {}", who, bad->message)};
+  }
+  co_return std::get<json>(std::move(decoded));
+}
+
+asio::awaitable<std::variant<std::monostate, ChannelError>> Channel::send(json message) {
+  const std::string frame = encode_frame(message);
+  auto [ec, n] = co_await asio::async_write(socket_, asio::buffer(frame), kAwait);
+  if (ec) co_return from_error(ec, peer());
+  co_return std::monostate{};
+}
+
+void Channel::close() {
+  boost::system::error_code ignored;
+  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  socket_.close(ignored);
+}
+
+std::string Channel::peer() const {
+  boost::system::error_code ec;
+  const auto endpoint = socket_.remote_endpoint(ec);
+  if (ec) return "unknown peer";
+  return fmt::format("{}:{}", endpoint.address().to_string(), endpoint.port());
+}
+
+}  // namespace volley::control

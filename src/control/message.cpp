@@ -1,0 +1,183 @@
+#include "volley/control/message.hpp"
+
+#include <fmt/format.h>
+
+namespace volley::control {
+
+using nlohmann::json;
+
+namespace {
+
+json counters_to_json(const engine::SlotCounters& c) {
+  return json{{"ops", c.ops},
+              {"bytes_read", c.bytes_read},
+              {"bytes_written", c.bytes_written},
+              {"expired", c.expired},
+              {"errors", c.errors}};
+}
+
+engine::SlotCounters counters_from_json(const json& j) {
+  engine::SlotCounters c;
+  c.ops = j.at("ops").get<std::uint64_t>();
+  c.bytes_read = j.at("bytes_read").get<std::uint64_t>();
+  c.bytes_written = j.at("bytes_written").get<std::uint64_t>();
+  c.expired = j.at("expired").get<std::uint64_t>();
+  const auto& errors = j.at("errors");
+  for (std::size_t i = 0; i < c.errors.size() && i < errors.size(); ++i) {
+    c.errors[i] = errors[i].get<std::uint64_t>();
+  }
+  return c;
+}
+
+json stats_to_json(const engine::SlotStats& s) {
+  json latency;
+  stats::to_json(latency, s.latency);
+  return json{{"counters", counters_to_json(s.counters)}, {"latency", std::move(latency)}};
+}
+
+engine::SlotStats stats_from_json(const json& j) {
+  engine::SlotStats s;
+  s.counters = counters_from_json(j.at("counters"));
+  auto histogram = stats::histogram_from_json(j.at("latency"));
+  if (!histogram) throw json::other_error::create(501, "bad latency histogram", &j);
+  s.latency = std::move(*histogram);
+  return s;
+}
+
+}  // namespace
+
+json message(std::string_view type, json fields) {
+  fields["type"] = type;
+  return fields;
+}
+
+json make_hello() {
+  return message("hello", {{"magic", kMagic},
+                           {"protocol_version", kProtocolVersion},
+                           {"volley_version", VOLLEY_VERSION}});
+}
+
+std::string check_hello(const json& m, const std::string& peer) {
+  if (m.value("type", "") != "hello" || m.value("magic", "") != kMagic) {
+    return fmt::format("{} is not a volley slave or master (unexpected greeting)", peer);
+  }
+  const auto version = m.value("protocol_version", 0U);
+  if (version != kProtocolVersion) {
+    return fmt::format("{} speaks control protocol {} (volley {}), this volley speaks {}", peer,
+                       version, m.value("volley_version", "?"), kProtocolVersion);
+  }
+  return {};
+}
+
+json to_json(const LoadRequest& load) {
+  json files = json::array();
+  for (const auto& set : load.file_sets) {
+    json entries = json::array();
+    for (const auto& f : set.files) entries.push_back({{"path", f.path}, {"size", f.size_bytes}});
+    files.push_back({{"path", set.source.path},
+                     {"is_directory", set.source.is_directory},
+                     {"files", std::move(entries)}});
+  }
+  return message("load", {{"profile_text", load.profile_text},
+                          {"profile_file", load.profile_file},
+                          {"variables", load.variables},
+                          {"host", load.host},
+                          {"seed", load.seed},
+                          {"token", load.token},
+                          {"workers", load.workers},
+                          {"file_sets", std::move(files)}});
+}
+
+std::optional<LoadRequest> load_from_json(const json& m, std::string& error) {
+  try {
+    LoadRequest load;
+    load.profile_text = m.at("profile_text").get<std::string>();
+    load.profile_file = m.at("profile_file").get<std::string>();
+    load.variables = m.at("variables").get<std::map<std::string, std::string>>();
+    load.host = m.at("host").get<std::string>();
+    load.seed = m.at("seed").get<std::uint64_t>();
+    load.token = m.at("token").get<std::uint32_t>();
+    load.workers = m.at("workers").get<std::size_t>();
+    for (const auto& s : m.at("file_sets")) {
+      engine::FileSet set{{s.at("path").get<std::string>(), s.at("is_directory").get<bool>()}, {}};
+      for (const auto& f : s.at("files")) {
+        set.files.push_back({f.at("path").get<std::string>(), f.at("size").get<std::uint64_t>()});
+      }
+      load.file_sets.push_back(std::move(set));
+    }
+    return load;
+  } catch (const json::exception& e) {
+    error = fmt::format("malformed load message: {}", e.what());
+    return std::nullopt;
+  }
+}
+
+json to_json(const engine::RunResult& r) {
+  json groups = json::array();
+  for (const auto& g : r.groups) {
+    json txns = json::array();
+    for (const auto& t : g.transactions) {
+      json flowops = json::array();
+      for (const auto& f : t.flowops) flowops.push_back({{"type", f.type}, {"stats", stats_to_json(f.stats)}});
+      json tj{{"name", t.name}, {"stats", stats_to_json(t.stats)}, {"flowops", std::move(flowops)}};
+      if (t.uncorrected_latency) {
+        json u;
+        stats::to_json(u, *t.uncorrected_latency);
+        tj["uncorrected_latency"] = std::move(u);
+      }
+      txns.push_back(std::move(tj));
+    }
+    groups.push_back({{"name", g.name}, {"strands", g.strands}, {"transactions", std::move(txns)}});
+  }
+  json windows = json::array();
+  for (const auto& w : r.windows) {
+    windows.push_back({{"start_unix_ns", w.start_unix_ns},
+                       {"elapsed_ns", w.elapsed.count()},
+                       {"is_duration", w.is_duration}});
+  }
+  json errors = json::array();
+  for (const auto& e : r.error_samples) errors.push_back({{"where", e.where}, {"message", e.message}});
+  return json{{"groups", std::move(groups)},
+              {"windows", std::move(windows)},
+              {"connections_requested", r.connections_requested},
+              {"connections_established", r.connections_established},
+              {"failed_strands", r.failed_strands},
+              {"error_samples", std::move(errors)}};
+}
+
+std::optional<engine::RunResult> run_result_from_json(const json& j, std::string& error) {
+  try {
+    engine::RunResult r;
+    for (const auto& g : j.at("groups")) {
+      engine::GroupResult gr{g.at("name").get<std::string>(), g.at("strands").get<std::uint64_t>(), {}};
+      for (const auto& t : g.at("transactions")) {
+        engine::TxnResult tr{t.at("name").get<std::string>(), stats_from_json(t.at("stats")), {}, {}};
+        if (t.contains("uncorrected_latency")) {
+          tr.uncorrected_latency = stats::histogram_from_json(t.at("uncorrected_latency"));
+        }
+        for (const auto& f : t.at("flowops")) {
+          tr.flowops.push_back({f.at("type").get<std::string>(), stats_from_json(f.at("stats"))});
+        }
+        gr.transactions.push_back(std::move(tr));
+      }
+      r.groups.push_back(std::move(gr));
+    }
+    for (const auto& w : j.at("windows")) {
+      r.windows.push_back({w.at("start_unix_ns").get<std::int64_t>(),
+                           std::chrono::nanoseconds(w.at("elapsed_ns").get<std::int64_t>()),
+                           w.at("is_duration").get<bool>()});
+    }
+    r.connections_requested = j.at("connections_requested").get<std::uint64_t>();
+    r.connections_established = j.at("connections_established").get<std::uint64_t>();
+    r.failed_strands = j.at("failed_strands").get<std::uint64_t>();
+    for (const auto& e : j.at("error_samples")) {
+      r.error_samples.push_back({e.at("where").get<std::string>(), e.at("message").get<std::string>()});
+    }
+    return r;
+  } catch (const json::exception& e) {
+    error = fmt::format("malformed results: {}", e.what());
+    return std::nullopt;
+  }
+}
+
+}  // namespace volley::control
