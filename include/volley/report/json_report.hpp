@@ -1,0 +1,28 @@
+#pragma once
+/// \file
+/// The JSON result document of one run (schema_version 1; every key is described in
+/// docs/results.md). Complete and valid for failed and interrupted runs too: what is missing is
+/// null or an empty array, never left out (except latency_uncorrected_ns, which only paced
+/// transactions have).
+
+#include <iosfwd>
+
+#include <nlohmann/json.hpp>
+
+#include "volley/report/run_report.hpp"
+
+namespace volley::report {
+
+/// Version of the document layout; bumped when a key changes meaning or disappears.
+inline constexpr int kJsonSchemaVersion = 1;
+
+/// The whole document. Thread: any.
+[[nodiscard]] nlohmann::json to_json_document(const RunReport& report);
+
+/// to_json_document() pretty-printed with a 2-space indent and a trailing newline.
+void write_json_document(const RunReport& report, std::ostream& out);
+
+/// "2025-11-21T09:41:59.188Z": ISO-8601 UTC with milliseconds (truncated toward the past).
+[[nodiscard]] std::string iso8601_utc_ms(std::int64_t unix_ns);
+
+}  // namespace volley::report

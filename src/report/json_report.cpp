@@ -1,0 +1,239 @@
+#include "volley/report/json_report.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <ostream>
+
+#include "volley/report/comparison.hpp"
+#include "volley/report/interval_rows.hpp"
+#include "volley/report/service_demand.hpp"
+
+namespace volley::report {
+namespace {
+
+using nlohmann::json;
+
+double per_s(double n, double seconds) { return seconds > 0 ? n / seconds : 0; }
+double per_s(std::uint64_t n, double seconds) { return per_s(static_cast<double>(n), seconds); }
+
+json optional_number(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+/// {count, min, mean, stddev, p50, p90, p99, p99_9, p99_99, max}, ns.
+json latency_json(const stats::LatencyHistogram& h) {
+  return json{{"count", h.count()},           {"min", h.min()},
+              {"mean", h.mean()},             {"stddev", h.stddev()},
+              {"p50", h.percentile(50)},      {"p90", h.percentile(90)},
+              {"p99", h.percentile(99)},      {"p99_9", h.percentile(99.9)},
+              {"p99_99", h.percentile(99.99)}, {"max", h.max()}};
+}
+
+/// Only the kinds that occurred, plus "total".
+json sparse_errors_json(const engine::SlotCounters& c) {
+  json j = json::object();
+  for (std::size_t k = 0; k < engine::kErrorKindCount; ++k) {
+    if (c.errors[k] != 0) j[std::string(engine::to_string(static_cast<engine::ErrorKind>(k)))] = c.errors[k];
+  }
+  j["total"] = c.error_total();
+  return j;
+}
+
+/// Every kind (stable keys for wrappers), plus "total".
+json full_errors_json(const std::array<std::uint64_t, engine::kErrorKindCount>& errors,
+                      std::uint64_t total) {
+  json j = json{{"total", total}};
+  for (std::size_t k = 0; k < engine::kErrorKindCount; ++k) {
+    j[std::string(engine::to_string(static_cast<engine::ErrorKind>(k)))] = errors[k];
+  }
+  return j;
+}
+
+json flowop_json(const engine::FlowopResult& f, double seconds) {
+  const engine::SlotCounters& c = f.stats.counters;
+  return json{{"type", f.type},
+              {"ops", c.ops},
+              {"bytes", c.bytes()},
+              {"bytes_read", c.bytes_read},
+              {"bytes_written", c.bytes_written},
+              {"errors", sparse_errors_json(c)},
+              {"expired", c.expired},
+              {"ops_per_s", per_s(c.ops, seconds)},
+              {"bytes_per_s", per_s(c.bytes(), seconds)},
+              {"latency_ns", latency_json(f.stats.latency)}};
+}
+
+json transaction_json(const engine::TxnResult& t, std::size_t step, double seconds) {
+  const engine::SlotCounters ops = flowop_counters(t);
+  json j = json{{"name", t.name},
+                {"step", step},
+                {"elapsed_s", seconds},
+                {"transactions", t.stats.counters.ops},
+                {"transactions_per_s", per_s(t.stats.counters.ops, seconds)},
+                {"ops", ops.ops},
+                {"bytes", ops.bytes()},
+                {"bytes_per_s", per_s(ops.bytes(), seconds)},
+                {"bits_per_s", 8.0 * per_s(ops.bytes(), seconds)},
+                {"errors", sparse_errors_json(ops)},
+                {"expired", ops.expired},
+                {"latency_ns", latency_json(t.stats.latency)}};
+  if (t.uncorrected_latency) j["latency_uncorrected_ns"] = latency_json(*t.uncorrected_latency);
+  json flowops = json::array();
+  for (const auto& f : t.flowops) flowops.push_back(flowop_json(f, seconds));
+  j["flowops"] = std::move(flowops);
+  return j;
+}
+
+json groups_json(const engine::RunResult& result) {
+  json groups = json::array();
+  for (const auto& g : result.groups) {
+    json txns = json::array();
+    for (std::size_t step = 0; step < g.transactions.size(); ++step) {
+      txns.push_back(transaction_json(g.transactions[step], step, window_seconds(result, step)));
+    }
+    groups.push_back(json{{"name", g.name}, {"strands", g.strands}, {"transactions", txns}});
+  }
+  return groups;
+}
+
+json totals_json(const Totals& t, const engine::RunResult& result) {
+  return json{{"transactions", t.transactions},
+              {"transactions_per_s", t.transactions_per_s()},
+              {"ops", t.ops},
+              {"ops_per_s", t.ops_per_s()},
+              {"bytes", t.bytes},
+              {"bytes_per_s", per_s(t.bytes, t.seconds)},
+              {"bits_per_s", t.bits_per_s()},
+              {"seconds", t.seconds},
+              {"connections_requested", result.connections_requested},
+              {"connections_established", result.connections_established},
+              {"errors", full_errors_json(t.errors, t.error_total())},
+              {"expired", t.expired}};
+}
+
+json comparison_json(const RunReport& report) {
+  json out = json::array();
+  for (std::size_t s = 0; s < report.slaves.size(); ++s) {
+    const SideComparison c = compare_with_master(report, s);
+    out.push_back(json{{"host", c.host},
+                       {"master_bytes", c.master.bytes},
+                       {"slave_bytes", c.slave.bytes},
+                       {"bytes_difference_pct", optional_number(c.bytes_difference_pct)},
+                       {"master_ops", c.master.ops},
+                       {"slave_ops", c.slave.ops},
+                       {"ops_difference_pct", optional_number(c.ops_difference_pct)}});
+  }
+  return out;
+}
+
+json cpu_side_json(const SideReport& side, const Totals& master_timed) {
+  if (!side.cpu) return nullptr;
+  json j = *side.cpu;
+  j["host"] = side.host;
+  const ServiceDemand d = service_demand(*side.cpu, master_timed);
+  j["service_demand"] =
+      json{{"process_us_per_transaction", optional_number(d.process_us_per_transaction)},
+           {"system_us_per_transaction", optional_number(d.system_us_per_transaction)},
+           {"process_us_per_kb", optional_number(d.process_us_per_kb)},
+           {"system_us_per_kb", optional_number(d.system_us_per_kb)}};
+  return j;
+}
+
+json nic_side_json(const SideReport& side) {
+  if (!side.nic) return nullptr;
+  json j = *side.nic;
+  j["host"] = side.host;
+  return j;
+}
+
+json intervals_json(const RunReport& report) {
+  json out = json::array();
+  for (const IntervalSample& sample : report.intervals) {
+    json txns = json::array();
+    for (const IntervalTxnRow& row : interval_txn_rows(report, sample)) {
+      txns.push_back(json{{"name", row.name},
+                          {"transactions", row.transactions},
+                          {"transactions_per_s", row.per_s(row.transactions)},
+                          {"ops", row.ops},
+                          {"ops_per_s", row.per_s(row.ops)},
+                          {"bytes", row.bytes},
+                          {"bits_per_s", 8.0 * row.per_s(row.bytes)},
+                          {"errors", row.errors},
+                          {"latency_ns", json{{"p50", row.latency->percentile(50)},
+                                              {"p99", row.latency->percentile(99)}}}});
+    }
+    out.push_back(
+        json{{"start_unix_ns", sample.start_unix_ns},
+             {"t_s", std::chrono::duration<double>(sample.since_run_start).count()},
+             {"length_s", std::chrono::duration<double>(sample.length).count()},
+             {"step", sample.step},
+             {"transactions", std::move(txns)}});
+  }
+  return out;
+}
+
+json string_or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
+
+}  // namespace
+
+std::string iso8601_utc_ms(std::int64_t unix_ns) {
+  using namespace std::chrono;
+  const sys_time<nanoseconds> t{nanoseconds{unix_ns}};
+  const auto day = floor<days>(t);
+  const year_month_day ymd{day};
+  const hh_mm_ss<milliseconds> time{floor<milliseconds>(t - day)};
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", static_cast<int>(ymd.year()),
+                     static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
+                     time.hours().count(), time.minutes().count(), time.seconds().count(),
+                     time.subseconds().count());
+}
+
+json to_json_document(const RunReport& report) {
+  const Totals master_timed = timed_totals(report.master.result, report.timed_steps);
+  json doc;
+  doc["schema_version"] = kJsonSchemaVersion;
+  doc["volley_version"] = report.volley_version;
+  doc["status"] = std::string(to_string(report.status));
+  doc["failure"] = string_or_null(report.failure);
+  json variables = json::object();
+  for (const auto& [k, v] : report.variables) variables[k] = v;
+  doc["profile"] = json{{"name", string_or_null(report.profile_name)},
+                        {"path", string_or_null(report.profile_path)},
+                        {"sha256", string_or_null(report.profile_sha256)},
+                        {"variables", std::move(variables)}};
+  doc["command_line"] = report.command_line;
+  doc["seed"] = report.seed;
+  doc["workers"] = report.workers;
+  doc["start_time"] =
+      report.start_unix_ns != 0 ? json(iso8601_utc_ms(report.start_unix_ns)) : json(nullptr);
+  doc["start_unix_ns"] = report.start_unix_ns != 0 ? json(report.start_unix_ns) : json(nullptr);
+  doc["duration_s"] = std::chrono::duration<double>(report.duration).count();
+  doc["timed_steps"] = report.timed_steps;
+  doc["groups"] = groups_json(report.master.result);
+  doc["totals"] = totals_json(master_timed, report.master.result);
+  json slaves = json::array();
+  json cpu_remote = json::array();
+  json nic_remote = json::array();
+  for (const SideReport& s : report.slaves) {
+    slaves.push_back(json{
+        {"host", s.host},
+        {"totals", totals_json(timed_totals(s.result, report.timed_steps), s.result)},
+        {"groups", groups_json(s.result)}});
+    cpu_remote.push_back(cpu_side_json(s, master_timed));
+    nic_remote.push_back(nic_side_json(s));
+  }
+  doc["slaves"] = std::move(slaves);
+  doc["comparison"] = comparison_json(report);
+  doc["cpu"] = json{{"local", cpu_side_json(report.master, master_timed)},
+                    {"remote", std::move(cpu_remote)}};
+  doc["nic"] = json{{"local", nic_side_json(report.master)}, {"remote", std::move(nic_remote)}};
+  doc["intervals"] = intervals_json(report);
+  return doc;
+}
+
+void write_json_document(const RunReport& report, std::ostream& out) {
+  // Invalid UTF-8 (a name from a hand-edited profile) is replaced rather than thrown on.
+  out << to_json_document(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+      << '\n';
+}
+
+}  // namespace volley::report

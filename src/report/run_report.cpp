@@ -1,0 +1,80 @@
+#include "volley/report/run_report.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+namespace volley::report {
+namespace {
+
+/// Adds transaction `txn` of barrier step `step` to `totals` (iterations from the transaction
+/// slot, everything else from its flowops so nothing is counted twice).
+void add_transaction(Totals& totals, const engine::TxnResult& txn) {
+  totals.transactions += txn.stats.counters.ops;
+  const engine::SlotCounters ops = flowop_counters(txn);
+  totals.ops += ops.ops;
+  totals.bytes_read += ops.bytes_read;
+  totals.bytes_written += ops.bytes_written;
+  totals.bytes += ops.bytes();
+  totals.expired += ops.expired;
+  for (std::size_t k = 0; k < totals.errors.size(); ++k) totals.errors[k] += ops.errors[k];
+}
+
+template <typename Pred>
+Totals totals_where(const engine::RunResult& result, Pred&& take_step) {
+  Totals totals;
+  for (std::size_t step = 0; step < result.windows.size(); ++step) {
+    if (take_step(step)) totals.seconds += window_seconds(result, step);
+  }
+  for (const auto& group : result.groups) {
+    for (std::size_t step = 0; step < group.transactions.size(); ++step) {
+      if (take_step(step)) add_transaction(totals, group.transactions[step]);
+    }
+  }
+  return totals;
+}
+
+}  // namespace
+
+std::string_view to_string(RunStatus s) {
+  switch (s) {
+    case RunStatus::kOk:
+      return "ok";
+    case RunStatus::kFailed:
+      return "failed";
+    case RunStatus::kInterrupted:
+      return "interrupted";
+  }
+  return "failed";
+}
+
+std::uint64_t Totals::error_total() const {
+  return std::accumulate(errors.begin(), errors.end(), std::uint64_t{0});
+}
+
+Totals timed_totals(const engine::RunResult& result, const std::vector<std::size_t>& timed_steps) {
+  return totals_where(result, [&](std::size_t step) {
+    return std::find(timed_steps.begin(), timed_steps.end(), step) != timed_steps.end();
+  });
+}
+
+Totals all_totals(const engine::RunResult& result) {
+  return totals_where(result, [](std::size_t) { return true; });
+}
+
+double window_seconds(const engine::RunResult& result, std::size_t step) {
+  if (step >= result.windows.size()) return 0;
+  return std::chrono::duration<double>(result.windows[step].elapsed).count();
+}
+
+engine::SlotCounters flowop_counters(const engine::TxnResult& txn) {
+  engine::SlotCounters sum;
+  for (const auto& f : txn.flowops) sum.merge(f.stats.counters);
+  return sum;
+}
+
+bool is_timed_step(const RunReport& report, std::size_t step) {
+  return std::find(report.timed_steps.begin(), report.timed_steps.end(), step) !=
+         report.timed_steps.end();
+}
+
+}  // namespace volley::report
