@@ -30,14 +30,18 @@ std::optional<std::string_view> line_of(std::string_view text, const LineIndex& 
                                         std::uint32_t line) {
   const auto start = index.line_start(line);
   if (!start || *start > text.size()) return std::nullopt;
-  std::size_t end = text.find('\n', *start);
-  if (end == std::string_view::npos) end = text.size();
+  // The next line's start bounds this one: no scan, so quoting a huge line stays cheap.
+  const auto next = index.line_start(line + 1);
+  std::size_t end = next ? *next - 1 : text.size();
+  end = std::min(end, text.size());
   std::string_view result = text.substr(*start, end - *start);
   if (!result.empty() && result.back() == '\r') result.remove_suffix(1);
   return result;
 }
 
-std::string render_excerpt(std::string_view line_text, std::uint32_t line, std::uint32_t column) {
+namespace {
+
+std::string render_lines(std::string_view line_text, std::uint32_t line, std::uint32_t column) {
   std::string out = fmt::format("{:>5} | {}\n", line, line_text);
   if (column == 0) return out;
   out += "      | ";
@@ -51,6 +55,28 @@ std::string render_excerpt(std::string_view line_text, std::uint32_t line, std::
   }
   out += "^\n";
   return out;
+}
+
+}  // namespace
+
+std::string render_excerpt(std::string_view line_text, std::uint32_t line, std::uint32_t column) {
+  // A very long line (a generated profile on one line) is shown as a window around the column,
+  // so that each diagnostic stays readable and the output stays linear in their number.
+  constexpr std::size_t kMaxWidth = 160;
+  if (line_text.size() > kMaxWidth) {
+    const std::size_t at = column == 0 ? 0 : column - 1;
+    const std::size_t start = at > kMaxWidth / 2 ? at - kMaxWidth / 2 : 0;
+    const std::size_t len =
+        std::min(kMaxWidth, line_text.size() - std::min(start, line_text.size()));
+    std::string window = start > 0 ? "..." : "";
+    const std::size_t shift = window.size();
+    window += line_text.substr(std::min(start, line_text.size()), len);
+    if (start + len < line_text.size()) window += "...";
+    const auto new_column =
+        column == 0 ? 0U : static_cast<std::uint32_t>(at - std::min(start, at) + shift + 1);
+    return render_lines(window, line, new_column);
+  }
+  return render_lines(line_text, line, column);
 }
 
 void SourceMap::add(std::string file, std::string text) {

@@ -50,9 +50,9 @@ Expansion expand_variables(const LocatedText& in, ExpandMode mode, const Variabl
       if (!valid) {
         out.problems.push_back(
             {in.offset_at(i),
-             name.empty() ? std::string("empty variable name '${}'")
-                          : fmt::format("invalid variable name '{}' (use letters, digits and '_')",
-                                        name)});
+             name.empty()
+                 ? std::string("empty variable name '${}'")
+                 : fmt::format("invalid variable name '{}' (use letters, digits and '_')", name)});
         out.holes.push_back(out.text.text.size());
       } else {
         substitute(name, i);

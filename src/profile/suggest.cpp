@@ -36,6 +36,10 @@ std::string closest(std::string_view word, std::span<const std::string_view> can
   // A third of the word's length, at least 1 and at most 3 edits: close enough to be a typo,
   // far enough that "foo" does not suggest "nop".
   const std::size_t limit = std::clamp<std::size_t>(word.size() / 3, 1, 3);
+  // Nothing within 3 edits of a short name is long; skipping long words also keeps a huge
+  // garbage value from costing a quadratic comparison.
+  constexpr std::size_t kLongest = 64;
+  if (word.size() > kLongest) return {};
   std::string_view best;
   std::size_t best_distance = limit + 1;
   for (auto candidate : candidates) {

@@ -55,3 +55,24 @@ TEST(RenderExcerpt, KeepsTabsAndSkipsUtf8ContinuationBytes) {
 
 }  // namespace
 }  // namespace volley::core
+
+namespace volley::core {
+namespace {
+
+TEST(RenderExcerpt, LongLinesShowAWindowAroundTheColumn) {
+  const std::string line = std::string(300, 'a') + "X" + std::string(300, 'b');
+  const std::string out = render_excerpt(line, 1, 301);
+  const auto first_newline = out.find('\n');
+  const std::string source = out.substr(0, first_newline);
+  const std::string caret = out.substr(first_newline + 1);
+  EXPECT_EQ(source.substr(0, 11), "    1 | ...");
+  EXPECT_EQ(source.substr(source.size() - 3), "...");
+  EXPECT_LT(source.size(), 200U);
+  EXPECT_EQ(source[caret.find('^')], 'X') << out;
+  const std::string start = render_excerpt(line, 1, 1);
+  EXPECT_EQ(start.substr(0, 9), "    1 | a");
+  EXPECT_EQ(start.substr(start.find('\n') + 1), "      | ^\n");
+}
+
+}  // namespace
+}  // namespace volley::core

@@ -34,8 +34,10 @@ TEST(ParseSize, RejectsBadInputWithAMessage) {
   EXPECT_EQ(parse_size("").error, "empty size");
   EXPECT_EQ(parse_size("-1").error, "invalid size '-1': must not be negative");
   EXPECT_EQ(parse_size("abc").error, "invalid size 'abc': expected a number");
-  EXPECT_EQ(parse_size("12q").error, "invalid size '12q': unknown suffix 'q' (use b, k, m, g or t)");
-  EXPECT_EQ(parse_size("8kb").error, "invalid size '8kb': unknown suffix 'kb' (use b, k, m, g or t)");
+  EXPECT_EQ(parse_size("12q").error,
+            "invalid size '12q': unknown suffix 'q' (use b, k, m, g or t)");
+  EXPECT_EQ(parse_size("8kb").error,
+            "invalid size '8kb': unknown suffix 'kb' (use b, k, m, g or t)");
   EXPECT_FALSE(parse_size("8k").value == std::nullopt);
   EXPECT_TRUE(parse_size("8k").error.empty());
 }

@@ -32,8 +32,13 @@ std::vector<std::string> profiles_in(const std::string& sub) {
 /// The variables every golden profile is parsed with.
 Variables golden_variables() {
   Variables v;
-  v.bindings = {{"h", "127.0.0.1"}, {"t", "2"}, {"proto", "tcp"}, {"file", "/etc/hostname"},
-                {"copts", "remotehost=127.0.0.1 protocol=tcp"}, {"n", "1"}, {"sz", "64"}};
+  v.bindings = {{"h", "127.0.0.1"},
+                {"t", "2"},
+                {"proto", "tcp"},
+                {"file", "/etc/hostname"},
+                {"copts", "remotehost=127.0.0.1 protocol=tcp"},
+                {"n", "1"},
+                {"sz", "64"}};
   return v;
 }
 
@@ -66,8 +71,8 @@ TEST_P(BadProfile, DiagnosticsMatchExpected) {
 std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
   std::string name = info.param;
   std::replace_if(
-      name.begin(), name.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) == 0; },
-      '_');
+      name.begin(), name.end(),
+      [](char c) { return std::isalnum(static_cast<unsigned char>(c)) == 0; }, '_');
   return name;
 }
 
