@@ -13,6 +13,18 @@ bool active(const IntervalTxnRow& row) {
          row.expired != 0;
 }
 
+/// Names from the master's result when it has them; the halves of the slot name otherwise.
+void fill_names(const RunReport& report, IntervalTxnRow& row) {
+  const std::size_t slash = row.name.find('/');
+  row.group_name = row.name.substr(0, slash);
+  row.txn_name = slash == std::string::npos ? row.name : row.name.substr(slash + 1);
+  const auto& groups = report.master.result.groups;
+  if (row.group >= groups.size()) return;
+  if (!groups[row.group].name.empty()) row.group_name = groups[row.group].name;
+  const auto& txns = groups[row.group].transactions;
+  if (row.txn < txns.size() && !txns[row.txn].name.empty()) row.txn_name = txns[row.txn].name;
+}
+
 }  // namespace
 
 std::vector<IntervalTxnRow> interval_txn_rows(const RunReport& report,
@@ -40,6 +52,7 @@ std::vector<IntervalTxnRow> interval_txn_rows(const RunReport& report,
       row.expired += c.expired;
     }
     if (active(row) || (name.txn == sample.step && is_timed_step(report, name.txn))) {
+      fill_names(report, row);
       rows.push_back(std::move(row));
     }
   }

@@ -19,6 +19,8 @@ struct IntervalTxnRow {
   std::size_t group = 0;
   std::size_t txn = 0;         ///< The barrier step (transaction index).
   std::string name;            ///< "group0/txn2" (SlotName::name of the transaction slot).
+  std::string group_name;      ///< The group's name from the master's result, else "group0".
+  std::string txn_name;        ///< The transaction's name from the master's result, else "txn2".
   std::uint64_t transactions = 0;  ///< Iterations completed in the interval.
   std::uint64_t ops = 0;           ///< Flowop operations completed in the interval.
   std::uint64_t bytes = 0;         ///< Bytes read + written.

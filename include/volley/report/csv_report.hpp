@@ -1,0 +1,28 @@
+#pragma once
+/// \file
+/// The interval time series as CSV (one header row, then one row per interval per transaction,
+/// see interval_rows.hpp for which transactions get a row). Columns (docs/results.md):
+/// start_unix_ns,t_s,length_s,step,group,transaction,transactions,transactions_per_s,ops,
+/// ops_per_s,bytes,bits_per_s,errors,p50_ns,p99_ns
+
+#include <iosfwd>
+#include <string>
+#include <string_view>
+
+#include "volley/report/run_report.hpp"
+
+namespace volley::report {
+
+/// The header row's text, without the line end.
+inline constexpr std::string_view kIntervalCsvHeader =
+    "start_unix_ns,t_s,length_s,step,group,transaction,transactions,transactions_per_s,ops,"
+    "ops_per_s,bytes,bits_per_s,errors,p50_ns,p99_ns";
+
+/// RFC 4180 field: quoted (with inner quotes doubled) when it holds a comma, a quote, a line
+/// break or leading/trailing blanks; unchanged otherwise.
+[[nodiscard]] std::string csv_field(std::string_view text);
+
+/// Header and rows, "\n" line ends. Thread: any.
+void write_interval_csv(const RunReport& report, std::ostream& out);
+
+}  // namespace volley::report

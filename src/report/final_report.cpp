@@ -1,0 +1,106 @@
+#include <fmt/format.h>
+
+#include <chrono>
+#include <vector>
+
+#include "text_layout.hpp"
+#include "text_sections.hpp"
+#include "volley/report/json_report.hpp"
+#include "volley/report/text_report.hpp"
+#include "volley/report/units_format.hpp"
+
+namespace volley::report {
+namespace detail {
+namespace {
+
+/// `items` joined with ", " after `head`, wrapped before 80 columns with `indent` spaces.
+std::string wrapped_list(std::string head, const std::vector<std::string>& items,
+                         std::size_t indent) {
+  std::string out;
+  std::string line = std::move(head);
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const std::string piece = items[i] + (i + 1 < items.size() ? "," : "");
+    if (line.size() + 1 + piece.size() > 79 && line.size() > indent) {
+      out += line + "\n";
+      line = std::string(indent, ' ') + piece;
+    } else {
+      line += (line.empty() || line.back() == ' ' ? "" : " ") + piece;
+    }
+  }
+  return out + line + "\n";
+}
+
+std::string steps_text(const std::vector<std::size_t>& steps) {
+  if (steps.empty()) return "none";
+  return fmt::format("{}", fmt::join(steps, " "));
+}
+
+}  // namespace
+
+std::string run_header_section(const RunReport& report) {
+  std::string out = fmt::format("volley {}  profile {}\n", report.volley_version,
+                                report.profile_name.empty() ? "-" : report.profile_name);
+  if (!report.profile_path.empty()) out += fmt::format("  file {}\n", report.profile_path);
+  out += fmt::format("  status {}  started {}  duration {:.2f}s\n", to_string(report.status),
+                     report.start_unix_ns != 0 ? iso8601_utc_ms(report.start_unix_ns) : "-",
+                     std::chrono::duration<double>(report.duration).count());
+  out += fmt::format("  workers {}  seed {}  timed steps {}\n", report.workers, report.seed,
+                     steps_text(report.timed_steps));
+  if (!report.failure.empty()) out += fmt::format("  failure: {}\n", report.failure);
+  const auto& samples = report.master.result.error_samples;
+  if (!samples.empty()) {
+    out += "  first errors:\n";
+    for (const auto& s : samples) out += fmt::format("    {}: {}\n", s.where, s.message);
+  }
+  return out;
+}
+
+std::string totals_section(const RunReport& report) {
+  const Totals t = timed_totals(report.master.result, report.timed_steps);
+  const engine::RunResult& r = report.master.result;
+  std::string out = fmt::format("Totals, master, timed steps {} ({:.2f}s, set-up excluded)\n",
+                                steps_text(report.timed_steps), t.seconds);
+  out += fmt::format("  transactions  {:>14}  {:>9} txn/s\n", t.transactions,
+                     format_count(t.transactions_per_s()));
+  out += fmt::format("  operations    {:>14}  {:>9} op/s  (flowop executions)\n", t.ops,
+                     format_count(t.ops_per_s()));
+  out += fmt::format("  data          {:>14}  {:>9}  (read + written)\n", format_bytes(t.bytes),
+                     format_bits_per_s(t.bits_per_s()));
+  out += fmt::format("  connections   requested {}, established {}\n", r.connections_requested,
+                     r.connections_established);
+  std::vector<std::string> kinds;
+  for (std::size_t k = 0; k < engine::kErrorKindCount; ++k) {
+    if (t.errors[k] == 0) continue;
+    kinds.push_back(
+        fmt::format("{} {}", engine::to_string(static_cast<engine::ErrorKind>(k)), t.errors[k]));
+  }
+  if (kinds.empty()) {
+    out += "  errors 0\n";
+  } else {
+    out += wrapped_list(fmt::format("  errors {}:", t.error_total()), kinds, 4);
+  }
+  out += fmt::format("  expired {}\n", t.expired);
+  const Totals all = all_totals(r);
+  out += fmt::format("  all steps: {} transactions, {} operations, {} in {:.2f}s\n",
+                     all.transactions, all.ops, format_bytes(all.bytes), all.seconds);
+  return out;
+}
+
+}  // namespace detail
+
+std::string format_final_report(const RunReport& report) {
+  const std::vector<std::string> sections = {
+      detail::run_header_section(report),     detail::transactions_section(report),
+      detail::flowops_section(report),        detail::flowop_latency_section(report),
+      detail::totals_section(report),         detail::cpu_section(report),
+      detail::nic_section(report),            detail::run_statistics_section(report)};
+  std::string out;
+  for (const std::string& s : sections) {
+    if (s.empty()) continue;
+    if (!out.empty()) out += '\n';
+    out += s;
+  }
+  return out;
+}
+
+}  // namespace volley::report

@@ -1,0 +1,64 @@
+#include <fmt/format.h>
+
+#include <chrono>
+
+#include "volley/report/interval_rows.hpp"
+#include "volley/report/text_report.hpp"
+#include "volley/report/units_format.hpp"
+
+namespace volley::report {
+namespace {
+
+/// How long step `sample.step` has been running at the end of `sample`: from the step's window
+/// when the result has it, else from the start of the first interval of that step.
+double step_seconds(const RunReport& report, const IntervalSample& sample) {
+  const std::int64_t end_ns = sample.start_unix_ns + sample.length.count();
+  const auto& windows = report.master.result.windows;
+  if (sample.step < windows.size() && windows[sample.step].start_unix_ns != 0) {
+    return static_cast<double>(end_ns - windows[sample.step].start_unix_ns) / 1e9;
+  }
+  std::int64_t first_ns = sample.start_unix_ns;
+  for (const IntervalSample& s : report.intervals) {
+    if (s.step == sample.step && s.start_unix_ns < first_ns) first_ns = s.start_unix_ns;
+  }
+  return static_cast<double>(end_ns - first_ns) / 1e9;
+}
+
+/// Errors below 1000 exactly, then with a prefix ("1.23k").
+std::string compact_count(std::uint64_t n) {
+  return n < 1000 ? fmt::format("{}", n) : format_count(static_cast<double>(n));
+}
+
+}  // namespace
+
+std::string format_interval_line(const RunReport& report, const IntervalSample& sample) {
+  std::string name;
+  std::uint64_t transactions = 0;
+  std::uint64_t ops = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t errors = 0;
+  stats::LatencyHistogram latency;
+  double seconds = 0;
+  for (const IntervalTxnRow& row : interval_txn_rows(report, sample)) {
+    if (row.txn != sample.step) continue;
+    // Several groups running the step show as one line named after the step.
+    name = name.empty() || name == row.txn_name ? row.txn_name : fmt::format("step{}", row.txn);
+    transactions += row.transactions;
+    ops += row.ops;
+    bytes += row.bytes;
+    errors += row.errors;
+    latency.merge(*row.latency);
+    seconds = row.seconds;
+  }
+  if (name.empty()) name = fmt::format("step{}", sample.step);
+  const auto rate = [&](std::uint64_t n) {
+    return seconds > 0 ? static_cast<double>(n) / seconds : 0.0;
+  };
+  return fmt::format("{:<6} {:>6} {:>7} txn/s {:>7} op/s {:>9} p50 {:>6} p99 {:>6} err {}",
+                     name, fmt::format("{:.2f}s", step_seconds(report, sample)),
+                     format_count(rate(transactions)), format_count(rate(ops)),
+                     format_bits_per_s(8.0 * rate(bytes)), format_ns(latency.percentile(50)),
+                     format_ns(latency.percentile(99)), compact_count(errors));
+}
+
+}  // namespace volley::report

@@ -1,0 +1,16 @@
+#pragma once
+// Small layout helpers shared by the text reports (private to src/report).
+#include <string>
+#include <string_view>
+
+namespace volley::report::detail {
+
+/// A row that starts with `label` left-aligned in `width` columns followed by `rest`. A label
+/// too long for its column goes on a line of its own, and the row follows with a blank label,
+/// so no name is ever cut.
+std::string labelled_row(std::string_view label, std::size_t width, std::string_view rest);
+
+/// A rule of `width` dashes and a line end.
+std::string rule(std::size_t width = 79);
+
+}  // namespace volley::report::detail
