@@ -1,12 +1,125 @@
 #include "volley/cli/app.hpp"
 
-#include <cstdio>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "volley/cli/commands.hpp"
+#include "volley/cli/options.hpp"
+#include "volley/core/exit_code.hpp"
 
 namespace volley::cli {
 
-int App::main(int /*argc*/, char** /*argv*/) {
-  std::puts("volley " VOLLEY_VERSION);
-  return 0;
+namespace {
+
+/// uperf's `-m PROFILE` and `-s` stand for the run and serve subcommands.
+std::vector<std::string> translate_uperf_aliases(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && args[0] == "-m") args[0] = "run";
+  if (!args.empty() && args[0] == "-s") args[0] = "serve";
+  return args;
+}
+
+void add_variable_options(CLI::App& cmd, std::vector<std::string>& set, bool& strict) {
+  cmd.add_option("--set", set,
+                 "Give a profile variable a value, e.g. --set h=192.0.2.1 --set t=64 "
+                 "(repeatable; wins over the environment)")
+      ->type_name("NAME=VALUE");
+  cmd.add_flag("--strict", strict, "Treat profile warnings as errors");
+}
+
+}  // namespace
+
+int App::main(int argc, char** argv) {
+  CLI::App app{
+      "volley: a network workload generator. It reads a uperf-style XML profile, runs it against a\n"
+      "slave (`volley serve`) that mirrors it, and reports transactions/s, throughput, latency\n"
+      "percentiles and CPU on both ends.",
+      "volley"};
+  app.set_version_flag("--version", std::string("volley ") + VOLLEY_VERSION);
+  app.require_subcommand(1);
+  app.footer(
+      "Examples:\n"
+      "  volley run profiles/pingpong.xml --local --set t=4   # ping-pong against a local slave\n"
+      "  volley serve                                         # on the slave host (port 20000)\n"
+      "  volley run profiles/pingpong.xml --set h=198.18.0.2 --set t=64 --json out.json\n"
+      "  volley check profiles/*.xml\n"
+      "uperf's `volley -m PROFILE` and `volley -s` work too.");
+
+  RunOptions run;
+  auto* run_cmd = app.add_subcommand("run", "Run a profile as the master (uperf: -m PROFILE)");
+  run_cmd->add_option("profile", run.profile, "The profile (XML)")->required()->check(CLI::ExistingFile);
+  add_variable_options(*run_cmd, run.set, run.strict);
+  run_cmd->add_flag("--local", run.local,
+                    "Start a slave of our own on loopback for this run (a separate process) and "
+                    "point every remotehost at it; sets h=127.0.0.1 unless --set h= is given");
+  run_cmd->add_option("-P,--port", run.port, "Control port of the slaves")->capture_default_str();
+  run_cmd->add_option("--workers", run.workers, "Worker threads on the master (default: one per core)");
+  run_cmd->add_option("--slave-workers", run.slave_workers,
+                      "Worker threads each slave uses for this run (default: the slave's own)");
+  run_cmd->add_option("--seed", run.seed, "Seed for random sizes and file picks")->capture_default_str();
+  run_cmd->add_option("-i,--interval", run.interval, "Interval of the live lines and the time series")
+      ->capture_default_str();
+  run_cmd->add_option("--json", run.json, "Write the result document to FILE (- for stdout)")->type_name("FILE");
+  run_cmd->add_option("--csv", run.csv, "Write one row per interval and transaction to FILE")->type_name("FILE");
+  run_cmd->add_option("--latency-log", run.latency_log, "Write the latency histograms to FILE")->type_name("FILE");
+  run_cmd->add_option("--connect-timeout", run.connect_timeout, "How long to wait for a slave")
+      ->capture_default_str();
+  run_cmd->add_flag("-q,--quiet", run.quiet, "No live interval lines");
+  run_cmd->footer("Example:\n  volley run profiles/pingpong.xml --local --set t=16 --json result.json");
+
+  ServeOptions serve;
+  auto* serve_cmd = app.add_subcommand("serve", "Serve masters as a slave (uperf: -s)");
+  serve_cmd->add_option("--listen", serve.listen, "Control address and port")->capture_default_str();
+  serve_cmd->add_option("--workers", serve.workers, "Default worker threads per run (default: one per core)");
+  serve_cmd->add_option("--announce-fd", serve.announce_fd, "Write the bound port to this descriptor")
+      ->group("");
+  serve_cmd->add_flag("--exit-with-parent", serve.exit_with_parent, "Exit when the parent exits")->group("");
+  serve_cmd->add_flag("-q,--quiet", serve.quiet, "Log nothing");
+  serve_cmd->footer("Example:\n  volley serve --listen 0.0.0.0:20000");
+
+  CheckOptions check;
+  auto* check_cmd = app.add_subcommand("check", "Validate profiles and print every problem");
+  check_cmd->add_option("profiles", check.profiles, "Profiles to check")->required();
+  add_variable_options(*check_cmd, check.set, check.strict);
+  check_cmd->footer("Example:\n  volley check profiles/*.xml --set h=127.0.0.1 --set t=1\n"
+                    "Exit status: 0 all valid, 2 some profile has errors.");
+
+  CheckOptions dump;
+  auto* dump_cmd = app.add_subcommand("dump", "Print a resolved profile and each slave's mirrored view");
+  dump_cmd->add_option("profile", dump.profiles, "The profile")->required()->expected(1);
+  add_variable_options(*dump_cmd, dump.set, dump.strict);
+  dump_cmd->add_option("--host", dump.host, "Only the view of the slave serving this remotehost");
+  dump_cmd->footer("Example:\n  volley dump profiles/pingpong.xml --set h=127.0.0.1 --set t=2");
+
+  SweepCompareOptions sweep_compare;
+  add_sweep_and_compare(app, sweep_compare);
+
+  auto args = translate_uperf_aliases(argc, argv);
+  std::reverse(args.begin(), args.end());  // CLI11 takes a reversed vector
+  try {
+    app.parse(args);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? core::to_int(core::ExitCode::kOk) : core::to_int(core::ExitCode::kBadInput);
+  }
+  if (run_cmd->parsed()) return run_command(run, argc, argv);
+  if (serve_cmd->parsed()) return serve_command(serve);
+  if (check_cmd->parsed()) return check_command(check);
+  if (dump_cmd->parsed()) return dump_command(dump);
+  return sweep_or_compare_command(app, sweep_compare);
 }
 
 }  // namespace volley::cli

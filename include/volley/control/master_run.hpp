@@ -1,0 +1,70 @@
+#pragma once
+// The master's side of a run: reaches every slave, has it load the profile, runs the local engine
+// in lock-step with the slaves' (uperf's transaction barrier across hosts), samples CPU, NIC and
+// the interval series, and gathers everyone's results into a report::RunReport. Whatever goes
+// wrong (a slave unreachable, lost or silent, an error message, Ctrl-C) the run is stopped on
+// every side and the report says what was measured and why it ended.
+// Thread: the io_context given at construction; interrupt() must be called on it too.
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include "volley/profile/model.hpp"
+#include "volley/report/run_report.hpp"
+
+namespace volley::control {
+
+/// One slave to reach: the remotehost it serves (as written in the profile) and where its
+/// control port is.
+struct SlaveAddress {
+  std::string host;
+  std::string control_host;
+  std::uint16_t control_port = 20000;
+};
+
+struct MasterSettings {
+  const profile::Profile* profile = nullptr;
+  std::string profile_text;
+  std::string profile_file;
+  std::map<std::string, std::string> variables;
+  std::vector<SlaveAddress> slaves;
+  std::uint64_t seed = 1;
+  std::size_t workers = 1;        ///< master worker threads
+  std::size_t slave_workers = 0;  ///< 0: each slave's own default
+  std::chrono::nanoseconds interval = std::chrono::seconds(1);
+  std::chrono::milliseconds connect_timeout{5000};
+  std::chrono::milliseconds silence_timeout{10000};
+  /// Each interval as it ends (the report holds the run so far).
+  std::function<void(const report::RunReport&, const report::IntervalSample&)> on_interval;
+  /// Progress lines for the operator (stderr).
+  std::function<void(const std::string&)> log;
+};
+
+class MasterRun {
+ public:
+  MasterRun(boost::asio::io_context& context, MasterSettings settings);
+  ~MasterRun();
+  MasterRun(const MasterRun&) = delete;
+  MasterRun& operator=(const MasterRun&) = delete;
+
+  /// Runs the whole thing; the report is complete when it returns.
+  boost::asio::awaitable<void> run();
+  /// Ctrl-C: stop every side, keep what was measured.
+  void interrupt();
+  [[nodiscard]] const report::RunReport& report() const { return report_; }
+
+ private:
+  struct State;
+  boost::asio::io_context& context_;
+  MasterSettings settings_;
+  report::RunReport report_;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace volley::control

@@ -1,0 +1,76 @@
+#include <iostream>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "volley/cli/commands.hpp"
+#include "volley/cli/profile_loader.hpp"
+#include "volley/core/exit_code.hpp"
+#include "volley/profile/mirror.hpp"
+#include "volley/profile/printer.hpp"
+
+namespace volley::cli {
+
+namespace {
+
+std::optional<profile::Variables> variables_from(const CheckOptions& options) {
+  std::string error;
+  auto bindings = parse_bindings(options.set, error);
+  if (!bindings) {
+    std::cerr << "volley: " << error << "\n";
+    return std::nullopt;
+  }
+  return profile::Variables{std::move(*bindings), environment_map()};
+}
+
+std::set<std::string> remote_hosts(const profile::Profile& p) {
+  std::set<std::string> hosts;
+  for (const auto& g : p.groups) {
+    for (const auto& t : g.transactions) {
+      for (const auto& f : t.flowops) {
+        if (const auto* c = std::get_if<profile::ConnectOp>(&f.spec)) hosts.insert(c->connection.remotehost);
+        if (const auto* a = std::get_if<profile::AcceptOp>(&f.spec)) hosts.insert(a->connection.remotehost);
+      }
+    }
+  }
+  return hosts;
+}
+
+}  // namespace
+
+int check_command(const CheckOptions& options) {
+  auto variables = variables_from(options);
+  if (!variables) return core::to_int(core::ExitCode::kBadInput);
+  bool all_ok = true;
+  for (const auto& path : options.profiles) {
+    auto loaded = load_profile(path, *variables, options.strict);
+    if (!loaded.parsed.profile) {
+      all_ok = false;
+      std::cout << fmt::format("{}: {} error(s)\n", path, loaded.parsed.diagnostics.error_count());
+      continue;
+    }
+    std::uint64_t strands = 0;
+    for (const auto& g : loaded.parsed.profile->groups) strands += g.nthreads;
+    std::cout << fmt::format("{}: ok (profile '{}', {} group(s), {} strand(s), {} warning(s))\n", path,
+                             loaded.parsed.profile->name, loaded.parsed.profile->groups.size(), strands,
+                             loaded.parsed.diagnostics.warning_count());
+  }
+  return core::to_int(all_ok ? core::ExitCode::kOk : core::ExitCode::kBadInput);
+}
+
+int dump_command(const CheckOptions& options) {
+  auto variables = variables_from(options);
+  if (!variables) return core::to_int(core::ExitCode::kBadInput);
+  auto loaded = load_profile(options.profiles.front(), *variables, options.strict);
+  if (!loaded.parsed.profile) return core::to_int(core::ExitCode::kBadInput);
+  const auto& p = *loaded.parsed.profile;
+  std::cout << "# master\n" << profile::to_text(p);
+  for (const auto& host : remote_hosts(p)) {
+    if (!options.host.empty() && host != options.host) continue;
+    std::cout << fmt::format("\n# slave serving remotehost '{}'\n", host)
+              << profile::to_text(profile::mirror(p, host));
+  }
+  return core::to_int(core::ExitCode::kOk);
+}
+
+}  // namespace volley::cli

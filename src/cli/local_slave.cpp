@@ -1,0 +1,92 @@
+#include "volley/cli/local_slave.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+extern char** environ;
+
+namespace volley::cli {
+
+namespace {
+constexpr int kAnnounceFd = 3;
+constexpr int kStartTimeoutMs = 10000;
+}  // namespace
+
+LocalSlave::~LocalSlave() { stop(); }
+
+std::string LocalSlave::start(std::size_t workers) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return fmt::format("local slave: pipe: {}", std::strerror(errno));
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  // dup2 clears close-on-exec on the child's copy, so only the write end reaches it as fd 3.
+  posix_spawn_file_actions_adddup2(&actions, fds[1], kAnnounceFd);
+  std::vector<std::string> args = {"volley",        "serve",   "--listen",
+                                   "127.0.0.1:0",   "--quiet", "--exit-with-parent",
+                                   "--announce-fd", std::to_string(kAnnounceFd)};
+  if (workers > 0) {
+    args.emplace_back("--workers");
+    args.push_back(std::to_string(workers));
+  }
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const int rc = ::posix_spawn(&pid_, "/proc/self/exe", &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(fds[1]);
+  if (rc != 0) {
+    ::close(fds[0]);
+    pid_ = -1;
+    return fmt::format("local slave: cannot start: {}", std::strerror(rc));
+  }
+  std::string line;
+  pollfd p{fds[0], POLLIN, 0};
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kStartTimeoutMs);
+  while (line.find('\n') == std::string::npos) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          deadline - std::chrono::steady_clock::now()).count();
+    if (left <= 0 || ::poll(&p, 1, static_cast<int>(left)) <= 0) break;
+    char buf[64];
+    const ssize_t n = ::read(fds[0], buf, sizeof buf);
+    if (n <= 0) break;
+    line.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fds[0]);
+  const auto port = line.empty() ? 0UL : std::strtoul(line.c_str(), nullptr, 10);
+  if (port == 0 || port > 65535) {
+    stop();
+    return "local slave did not start listening within 10 s";
+  }
+  port_ = static_cast<std::uint16_t>(port);
+  return {};
+}
+
+void LocalSlave::stop() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGTERM);
+  for (int i = 0; i < 50; ++i) {
+    if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
+      pid_ = -1;
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ::kill(pid_, SIGKILL);
+  ::waitpid(pid_, nullptr, 0);
+  pid_ = -1;
+}
+
+}  // namespace volley::cli

@@ -1,0 +1,200 @@
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <thread>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <fmt/format.h>
+
+#include "volley/cli/commands.hpp"
+#include "volley/cli/local_slave.hpp"
+#include "volley/cli/profile_loader.hpp"
+#include "volley/control/master_run.hpp"
+#include "volley/core/exit_code.hpp"
+#include "volley/core/units.hpp"
+#include "volley/report/csv_report.hpp"
+#include "volley/report/json_report.hpp"
+#include "volley/report/latency_log.hpp"
+#include "volley/report/text_report.hpp"
+#include "volley/core/sha256.hpp"
+
+namespace volley::cli {
+
+namespace asio = boost::asio;
+
+void raise_file_limit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &limit);
+  }
+}
+
+std::size_t default_workers(std::size_t requested) {
+  if (requested > 0) return requested;
+  return std::max(1U, std::thread::hardware_concurrency());
+}
+
+namespace {
+
+/// Every distinct remotehost, in first-use order: one slave (one control connection) each.
+std::vector<std::string> remote_hosts_in_order(const profile::Profile& p) {
+  std::vector<std::string> hosts;
+  auto add = [&hosts](const std::string& h) {
+    if (std::find(hosts.begin(), hosts.end(), h) == hosts.end()) hosts.push_back(h);
+  };
+  for (const auto& g : p.groups) {
+    for (const auto& t : g.transactions) {
+      for (const auto& f : t.flowops) {
+        if (const auto* c = std::get_if<profile::ConnectOp>(&f.spec)) add(c->connection.remotehost);
+        if (const auto* a = std::get_if<profile::AcceptOp>(&f.spec)) add(a->connection.remotehost);
+      }
+    }
+  }
+  return hosts;
+}
+
+/// Opens FILE for a report ("-" is stdout). Errors are sentences.
+bool write_output(const std::string& path, const std::function<void(std::ostream&)>& write,
+                  std::string& error) {
+  if (path == "-") {
+    write(std::cout);
+    std::cout.flush();
+    return true;
+  }
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) {
+    error = fmt::format("cannot write '{}': {}", path, std::strerror(errno));
+    return false;
+  }
+  write(out);
+  return static_cast<bool>(out);
+}
+
+}  // namespace
+
+int run_command(const RunOptions& options, int argc, char** argv) {
+  std::string error;
+  auto bindings = parse_bindings(options.set, error);
+  if (!bindings) {
+    std::cerr << "volley: " << error << "\n";
+    return core::to_int(core::ExitCode::kBadInput);
+  }
+  if (options.local && bindings->count("h") == 0) (*bindings)["h"] = "127.0.0.1";
+  const auto interval = core::parse_duration(options.interval);
+  if (!interval.value) {
+    std::cerr << "volley: --interval: " << interval.error << "\n";
+    return core::to_int(core::ExitCode::kBadInput);
+  }
+  const auto connect_timeout = core::parse_duration(options.connect_timeout);
+  if (!connect_timeout.value || connect_timeout.value->count() <= 0) {
+    std::cerr << "volley: --connect-timeout: "
+              << (connect_timeout.error.empty() ? "must be more than 0" : connect_timeout.error) << "\n";
+    return core::to_int(core::ExitCode::kBadInput);
+  }
+  // Fail on unwritable outputs now, not after a long run.
+  for (const auto* path : {&options.json, &options.csv, &options.latency_log}) {
+    if (path->empty() || *path == "-") continue;
+    std::ofstream probe(*path, std::ios::app);
+    if (!probe) {
+      std::cerr << fmt::format("volley: cannot write '{}': {}\n", *path, std::strerror(errno));
+      return core::to_int(core::ExitCode::kBadInput);
+    }
+  }
+  const profile::Variables variables{*bindings, environment_map()};
+  auto loaded = load_profile(options.profile, variables, options.strict);
+  if (!loaded.parsed.profile) return core::to_int(core::ExitCode::kBadInput);
+  const profile::Profile& profile = *loaded.parsed.profile;
+
+  raise_file_limit();
+  LocalSlave local;
+  if (options.local) {
+    if (auto problem = local.start(options.slave_workers); !problem.empty()) {
+      std::cerr << "volley: " << problem << "\n";
+      return core::to_int(core::ExitCode::kRunFailed);
+    }
+  }
+
+  // With --json -, stdout carries the document; the human report goes to stderr.
+  std::ostream& text = options.json == "-" ? std::cerr : std::cout;
+  const bool tty = ::isatty(options.json == "-" ? STDERR_FILENO : STDOUT_FILENO) != 0;
+
+  control::MasterSettings settings;
+  settings.profile = &profile;
+  settings.profile_text = loaded.text;
+  settings.profile_file = options.profile;
+  settings.variables = loaded.parsed.used_variables;
+  for (const auto& host : remote_hosts_in_order(profile)) {
+    settings.slaves.push_back(control::SlaveAddress{
+        host, options.local ? "127.0.0.1" : host, options.local ? local.port() : options.port});
+  }
+  settings.seed = options.seed;
+  settings.workers = default_workers(options.workers);
+  settings.slave_workers = options.slave_workers;
+  settings.interval = *interval.value;
+  settings.connect_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(*connect_timeout.value);
+  if (!options.quiet) {
+    settings.on_interval = [&text, tty](const report::RunReport& r, const report::IntervalSample& s) {
+      const std::string line = report::format_interval_line(r, s);
+      if (tty) {
+        text << '\r' << line << "\x1b[K" << std::flush;  // rewrite in place, clear the rest
+      } else {
+        text << line << '\n' << std::flush;
+      }
+    };
+  }
+
+  asio::io_context context(1);
+  control::MasterRun master(context, std::move(settings));
+  asio::signal_set signals(context, SIGINT, SIGTERM);
+  signals.async_wait([&](const boost::system::error_code& ec, int) {
+    if (!ec) master.interrupt();
+  });
+  text << fmt::format("volley {}: running profile '{}' ({})\n", VOLLEY_VERSION, profile.name,
+                      options.local ? fmt::format("local slave on 127.0.0.1:{}", local.port())
+                                    : fmt::format("{} slave(s)", remote_hosts_in_order(profile).size()));
+  asio::co_spawn(context, master.run(), [&](std::exception_ptr e) {
+    signals.cancel();
+    if (e) std::rethrow_exception(e);
+  });
+  context.run();
+  if (tty && !options.quiet) text << '\n';
+  local.stop();
+
+  report::RunReport result = master.report();
+  result.command_line.assign(argv, argv + argc);
+  result.profile_sha256 = core::sha256_hex(loaded.text);
+  text << report::format_final_report(result);
+  bool outputs_ok = true;
+  auto emit = [&](const std::string& path, const std::function<void(std::ostream&)>& write) {
+    if (path.empty()) return;
+    std::string problem;
+    if (!write_output(path, write, problem)) {
+      std::cerr << "volley: " << problem << "\n";
+      outputs_ok = false;
+    }
+  };
+  emit(options.json, [&](std::ostream& out) { report::write_json_document(result, out); });
+  emit(options.csv, [&](std::ostream& out) { report::write_interval_csv(result, out); });
+  emit(options.latency_log, [&](std::ostream& out) { report::write_latency_log(result, out); });
+
+  switch (result.status) {
+    case report::RunStatus::kOk:
+      return core::to_int(outputs_ok ? core::ExitCode::kOk : core::ExitCode::kRunFailed);
+    case report::RunStatus::kInterrupted:
+      return core::to_int(core::ExitCode::kInterrupted);
+    case report::RunStatus::kFailed:
+      std::cerr << "volley: run failed: " << result.failure << "\n";
+      return core::to_int(core::ExitCode::kRunFailed);
+  }
+  return core::to_int(core::ExitCode::kRunFailed);
+}
+
+}  // namespace volley::cli

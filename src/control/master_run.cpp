@@ -1,0 +1,465 @@
+#include "volley/control/master_run.hpp"
+
+#include <optional>
+#include <random>
+#include <variant>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <fmt/format.h>
+
+#include "volley/control/channel.hpp"
+#include "volley/control/event_queue.hpp"
+#include "volley/control/message.hpp"
+#include "volley/control/sampling_wire.hpp"
+#include "volley/engine/engine.hpp"
+
+namespace volley::control {
+
+namespace asio = boost::asio;
+using asio::awaitable;
+using asio::ip::tcp;
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr auto kAwait = asio::as_tuple(asio::use_awaitable);
+constexpr auto kTick = std::chrono::milliseconds(250);
+constexpr auto kPing = std::chrono::seconds(1);
+constexpr auto kHandshakeTimeout = std::chrono::seconds(10);
+constexpr auto kLoadTimeout = std::chrono::seconds(60);
+constexpr auto kResultsTimeout = std::chrono::seconds(60);
+
+struct SlaveMessage {
+  std::size_t slave;
+  json message;
+};
+struct SlaveLost {
+  std::size_t slave;
+  ChannelError error;
+};
+struct ReaderExited {
+  std::size_t slave;
+};
+struct LocalStepDone {
+  std::size_t step;
+};
+struct Tick {};
+struct IntervalTick {};
+struct Interrupt {};
+using MasterEvent = std::variant<SlaveMessage, SlaveLost, ReaderExited, LocalStepDone, Tick,
+                                 IntervalTick, Interrupt>;
+
+std::int64_t unix_now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+/// Everything the run script shares with its event handlers. Lives as long as the MasterRun.
+struct MasterRun::State {
+  explicit State(asio::io_context& context) : events(context), ticker(context), interval_timer(context) {}
+
+  struct Slave {
+    SlaveAddress address;
+    std::unique_ptr<Channel> channel;
+    asio::ip::address data_address;
+    bool reader_alive = false;
+    bool greeted = false;
+    std::optional<std::map<std::uint16_t, std::uint16_t>> ports;
+    std::optional<std::size_t> steps_done;  ///< highest step reported done
+    std::optional<json> results;
+    Clock::time_point last_heard = Clock::now();
+    Clock::time_point last_ping = Clock::now();
+  };
+
+  EventQueue<MasterEvent> events;
+  asio::steady_timer ticker;
+  asio::steady_timer interval_timer;
+  bool ticking = true;
+  std::vector<Slave> slaves;
+  std::optional<engine::Plan> plan;
+  std::unique_ptr<engine::Engine> engine;
+  std::optional<std::size_t> local_done;
+  std::string failure;  ///< set once: why the run stops early
+  bool interrupted = false;
+  bool running = false;  ///< between the first release and the end of the last step
+  Clock::time_point run_start{};
+  Clock::time_point last_interval{};
+  std::size_t current_step = 0;
+  std::optional<sampling::CpuSample> cpu_before;
+  std::optional<sampling::NicSample> nic_before;
+};
+
+MasterRun::MasterRun(asio::io_context& context, MasterSettings settings)
+    : context_(context), settings_(std::move(settings)), state_(std::make_unique<State>(context)) {}
+
+MasterRun::~MasterRun() = default;
+
+void MasterRun::interrupt() { state_->events.push(Interrupt{}); }
+
+awaitable<void> MasterRun::run() {
+  State& st = *state_;
+  auto log = [this](const std::string& line) {
+    if (settings_.log) settings_.log(line);
+  };
+  auto fail = [&st](std::string why) {
+    if (st.failure.empty()) st.failure = std::move(why);
+  };
+  const profile::Profile& profile = *settings_.profile;
+  report_.volley_version = VOLLEY_VERSION;
+  report_.profile_name = profile.name;
+  report_.profile_path = settings_.profile_file;
+  report_.variables = settings_.variables;
+  report_.seed = settings_.seed;
+  report_.workers = settings_.workers;
+  report_.start_unix_ns = unix_now_ns();
+  report_.master.role = "master";
+  report_.master.host = "master";
+
+  // Housekeeping ticks: pings, silence checks, handshake deadlines.
+  std::function<void()> arm_tick = [&] {
+    st.ticker.expires_after(kTick);
+    st.ticker.async_wait([&](const boost::system::error_code& ec) {
+      if (ec || !st.ticking) return;
+      st.events.push(Tick{});
+      arm_tick();
+    });
+  };
+  arm_tick();
+
+  auto send_to = [&](std::size_t i, json m) -> awaitable<void> {
+    auto& s = st.slaves[i];
+    if (!s.channel || !s.channel->is_open()) co_return;
+    auto sent = co_await s.channel->send(std::move(m));
+    if (auto* e = std::get_if<ChannelError>(&sent)) fail(fmt::format("slave {}: {}", s.address.host, e->message));
+  };
+  auto send_all = [&](json m) -> awaitable<void> {
+    for (std::size_t i = 0; i < st.slaves.size(); ++i) co_await send_to(i, m);
+  };
+
+  // Applies one event to the state. Returns when the event is absorbed.
+  auto handle = [&](MasterEvent event) -> awaitable<void> {
+    if (auto* m = std::get_if<SlaveMessage>(&event)) {
+      auto& s = st.slaves[m->slave];
+      s.last_heard = Clock::now();
+      const std::string type = m->message.value("type", "");
+      if (!s.greeted) {
+        if (auto problem = check_hello(m->message, s.channel->peer()); !problem.empty()) {
+          fail(problem);
+        } else {
+          s.greeted = true;
+        }
+      } else if (type == "loaded") {
+        std::map<std::uint16_t, std::uint16_t> ports;
+        const json announced = m->message.value("ports", json::object());
+        for (const auto& [k, v] : announced.items()) {
+          if (!v.is_number_unsigned()) continue;
+          ports[static_cast<std::uint16_t>(std::stoul(k))] = v.get<std::uint16_t>();
+        }
+        s.ports = std::move(ports);
+      } else if (type == "rejected") {
+        fail(fmt::format("slave {} rejected the profile:\n{}", s.address.host,
+                         m->message.value("message", "")));
+      } else if (type == "step_done") {
+        s.steps_done = m->message.value("step", std::size_t{0});
+      } else if (type == "results") {
+        s.results = m->message;
+      } else if (type == "error") {
+        fail(fmt::format("slave {}: {}", s.address.host, m->message.value("message", "")));
+      } else if (type == "abort") {
+        fail(fmt::format("slave {} aborted the run: {}", s.address.host,
+                         m->message.value("reason", "")));
+      } else if (type != "ping") {
+        fail(fmt::format("slave {} sent an unexpected '{}' message", s.address.host, type));
+      }
+    } else if (auto* lost = std::get_if<SlaveLost>(&event)) {
+      auto& s = st.slaves[lost->slave];
+      if (!s.results) fail(fmt::format("lost slave {}: {}", s.address.host, lost->error.message));
+    } else if (auto* exited = std::get_if<ReaderExited>(&event)) {
+      st.slaves[exited->slave].reader_alive = false;
+    } else if (auto* done = std::get_if<LocalStepDone>(&event)) {
+      st.local_done = done->step;
+    } else if (std::holds_alternative<Interrupt>(event)) {
+      st.interrupted = true;
+      fail("interrupted");
+    } else if (std::holds_alternative<IntervalTick>(event)) {
+      if (st.running && st.engine) {
+        const auto now = Clock::now();
+        report::IntervalSample sample;
+        sample.start_unix_ns = unix_now_ns() - std::chrono::duration_cast<std::chrono::nanoseconds>(now - st.last_interval).count();
+        sample.since_run_start = std::chrono::duration_cast<std::chrono::nanoseconds>(st.last_interval - st.run_start);
+        sample.length = std::chrono::duration_cast<std::chrono::nanoseconds>(now - st.last_interval);
+        sample.step = st.current_step;
+        sample.slots = st.engine->take_interval();
+        st.last_interval = now;
+        report_.intervals.push_back(std::move(sample));
+        if (settings_.on_interval) settings_.on_interval(report_, report_.intervals.back());
+      }
+    } else if (std::holds_alternative<Tick>(event)) {
+      const auto now = Clock::now();
+      for (std::size_t i = 0; i < st.slaves.size(); ++i) {
+        auto& s = st.slaves[i];
+        if (!s.channel || !s.channel->is_open() || s.results) continue;
+        if (now - s.last_heard > settings_.silence_timeout) {
+          fail(fmt::format("slave {} has been silent for {} s", s.address.host,
+                           std::chrono::duration_cast<std::chrono::seconds>(now - s.last_heard).count()));
+        } else if (s.greeted && now - s.last_ping >= kPing) {
+          s.last_ping = now;
+          json ping = message("ping");
+          co_await send_to(i, std::move(ping));
+        }
+      }
+    }
+  };
+
+  // Waits, handling events, until `done()` holds, the run fails, or `timeout` passes.
+  auto wait_until = [&](auto done, std::chrono::steady_clock::duration timeout,
+                        std::string what) -> awaitable<bool> {
+    const auto deadline = Clock::now() + timeout;
+    while (!done()) {
+      if (!st.failure.empty()) co_return false;
+      if (Clock::now() > deadline) {
+        fail(fmt::format("timed out after {} s waiting for {}",
+                         std::chrono::duration_cast<std::chrono::seconds>(timeout).count(), what));
+        co_return false;
+      }
+      co_await handle(co_await st.events.next());
+    }
+    co_return st.failure.empty();
+  };
+
+  auto all_slaves = [&](auto pred) {
+    return std::all_of(st.slaves.begin(), st.slaves.end(), pred);
+  };
+
+  // 1. Reach every slave.
+  for (std::size_t i = 0; i < settings_.slaves.size() && st.failure.empty(); ++i) {
+    const SlaveAddress& address = settings_.slaves[i];
+    st.slaves.push_back(State::Slave{address, {}, {}, false, false, {}, {}, {}, Clock::now(), Clock::now()});
+    tcp::resolver resolver(context_);
+    auto [resolve_ec, endpoints] = co_await resolver.async_resolve(
+        address.control_host, std::to_string(address.control_port), kAwait);
+    if (resolve_ec) {
+      fail(fmt::format("cannot resolve slave host '{}': {}", address.control_host, resolve_ec.message()));
+      break;
+    }
+    tcp::socket socket(context_);
+    asio::steady_timer guard(context_);
+    guard.expires_after(settings_.connect_timeout);
+    bool timed_out = false;
+    guard.async_wait([&](const boost::system::error_code& ec) {
+      if (ec) return;
+      timed_out = true;
+      boost::system::error_code ignored;
+      socket.close(ignored);
+    });
+    auto [connect_ec, endpoint] = co_await asio::async_connect(socket, endpoints, kAwait);
+    guard.cancel();
+    co_await asio::post(context_, asio::use_awaitable);  // let the cancelled guard finish
+    if (connect_ec) {
+      fail(fmt::format("cannot reach slave '{}' at {}:{}: {}{}", address.host, address.control_host,
+                       address.control_port,
+                       timed_out ? fmt::format("no answer within {} ms", settings_.connect_timeout.count())
+                                 : connect_ec.message(),
+                       connect_ec == asio::error::connection_refused
+                           ? " (is `volley serve` running there?)" : ""));
+      break;
+    }
+    st.slaves[i].data_address = endpoint.address();
+    st.slaves[i].channel = std::make_unique<Channel>(std::move(socket));
+    st.slaves[i].reader_alive = true;
+    asio::co_spawn(
+        context_,
+        [&st, i]() -> awaitable<void> {
+          Channel& channel = *st.slaves[i].channel;
+          for (;;) {
+            auto got = co_await channel.receive();
+            if (auto* error = std::get_if<ChannelError>(&got)) {
+              st.events.push(SlaveLost{i, std::move(*error)});
+              break;
+            }
+            st.events.push(SlaveMessage{i, std::get<json>(std::move(got))});
+          }
+          st.events.push(ReaderExited{i});
+        },
+        asio::detached);
+    json hello = make_hello();
+    co_await send_to(i, std::move(hello));
+  }
+  co_await wait_until([&] { return all_slaves([](const State::Slave& s) { return s.greeted; }); },
+                      kHandshakeTimeout, "the slaves' greeting");
+
+  // 2. Plan the master's side and have every slave load its mirror.
+  std::uint32_t token = 0;
+  if (st.failure.empty()) {
+    core::Diagnostics diags;
+    auto file_sets = engine::scan_file_sets(profile, diags);
+    if (!diags.has_errors()) st.plan = engine::compile(profile, file_sets, diags);
+    if (!st.plan) fail(diags.format(nullptr));
+    std::random_device entropy;
+    token = entropy();
+    for (std::size_t i = 0; i < st.slaves.size() && st.failure.empty(); ++i) {
+      LoadRequest load{settings_.profile_text, settings_.profile_file, settings_.variables,
+                       st.slaves[i].address.host, settings_.seed, token, settings_.slave_workers,
+                       file_sets};
+      co_await send_to(i, to_json(load));
+    }
+    co_await wait_until([&] { return all_slaves([](const State::Slave& s) { return s.ports.has_value(); }); },
+                        kLoadTimeout, "the slaves to load the profile");
+  }
+
+  // 3. Start both sides and step through the transactions together.
+  if (st.failure.empty()) {
+    engine::EngineConfig config;
+    config.workers = settings_.workers;
+    config.seed = settings_.seed;
+    config.token = token;
+    for (const auto& s : st.slaves) {
+      const auto port = s.ports->count(0) != 0 ? s.ports->at(0) : std::uint16_t{0};
+      config.targets[s.address.host] = engine::HostTarget{s.data_address, port};
+    }
+    if (!st.slaves.empty()) {
+      boost::system::error_code ec;
+      config.listen_address = st.slaves.front().channel->socket().local_endpoint(ec).address();
+    } else {
+      config.listen_address = asio::ip::address_v4::loopback();
+    }
+    config.on_txn_done = [this](std::size_t step) {
+      asio::post(context_, [this, step] { state_->events.push(LocalStepDone{step}); });
+    };
+    st.engine = std::make_unique<engine::Engine>(*st.plan, std::move(config));
+    if (auto problem = st.engine->open_listeners(context_); !problem.empty()) fail(problem);
+  }
+  if (st.failure.empty()) {
+    const auto ports = st.engine->listener_ports();
+    const std::uint16_t master_port = ports.count(0) != 0 ? ports.at(0) : 0;
+    json start = message("start", {{"master_port", master_port}});
+    co_await send_all(std::move(start));
+    st.engine->start();
+    report_.timed_steps = engine::timed_steps(*st.plan);
+    for (const auto& info : st.plan->slots) {
+      const auto& g = st.plan->groups[info.group];
+      std::string name = fmt::format("{}/{}", engine::group_display_name(g, info.group),
+                                     engine::txn_display_name(g.txns[info.txn], info.txn));
+      if (info.flowop) name += "/" + g.txns[info.txn].ops[*info.flowop].type;
+      if (info.uncorrected) name += "/uncorrected";
+      report_.slot_names.push_back({info.group, info.txn, info.flowop, info.uncorrected, std::move(name)});
+    }
+    st.run_start = Clock::now();
+    st.last_interval = st.run_start;
+    report_.start_unix_ns = unix_now_ns();
+    st.running = true;
+    std::function<void()> arm_interval = [&] {
+      st.interval_timer.expires_after(settings_.interval);
+      st.interval_timer.async_wait([&](const boost::system::error_code& ec) {
+        if (ec || !st.running) return;
+        st.events.push(IntervalTick{});
+        arm_interval();
+      });
+    };
+    if (settings_.interval.count() > 0) arm_interval();
+
+    for (std::size_t step = 0; step < st.plan->txn_count && st.failure.empty(); ++step) {
+      st.current_step = step;
+      const bool first_timed = step == report_.timed_steps.front();
+      const bool last_timed = step == report_.timed_steps.back();
+      if (first_timed) {
+        st.cpu_before = sampling::sample_cpu();
+        st.nic_before = sampling::sample_nics();
+      }
+      json proceed = message("proceed", {{"step", step}});
+      co_await send_all(std::move(proceed));
+      st.engine->release(step);
+      log(fmt::format("step {} of {} started", step + 1, st.plan->txn_count));
+      if (!co_await wait_until([&] { return st.local_done && *st.local_done >= step; },
+                               std::chrono::hours(24 * 365), "the local strands")) {
+        break;
+      }
+      if (last_timed && st.cpu_before) {
+        report_.master.cpu = sampling::cpu_usage(*st.cpu_before, sampling::sample_cpu());
+        report_.master.nic = sampling::nic_rates(*st.nic_before, sampling::sample_nics());
+      }
+      json end_step = message("end_step", {{"step", step}});
+      co_await send_all(std::move(end_step));
+      co_await wait_until(
+          [&] {
+            return all_slaves([step](const State::Slave& s) { return s.steps_done && *s.steps_done >= step; });
+          },
+          std::chrono::hours(24 * 365), "the slaves to finish the step");
+    }
+    st.running = false;
+    st.interval_timer.cancel();
+    // The last, partial interval: interval sums then equal the totals.
+    if (st.failure.empty() || st.interrupted) co_await handle(IntervalTick{});
+  }
+  report_.duration = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - st.run_start);
+  if (st.run_start == Clock::time_point{}) report_.duration = {};
+
+  // 4. Collect results (or stop everyone), then close.
+  if (st.engine) {
+    if (!st.failure.empty()) st.engine->stop();
+    report_.master.result = st.engine->finish();
+    co_await asio::post(context_, asio::use_awaitable);
+  }
+  if (st.failure.empty()) {
+    json finish = message("finish");
+    co_await send_all(std::move(finish));
+    co_await wait_until([&] { return all_slaves([](const State::Slave& s) { return s.results.has_value(); }); },
+                        kResultsTimeout, "the slaves' results");
+  } else {
+    json abort = message("abort", {{"reason", st.failure}});
+    co_await send_all(std::move(abort));
+  }
+  for (auto& s : st.slaves) {
+    report::SideReport side;
+    side.role = "slave";
+    side.host = s.address.host;
+    if (s.results) {
+      std::string error;
+      if (auto r = run_result_from_json(s.results->value("result", json::object()), error)) {
+        side.result = std::move(*r);
+      } else {
+        fail(fmt::format("slave {}: {}", s.address.host, error));
+      }
+      side.cpu = cpu_usage_from_json(s.results->value("cpu", json()));
+      side.nic = nic_rates_from_json(s.results->value("nic", json()));
+    }
+    report_.slaves.push_back(std::move(side));
+    if (s.channel && s.channel->is_open()) {
+      json bye = message("bye");
+      auto sent = co_await s.channel->send(std::move(bye));
+      (void)sent;
+      s.channel->close();
+    }
+  }
+  st.ticking = false;
+  st.ticker.cancel();
+  // Reader coroutines reference the channels: wait until each has left.
+  while (std::any_of(st.slaves.begin(), st.slaves.end(), [](const State::Slave& s) { return s.reader_alive; })) {
+    auto event = co_await st.events.next();
+    if (auto* exited = std::get_if<ReaderExited>(&event)) st.slaves[exited->slave].reader_alive = false;
+  }
+  co_await asio::post(context_, asio::use_awaitable);
+  if (st.interrupted) {
+    report_.status = report::RunStatus::kInterrupted;
+    report_.failure = "interrupted";
+  } else if (!st.failure.empty()) {
+    report_.status = report::RunStatus::kFailed;
+    report_.failure = st.failure;
+  } else if (report_.master.result.failed_strands > 0) {
+    report_.status = report::RunStatus::kFailed;
+    report_.failure = fmt::format("{} strand(s) stopped on an error (flowops without canfail)",
+                                  report_.master.result.failed_strands);
+  }
+}
+
+}  // namespace volley::control
