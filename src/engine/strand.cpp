@@ -271,8 +271,6 @@ awaitable<OpOutcome> Strand::do_write(const OpPlan& op, std::uint64_t bytes,
   if (c == nullptr) co_return not_connected(op);
   const std::span<char> buffer = worker_.buffer();
   const std::uint64_t per_call = std::min<std::uint64_t>(buffer.size(), chunk.value_or(buffer.size()));
-  SlotCounters& op_counters = worker_.slot(op.slot).counters;
-  SlotCounters& txn_counters = worker_.slot(txn_slot_).counters;
   std::uint64_t left = bytes;
   while (left > 0) {
     error_code ec;
@@ -290,8 +288,7 @@ awaitable<OpOutcome> Strand::do_write(const OpPlan& op, std::uint64_t bytes,
       }
       continue;
     }
-    op_counters.bytes_written += done;
-    txn_counters.bytes_written += done;
+    add_written(op, done);
     if (ec) co_return failure_from(ec, "write");
     left -= done;
     worker_.count_progress();
@@ -305,8 +302,6 @@ awaitable<OpOutcome> Strand::do_read(const OpPlan& op, std::uint64_t bytes,
   if (c == nullptr) co_return not_connected(op);
   const std::span<char> buffer = worker_.buffer();
   const std::uint64_t per_call = std::min<std::uint64_t>(buffer.size(), chunk.value_or(buffer.size()));
-  SlotCounters& op_counters = worker_.slot(op.slot).counters;
-  SlotCounters& txn_counters = worker_.slot(txn_slot_).counters;
   std::uint64_t left = bytes;
   while (left > 0) {
     error_code ec;
@@ -322,8 +317,7 @@ awaitable<OpOutcome> Strand::do_read(const OpPlan& op, std::uint64_t bytes,
       }
       continue;
     }
-    op_counters.bytes_read += done;
-    txn_counters.bytes_read += done;
+    add_read(op, done);
     if (ec) {
       if (ec == asio::error::eof) {
         co_return OpOutcome{OpOutcome::Status::kFailed, ErrorKind::kPeerClosed,
@@ -344,8 +338,6 @@ awaitable<OpOutcome> Strand::do_sendfile(const OpPlan& op, std::uint64_t nfiles,
   Connection* c = find(op.common.connection);
   if (c == nullptr) co_return not_connected(op);
   const FileSet& set = worker_.plan().file_sets.at(*op.file_set);
-  SlotCounters& op_counters = worker_.slot(op.slot).counters;
-  SlotCounters& txn_counters = worker_.slot(txn_slot_).counters;
   const std::uint64_t per_call = chunk.value_or(std::uint64_t{1} << 30);
   for (std::uint64_t f = 0; f < nfiles; ++f) {
     const FileEntry& file = set.files[pick_file(set)];
@@ -363,8 +355,7 @@ awaitable<OpOutcome> Strand::do_sendfile(const OpPlan& op, std::uint64_t nfiles,
       if (sent > 0) {
         const auto n = static_cast<std::uint64_t>(sent);
         left -= n;
-        op_counters.bytes_written += n;
-        txn_counters.bytes_written += n;
+        add_written(op, n);
         worker_.count_progress();
         continue;
       }
@@ -420,6 +411,18 @@ awaitable<bool> Strand::sleep_until(Clock::time_point when) {
   co_await timer_.async_wait(kAwait);
   if (cut_ != CutReason::kNone) co_return false;
   co_return !truncated;
+}
+
+// Counters are looked up on every use, never held across a suspension: the worker swaps its
+// interval storage out between two resumptions of a strand.
+void Strand::add_read(const OpPlan& op, std::uint64_t n) {
+  worker_.slot(op.slot).counters.bytes_read += n;
+  worker_.slot(txn_slot_).counters.bytes_read += n;
+}
+
+void Strand::add_written(const OpPlan& op, std::uint64_t n) {
+  worker_.slot(op.slot).counters.bytes_written += n;
+  worker_.slot(txn_slot_).counters.bytes_written += n;
 }
 
 void Strand::deliver(std::uint32_t conn, Socket socket) {

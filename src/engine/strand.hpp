@@ -70,6 +70,8 @@ class Strand {
   static boost::asio::awaitable<OpOutcome> ready(OpOutcome out);
   boost::asio::awaitable<OpOutcome> not_connected_now(const OpPlan& op);
   void cancel_waits();
+  void add_read(const OpPlan& op, std::uint64_t n);
+  void add_written(const OpPlan& op, std::uint64_t n);
   std::size_t pick_file(const FileSet& set);
   std::uint64_t draw_file_bytes(const OpPlan& op, std::uint64_t nfiles);
 
