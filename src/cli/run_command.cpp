@@ -16,6 +16,7 @@
 #include "volley/cli/commands.hpp"
 #include "volley/cli/local_slave.hpp"
 #include "volley/cli/profile_loader.hpp"
+#include "volley/cli/run_once.hpp"
 #include "volley/control/master_run.hpp"
 #include "volley/core/exit_code.hpp"
 #include "volley/core/units.hpp"
@@ -44,22 +45,20 @@ std::size_t default_workers(std::size_t requested) {
 
 namespace {
 
-/// Every distinct remotehost, in first-use order: one slave (one control connection) each.
-std::vector<std::string> remote_hosts_in_order(const profile::Profile& p) {
-  std::vector<std::string> hosts;
-  auto add = [&hosts](const std::string& h) {
-    if (std::find(hosts.begin(), hosts.end(), h) == hosts.end()) hosts.push_back(h);
-  };
-  for (const auto& g : p.groups) {
-    for (const auto& t : g.transactions) {
-      for (const auto& f : t.flowops) {
-        if (const auto* c = std::get_if<profile::ConnectOp>(&f.spec)) add(c->connection.remotehost);
-        if (const auto* a = std::get_if<profile::AcceptOp>(&f.spec)) add(a->connection.remotehost);
-      }
+}  // namespace
+
+LivePrinter live_line_printer(std::ostream& out, bool tty) {
+  return [&out, tty](const report::RunReport& r, const report::IntervalSample& s) {
+    const std::string line = report::format_interval_line(r, s);
+    if (tty) {
+      out << '\r' << line << "\x1b[K" << std::flush;  // rewrite in place, clear the rest
+    } else {
+      out << line << '\n' << std::flush;
     }
-  }
-  return hosts;
+  };
 }
+
+namespace {
 
 /// Opens FILE for a report ("-" is stdout). Errors are sentences.
 bool write_output(const std::string& path, const std::function<void(std::ostream&)>& write,
@@ -126,51 +125,25 @@ int run_command(const RunOptions& options, int argc, char** argv) {
   std::ostream& text = options.json == "-" ? std::cerr : std::cout;
   const bool tty = ::isatty(options.json == "-" ? STDERR_FILENO : STDOUT_FILENO) != 0;
 
-  control::MasterSettings settings;
-  settings.profile = &profile;
-  settings.profile_text = loaded.text;
-  settings.profile_file = options.profile;
-  settings.variables = loaded.parsed.used_variables;
-  for (const auto& host : remote_hosts_in_order(profile)) {
-    settings.slaves.push_back(control::SlaveAddress{
-        host, options.local ? "127.0.0.1" : host, options.local ? local.port() : options.port});
-  }
-  settings.seed = options.seed;
-  settings.workers = default_workers(options.workers);
-  settings.slave_workers = options.slave_workers;
-  settings.interval = *interval.value;
-  settings.connect_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(*connect_timeout.value);
-  if (!options.quiet) {
-    settings.on_interval = [&text, tty](const report::RunReport& r, const report::IntervalSample& s) {
-      const std::string line = report::format_interval_line(r, s);
-      if (tty) {
-        text << '\r' << line << "\x1b[K" << std::flush;  // rewrite in place, clear the rest
-      } else {
-        text << line << '\n' << std::flush;
-      }
-    };
-  }
-
-  asio::io_context context(1);
-  control::MasterRun master(context, std::move(settings));
-  asio::signal_set signals(context, SIGINT, SIGTERM);
-  signals.async_wait([&](const boost::system::error_code& ec, int) {
-    if (!ec) master.interrupt();
-  });
+  RunOnceRequest request;
+  request.profile = &profile;
+  request.profile_text = loaded.text;
+  request.profile_path = options.profile;
+  request.variables = loaded.parsed.used_variables;
+  request.slaves = slave_addresses(profile, options.local, local.port(), options.port);
+  request.seed = options.seed;
+  request.workers = default_workers(options.workers);
+  request.slave_workers = options.slave_workers;
+  request.interval = *interval.value;
+  request.connect_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(*connect_timeout.value);
+  if (!options.quiet) request.on_interval = live_line_printer(text, tty);
   text << fmt::format("volley {}: running profile '{}' ({})\n", VOLLEY_VERSION, profile.name,
                       options.local ? fmt::format("local slave on 127.0.0.1:{}", local.port())
-                                    : fmt::format("{} slave(s)", remote_hosts_in_order(profile).size()));
-  asio::co_spawn(context, master.run(), [&](std::exception_ptr e) {
-    signals.cancel();
-    if (e) std::rethrow_exception(e);
-  });
-  context.run();
+                                    : fmt::format("{} slave(s)", request.slaves.size()));
+  report::RunReport result = run_once(request);
   if (tty && !options.quiet) text << '\n';
   local.stop();
-
-  report::RunReport result = master.report();
   result.command_line.assign(argv, argv + argc);
-  result.profile_sha256 = core::sha256_hex(loaded.text);
   text << report::format_final_report(result);
   bool outputs_ok = true;
   auto emit = [&](const std::string& path, const std::function<void(std::ostream&)>& write) {

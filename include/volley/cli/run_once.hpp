@@ -1,0 +1,39 @@
+#pragma once
+// One master run of a parsed profile, from reaching the slaves to the finished report, with
+// Ctrl-C handled (the run stops on every side and reports what it measured). `volley run` calls
+// it once; `volley sweep` once per point and repeat, against the same slaves.
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "volley/control/master_run.hpp"
+#include "volley/profile/model.hpp"
+#include "volley/report/run_report.hpp"
+
+namespace volley::cli {
+
+struct RunOnceRequest {
+  const profile::Profile* profile = nullptr;
+  std::string profile_text;
+  std::string profile_path;
+  std::map<std::string, std::string> variables;  ///< the values the profile used
+  std::vector<control::SlaveAddress> slaves;
+  std::uint64_t seed = 1;
+  std::size_t workers = 1;
+  std::size_t slave_workers = 0;
+  std::chrono::nanoseconds interval = std::chrono::seconds(1);
+  std::chrono::milliseconds connect_timeout{5000};
+  std::function<void(const report::RunReport&, const report::IntervalSample&)> on_interval;
+};
+
+/// Runs it; never throws. `report().status` says how it ended.
+report::RunReport run_once(const RunOnceRequest& request);
+
+/// One slave per distinct remotehost, in first-use order. With a local slave every host goes to
+/// 127.0.0.1:`local_port`; otherwise to the host itself on `control_port`.
+std::vector<control::SlaveAddress> slave_addresses(const profile::Profile& profile, bool local,
+                                                   std::uint16_t local_port, std::uint16_t control_port);
+
+}  // namespace volley::cli

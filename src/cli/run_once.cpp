@@ -1,0 +1,76 @@
+#include "volley/cli/run_once.hpp"
+
+#include <csignal>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+
+#include "volley/core/sha256.hpp"
+
+namespace volley::cli {
+
+namespace asio = boost::asio;
+
+report::RunReport run_once(const RunOnceRequest& request) {
+  control::MasterSettings settings;
+  settings.profile = request.profile;
+  settings.profile_text = request.profile_text;
+  settings.profile_file = request.profile_path;
+  settings.variables = request.variables;
+  settings.slaves = request.slaves;
+  settings.seed = request.seed;
+  settings.workers = request.workers;
+  settings.slave_workers = request.slave_workers;
+  settings.interval = request.interval;
+  settings.connect_timeout = request.connect_timeout;
+  settings.on_interval = request.on_interval;
+
+  asio::io_context context(1);
+  control::MasterRun master(context, std::move(settings));
+  asio::signal_set signals(context, SIGINT, SIGTERM);
+  signals.async_wait([&](const boost::system::error_code& ec, int) {
+    if (!ec) master.interrupt();
+  });
+  std::string internal_error;
+  asio::co_spawn(context, master.run(), [&](std::exception_ptr e) {
+    signals.cancel();
+    if (!e) return;
+    // The run reports errors as values; an exception is a bug, reported rather than a crash.
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::exception& ex) {
+      internal_error = ex.what();
+    }
+  });
+  context.run();
+  report::RunReport result = master.report();
+  result.profile_sha256 = core::sha256_hex(request.profile_text);
+  if (!internal_error.empty()) {
+    result.status = report::RunStatus::kFailed;
+    result.failure = "internal error: " + internal_error;
+  }
+  return result;
+}
+
+std::vector<control::SlaveAddress> slave_addresses(const profile::Profile& profile, bool local,
+                                                   std::uint16_t local_port, std::uint16_t control_port) {
+  std::vector<control::SlaveAddress> slaves;
+  auto add = [&](const std::string& host) {
+    for (const auto& s : slaves) {
+      if (s.host == host) return;
+    }
+    slaves.push_back({host, local ? "127.0.0.1" : host, local ? local_port : control_port});
+  };
+  for (const auto& g : profile.groups) {
+    for (const auto& t : g.transactions) {
+      for (const auto& f : t.flowops) {
+        if (const auto* c = std::get_if<profile::ConnectOp>(&f.spec)) add(c->connection.remotehost);
+        if (const auto* a = std::get_if<profile::AcceptOp>(&f.spec)) add(a->connection.remotehost);
+      }
+    }
+  }
+  return slaves;
+}
+
+}  // namespace volley::cli
