@@ -93,7 +93,8 @@ TEST(NicRatesTest, BackwardsCountersZeroTimeAndMissingSamples) {
   const auto r = nic_rates(high, low);
   EXPECT_EQ(r.interfaces.at("eth0").rx_bytes_per_s, 0.0);
   EXPECT_EQ(r.interfaces.at("eth0").tx_packets_per_s, 0.0);
-  const auto same_time = nic_rates(low, make_sample(t0 + 1s, {{"eth0", {900, 9, 0, 0, 0, 0, 0, 0}}}));
+  const auto same_time =
+      nic_rates(low, make_sample(t0 + 1s, {{"eth0", {900, 9, 0, 0, 0, 0, 0, 0}}}));
   EXPECT_EQ(same_time.wall_s, 0.0);
   EXPECT_EQ(same_time.interfaces.at("eth0").rx_bytes_per_s, 0.0);
   const auto none = nic_rates(NicSample{}, low);

@@ -66,7 +66,7 @@ TEST(LatencyHistogramTest, PercentilesExponential) {
 
 TEST(LatencyHistogramTest, PercentilesBimodal) {
   std::mt19937_64 rng(3);
-  std::normal_distribution<double> fast(50'000.0, 5'000.0);    // 50 us
+  std::normal_distribution<double> fast(50'000.0, 5'000.0);        // 50 us
   std::normal_distribution<double> slow(5'000'000.0, 400'000.0);  // 5 ms
   std::bernoulli_distribution pick_slow(0.05);
   std::vector<std::uint64_t> v(kSamples);
@@ -95,7 +95,10 @@ TEST(LatencyHistogramTest, MeanAndStddevAreExact) {
   for (const auto x : v) sum += static_cast<long double>(x);
   const long double mean = sum / static_cast<long double>(v.size());
   long double ss = 0;
-  for (const auto x : v) ss += (static_cast<long double>(x) - mean) * (static_cast<long double>(x) - mean);
+  for (const auto x : v) {
+    const long double d = static_cast<long double>(x) - mean;
+    ss += d * d;
+  }
   const auto sd = std::sqrt(ss / static_cast<long double>(v.size()));
   EXPECT_DOUBLE_EQ(h.mean(), static_cast<double>(mean));
   EXPECT_NEAR(h.stddev(), static_cast<double>(sd), 1e-6 * static_cast<double>(sd));
