@@ -2,7 +2,11 @@
 // One function per subcommand; each returns the process exit status (core::ExitCode).
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <functional>
+#include <optional>
+#include <string>
+#include <vector>
 #include <ostream>
 
 #include "volley/cli/options.hpp"
@@ -15,11 +19,41 @@ int serve_command(const ServeOptions& options);
 int check_command(const CheckOptions& options);
 int dump_command(const CheckOptions& options);
 
+/// `volley sweep`: the profile run once per value of one variable, `repeat` times each.
+struct SweepOptions {
+  std::string profile;
+  std::string vary;                    ///< --vary NAME=LIST (analysis/value_list.hpp)
+  std::vector<std::string> set;        ///< --set name=value
+  bool strict = false;
+  std::uint16_t port = 20000;          ///< -P: the slaves' control port
+  bool local = false;                  ///< --local: one slave of our own for the whole sweep
+  std::size_t repeat = 1;              ///< -n/--repeat
+  std::size_t workers = 0;             ///< --workers: 0 = one per core
+  std::size_t slave_workers = 0;
+  std::uint64_t seed = 1;
+  std::string connect_timeout = "5s";
+  std::string json;                    ///< --json FILE ("-" = stdout)
+  std::string html;                    ///< --html FILE
+  bool quiet = false;                  ///< -q: no progress line
+};
+
+/// `volley compare BASE NEW`.
+struct CompareOptions {
+  std::string base;
+  std::string next;
+  std::optional<double> fail_if_worse;  ///< --fail-if-worse PCT
+  std::string html;                     ///< --html FILE
+};
+
 /// `volley sweep` and `volley compare` (declared by add_sweep_and_compare).
 struct SweepCompareOptions {
   CLI::App* sweep = nullptr;
   CLI::App* compare = nullptr;
+  SweepOptions sweep_options;
+  CompareOptions compare_options;
 };
+int sweep_command(const SweepOptions& options);
+int compare_command(const CompareOptions& options);
 void add_sweep_and_compare(CLI::App& app, SweepCompareOptions& options);
 int sweep_or_compare_command(CLI::App& app, const SweepCompareOptions& options);
 

@@ -1,0 +1,71 @@
+// `volley compare BASE NEW`: reads two result documents (sweeps or single runs), prints the
+// comparison and optionally the HTML report with both series.
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "volley/analysis/compare.hpp"
+#include "volley/analysis/html_report.hpp"
+#include "volley/analysis/sweep_document.hpp"
+#include "volley/cli/commands.hpp"
+#include "volley/core/exit_code.hpp"
+
+namespace volley::cli {
+namespace {
+
+/// The series in `path`, or an error sentence naming the file.
+analysis::SeriesParse read_series(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {std::nullopt, fmt::format("cannot read '{}': {}", path, std::strerror(errno))};
+  std::ostringstream text;
+  text << in.rdbuf();
+  nlohmann::json doc = nlohmann::json::parse(text.str(), nullptr, false);
+  if (doc.is_discarded()) return {std::nullopt, fmt::format("'{}' is not JSON", path)};
+  analysis::SeriesParse parsed = analysis::series_from_document(doc);
+  if (!parsed.series) parsed.error = fmt::format("'{}': {}", path, parsed.error);
+  return parsed;
+}
+
+}  // namespace
+
+int compare_command(const CompareOptions& options) {
+  const analysis::SeriesParse base = read_series(options.base);
+  if (!base.series) {
+    std::cerr << "volley: " << base.error << "\n";
+    return core::to_int(core::ExitCode::kBadInput);
+  }
+  const analysis::SeriesParse next = read_series(options.next);
+  if (!next.series) {
+    std::cerr << "volley: " << next.error << "\n";
+    return core::to_int(core::ExitCode::kBadInput);
+  }
+  const analysis::Comparison comparison = analysis::compare_series(*base.series, *next.series);
+  std::cout << fmt::format("volley compare: BASE {} vs NEW {}\n", options.base, options.next)
+            << analysis::format_comparison(comparison) << std::flush;
+  bool outputs_ok = true;
+  if (!options.html.empty()) {
+    const std::string html = analysis::render_html_report(
+        fmt::format("volley compare: {} (base) vs {} (new)", options.base, options.next),
+        {analysis::LabeledSeries{"base", *base.series}, analysis::LabeledSeries{"new", *next.series}});
+    std::ofstream out(options.html, std::ios::binary | std::ios::trunc);
+    out << html;
+    out.flush();
+    if (!out) {
+      std::cerr << fmt::format("volley: cannot write '{}'\n", options.html);
+      outputs_ok = false;
+    }
+  }
+  if (options.fail_if_worse && analysis::worse_beyond(comparison, *options.fail_if_worse)) {
+    std::cout << fmt::format("a metric is significantly worse by more than {}%: failing\n",
+                             *options.fail_if_worse);
+    return core::to_int(core::ExitCode::kRunFailed);
+  }
+  return core::to_int(outputs_ok ? core::ExitCode::kOk : core::ExitCode::kRunFailed);
+}
+
+}  // namespace volley::cli
