@@ -9,7 +9,7 @@
 namespace volley::report::detail {
 namespace {
 
-constexpr std::size_t kTxnLabel = 10;
+constexpr std::size_t kTxnLabel = 12;
 constexpr std::size_t kFlowopLabel = 18;
 
 double rate(std::uint64_t n, double seconds) {
@@ -28,22 +28,22 @@ std::string transactions_section(const RunReport& report) {
   if (r.groups.empty()) return {};
   std::string out =
       "Transactions, master (* = timed step; latency per iteration)\n" +
-      fmt::format("{:<{}}{:>11}{:>8}{:>10}{:>11}{:>7}{:>7}{:>7}{:>7}\n", "", kTxnLabel,
+      fmt::format("{:<{}}{:>10}{:>8}{:>10}{:>11}{:>7}{:>7}{:>7}{:>7}\n", "", kTxnLabel,
                   "Iterations", "Txn/s", "Bytes", "Bits/s", "p50", "p99", "p99.9", "Errors");
   for (const auto& g : r.groups) {
-    out += fmt::format("{} ({} strands)\n", g.name, g.strands);
+    out += fmt::format("{} ({} strand{})\n", g.name, g.strands, g.strands == 1 ? "" : "s");
     for (std::size_t step = 0; step < g.transactions.size(); ++step) {
       const engine::TxnResult& t = g.transactions[step];
       const double s = window_seconds(r, step);
       const engine::SlotCounters ops = flowop_counters(t);
       const auto& h = t.stats.latency;
       const std::string rest = fmt::format(
-          "{:>11}{:>8}{:>10}{:>11}{:>7}{:>7}{:>7}{:>7}", t.stats.counters.ops,
+          "{:>10}{:>8}{:>10}{:>11}{:>7}{:>7}{:>7}{:>7}", t.stats.counters.ops,
           format_count(rate(t.stats.counters.ops, s)), format_bytes(ops.bytes()),
           format_bits_per_s(8.0 * rate(ops.bytes(), s)), format_ns(h.percentile(50)),
           format_ns(h.percentile(99)), format_ns(h.percentile(99.9)), ops.error_total());
       const std::string label =
-          fmt::format(" {}{}", is_timed_step(report, step) ? '*' : ' ', t.name);
+          fmt::format("{}{}", is_timed_step(report, step) ? '*' : ' ', t.name);
       out += labelled_row(label, kTxnLabel, rest);
     }
   }

@@ -5,7 +5,7 @@
 namespace volley::report::detail {
 
 std::string labelled_row(std::string_view label, std::size_t width, std::string_view rest) {
-  if (label.size() <= width) return fmt::format("{:<{}}{}\n", label, width, rest);
+  if (label.size() < width) return fmt::format("{:<{}}{}\n", label, width, rest);
   return fmt::format("{}\n{:<{}}{}\n", label, "", width, rest);
 }
 

@@ -6,8 +6,8 @@
 namespace volley::report::detail {
 
 /// A row that starts with `label` left-aligned in `width` columns followed by `rest`. A label
-/// too long for its column goes on a line of its own, and the row follows with a blank label,
-/// so no name is ever cut.
+/// that does not fit with at least one blank after it goes on a line of its own, and the row
+/// follows with a blank label, so no name is ever cut and columns never touch.
 std::string labelled_row(std::string_view label, std::size_t width, std::string_view rest);
 
 /// A rule of `width` dashes and a line end.

@@ -1,0 +1,232 @@
+#include "volley/report/json_report.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "report/report_fixture.hpp"
+
+namespace volley::report {
+namespace {
+
+using nlohmann::json;
+
+class JsonReport : public ::testing::Test {
+ protected:
+  RunReport report_ = testing::make_report();
+  json doc_ = to_json_document(report_);
+};
+
+TEST_F(JsonReport, RunIdentity) {
+  EXPECT_EQ(doc_["schema_version"], 1);
+  EXPECT_EQ(doc_["volley_version"], "0.1.0");
+  EXPECT_EQ(doc_["status"], "ok");
+  EXPECT_TRUE(doc_["failure"].is_null());
+  EXPECT_EQ(doc_["profile"]["name"], "pingpong");
+  EXPECT_EQ(doc_["profile"]["variables"]["nthr"], "4");
+  EXPECT_EQ(doc_["command_line"].size(), 4u);
+  EXPECT_EQ(doc_["seed"], 42);
+  EXPECT_EQ(doc_["workers"], 2);
+  EXPECT_EQ(doc_["start_time"], "2023-11-14T22:13:20.123Z");
+  EXPECT_EQ(doc_["start_unix_ns"], testing::kStartUnixNs);
+  EXPECT_DOUBLE_EQ(doc_["duration_s"].get<double>(), 6.5);
+  EXPECT_EQ(doc_["timed_steps"], json::array({1}));
+}
+
+TEST_F(JsonReport, TransactionRatesUseTheirStepWindow) {
+  const json& g0 = doc_["groups"][0];
+  EXPECT_EQ(g0["name"], "g0");
+  EXPECT_EQ(g0["strands"], 4);
+  ASSERT_EQ(g0["transactions"].size(), 3u);
+  const json& rr = g0["transactions"][1];
+  EXPECT_EQ(rr["name"], "rr");
+  EXPECT_EQ(rr["step"], 1);
+  EXPECT_DOUBLE_EQ(rr["elapsed_s"].get<double>(), 5.0);
+  EXPECT_EQ(rr["transactions"], 1000);
+  EXPECT_DOUBLE_EQ(rr["transactions_per_s"].get<double>(), 1000 / 5.0);
+  EXPECT_EQ(rr["ops"], 2000);  // flowop executions, not iterations
+  EXPECT_EQ(rr["bytes"], 2048 * 1000);
+  EXPECT_DOUBLE_EQ(rr["bits_per_s"].get<double>(), 8.0 * 2048 * 1000 / 5);
+  EXPECT_EQ(rr["errors"], (json{{"reset", 2}, {"total", 2}}));
+  EXPECT_EQ(rr["expired"], 3);
+  // The connect step took 1 s: its rate is 4/s, not 4/5.
+  EXPECT_DOUBLE_EQ(g0["transactions"][0]["transactions_per_s"].get<double>(), 4.0);
+}
+
+TEST_F(JsonReport, LatencyPercentilesAreOrdered) {
+  const json& lat = doc_["groups"][0]["transactions"][1]["latency_ns"];
+  EXPECT_EQ(lat["count"], 1000);
+  EXPECT_EQ(lat["min"], 20'000);
+  EXPECT_EQ(lat["max"], 1'000'000);
+  EXPECT_NEAR(lat["p50"].get<double>(), 20'000, 20'000 * 0.004);
+  EXPECT_NEAR(lat["p99"].get<double>(), 50'000, 50'000 * 0.004);
+  const double mean = (900 * 20'000.0 + 90 * 50'000.0 + 10 * 1e6) / 1000;
+  EXPECT_DOUBLE_EQ(lat["mean"].get<double>(), mean);
+  EXPECT_GT(lat["stddev"].get<double>(), 0);
+  const char* order[] = {"min", "p50", "p90", "p99", "p99_9", "p99_99", "max"};
+  for (std::size_t i = 1; i < std::size(order); ++i) {
+    EXPECT_LE(lat[order[i - 1]].get<std::uint64_t>(), lat[order[i]].get<std::uint64_t>())
+        << order[i - 1] << " <= " << order[i];
+  }
+}
+
+TEST_F(JsonReport, UncorrectedLatencyOnlyForPacedTransactions) {
+  const json& txns = doc_["groups"][0]["transactions"];
+  EXPECT_TRUE(txns[1].contains("latency_uncorrected_ns"));
+  EXPECT_EQ(txns[1]["latency_uncorrected_ns"]["p50"], 15'000);
+  EXPECT_FALSE(txns[0].contains("latency_uncorrected_ns"));
+}
+
+TEST_F(JsonReport, Flowops) {
+  const json& read = doc_["groups"][0]["transactions"][1]["flowops"][1];
+  EXPECT_EQ(read["type"], "read");
+  EXPECT_EQ(read["ops"], 1000);
+  EXPECT_EQ(read["bytes"], 1024 * 1000);
+  EXPECT_EQ(read["bytes_read"], 1024 * 1000);
+  EXPECT_EQ(read["bytes_written"], 0);
+  EXPECT_EQ(read["expired"], 3);
+  EXPECT_EQ(read["errors"], (json{{"reset", 2}, {"total", 2}}));
+  EXPECT_DOUBLE_EQ(read["ops_per_s"].get<double>(), 200.0);
+  EXPECT_DOUBLE_EQ(read["bytes_per_s"].get<double>(), 1024 * 200.0);
+  EXPECT_EQ(read["latency_ns"]["p50"], 12'000);
+  const json& write = doc_["groups"][0]["transactions"][1]["flowops"][0];
+  EXPECT_EQ(write["errors"], (json{{"total", 0}}));
+}
+
+TEST_F(JsonReport, TotalsCoverTheTimedPartOnly) {
+  const json& t = doc_["totals"];
+  EXPECT_EQ(t["transactions"], 1500);
+  EXPECT_DOUBLE_EQ(t["transactions_per_s"].get<double>(), 300.0);
+  EXPECT_EQ(t["ops"], 2500);
+  EXPECT_DOUBLE_EQ(t["ops_per_s"].get<double>(), 500.0);
+  EXPECT_EQ(t["bytes"], 34'816'000);
+  EXPECT_DOUBLE_EQ(t["bytes_per_s"].get<double>(), 34'816'000 / 5.0);
+  EXPECT_DOUBLE_EQ(t["bits_per_s"].get<double>(), 8 * 34'816'000 / 5.0);
+  EXPECT_DOUBLE_EQ(t["seconds"].get<double>(), 5.0);
+  EXPECT_EQ(t["connections_requested"], 5);
+  EXPECT_EQ(t["connections_established"], 5);
+  EXPECT_EQ(t["errors"]["total"], 2);
+  EXPECT_EQ(t["errors"]["reset"], 2);
+  EXPECT_EQ(t["errors"]["refused"], 0);  // every kind, for stable keys
+  EXPECT_EQ(t["expired"], 3);
+}
+
+TEST_F(JsonReport, SlavesAndComparison) {
+  ASSERT_EQ(doc_["slaves"].size(), 1u);
+  EXPECT_EQ(doc_["slaves"][0]["host"], "slave1");
+  EXPECT_EQ(doc_["slaves"][0]["totals"]["ops"], 2490);
+  EXPECT_EQ(doc_["slaves"][0]["groups"].size(), 2u);
+  ASSERT_EQ(doc_["comparison"].size(), 1u);
+  const json& c = doc_["comparison"][0];
+  EXPECT_EQ(c["host"], "slave1");
+  EXPECT_EQ(c["master_bytes"], 34'816'000);
+  EXPECT_EQ(c["slave_bytes"], 34'467'840);
+  EXPECT_NEAR(c["bytes_difference_pct"].get<double>(), 1.0, 1e-9);
+  EXPECT_EQ(c["master_ops"], 2500);
+  EXPECT_EQ(c["slave_ops"], 2490);
+  EXPECT_NEAR(c["ops_difference_pct"].get<double>(), 0.4, 1e-9);
+}
+
+TEST_F(JsonReport, CpuWithServiceDemand) {
+  const json& local = doc_["cpu"]["local"];
+  EXPECT_EQ(local["host"], "master");
+  EXPECT_DOUBLE_EQ(local["total"]["busy_pct"].get<double>(), 50.0);
+  EXPECT_EQ(local["hottest_cpu"]["cpu"], 0);
+  const json& sd = local["service_demand"];
+  EXPECT_NEAR(sd["process_us_per_transaction"].get<double>(), 2e6 / 1500, 1e-6);
+  EXPECT_NEAR(sd["system_us_per_transaction"].get<double>(), 10e6 / 1500, 1e-6);
+  EXPECT_NEAR(sd["process_us_per_kb"].get<double>(), 2e6 / 34000, 1e-6);
+  EXPECT_NEAR(sd["system_us_per_kb"].get<double>(), 10e6 / 34000, 1e-6);
+  ASSERT_EQ(doc_["cpu"]["remote"].size(), 1u);
+  EXPECT_EQ(doc_["cpu"]["remote"][0]["host"], "slave1");
+  EXPECT_TRUE(doc_["cpu"]["remote"][0]["service_demand"]["process_us_per_transaction"].is_null());
+}
+
+TEST_F(JsonReport, Nic) {
+  EXPECT_EQ(doc_["nic"]["local"]["host"], "master");
+  EXPECT_DOUBLE_EQ(doc_["nic"]["local"]["interfaces"]["eth0"]["rx_bits_per_s"].get<double>(),
+                   8e6);
+  ASSERT_EQ(doc_["nic"]["remote"].size(), 1u);
+  EXPECT_TRUE(doc_["nic"]["remote"][0].is_null());
+}
+
+TEST_F(JsonReport, Intervals) {
+  const json& iv = doc_["intervals"];
+  ASSERT_EQ(iv.size(), 3u);
+  EXPECT_EQ(iv[0]["start_unix_ns"], testing::kStartUnixNs + 1'000'000'000);
+  EXPECT_DOUBLE_EQ(iv[0]["t_s"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(iv[0]["length_s"].get<double>(), 1.0);
+  EXPECT_EQ(iv[0]["step"], 1);
+  ASSERT_EQ(iv[0]["transactions"].size(), 2u);
+  const json& rr = iv[0]["transactions"][0];
+  EXPECT_EQ(rr["name"], "g0/rr");
+  EXPECT_EQ(rr["transactions"], 200);
+  EXPECT_DOUBLE_EQ(rr["transactions_per_s"].get<double>(), 200.0);
+  EXPECT_EQ(rr["ops"], 400);
+  EXPECT_DOUBLE_EQ(rr["ops_per_s"].get<double>(), 400.0);
+  EXPECT_EQ(rr["bytes"], 400 * 1024);
+  EXPECT_DOUBLE_EQ(rr["bits_per_s"].get<double>(), 8.0 * 400 * 1024);
+  EXPECT_EQ(rr["errors"], 0);
+  EXPECT_EQ(rr["latency_ns"]["p50"], 20'000);
+  // A stall in the running timed step still has its row; idle transactions elsewhere do not.
+  ASSERT_EQ(iv[1]["transactions"].size(), 2u);
+  EXPECT_EQ(iv[1]["transactions"][0]["name"], "g0/rr");
+  EXPECT_EQ(iv[1]["transactions"][0]["transactions"], 0);
+  ASSERT_EQ(iv[2]["transactions"].size(), 1u);
+  EXPECT_EQ(iv[2]["transactions"][0]["name"], "g0/disconnect");
+}
+
+TEST(JsonReportStatus, FailedRun) {
+  RunReport r = testing::make_report();
+  r.status = RunStatus::kFailed;
+  r.failure = "slave1: connection refused";
+  const json doc = to_json_document(r);
+  EXPECT_EQ(doc["status"], "failed");
+  EXPECT_EQ(doc["failure"], "slave1: connection refused");
+  r.status = RunStatus::kInterrupted;
+  EXPECT_EQ(to_json_document(r)["status"], "interrupted");
+}
+
+TEST(JsonReportStatus, EmptyReportIsCompleteAndValid) {
+  RunReport r;
+  r.status = RunStatus::kFailed;
+  r.failure = "profile not found";
+  std::ostringstream out;
+  write_json_document(r, out);
+  const json doc = json::parse(out.str());  // throws (fails the test) if invalid
+  for (const char* key :
+       {"schema_version", "volley_version", "status", "failure", "profile", "command_line", "seed",
+        "workers", "start_time", "start_unix_ns", "duration_s", "timed_steps", "groups", "totals",
+        "slaves", "comparison", "cpu", "nic", "intervals"}) {
+    EXPECT_TRUE(doc.contains(key)) << key;
+  }
+  EXPECT_EQ(doc.size(), 19u);
+  EXPECT_TRUE(doc["start_time"].is_null());
+  EXPECT_TRUE(doc["profile"]["name"].is_null());
+  EXPECT_TRUE(doc["groups"].is_array() && doc["groups"].empty());
+  EXPECT_TRUE(doc["slaves"].empty());
+  EXPECT_TRUE(doc["intervals"].empty());
+  EXPECT_TRUE(doc["cpu"]["local"].is_null());
+  EXPECT_TRUE(doc["cpu"]["remote"].is_array());
+  EXPECT_TRUE(doc["nic"]["local"].is_null());
+  EXPECT_EQ(doc["totals"]["transactions"], 0);
+  EXPECT_EQ(doc["totals"]["transactions_per_s"], 0.0);
+}
+
+TEST(JsonReportStatus, PrettyWithTrailingNewline) {
+  std::ostringstream out;
+  write_json_document(testing::make_report(), out);
+  const std::string text = out.str();
+  ASSERT_FALSE(text.empty());
+  EXPECT_EQ(text.back(), '\n');
+  EXPECT_EQ(text.substr(0, 5), "{\n  \"");
+  EXPECT_TRUE(json::accept(text));
+}
+
+TEST(Iso8601, MillisecondsUtc) {
+  EXPECT_EQ(iso8601_utc_ms(0), "1970-01-01T00:00:00.000Z");
+  EXPECT_EQ(iso8601_utc_ms(951'782'400'999'999'999), "2000-02-29T00:00:00.999Z");
+}
+
+}  // namespace
+}  // namespace volley::report

@@ -1,0 +1,158 @@
+#include "volley/report/text_report.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "report/report_fixture.hpp"
+
+namespace volley::report {
+namespace {
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+bool contains(const std::string& text, const std::string& what) {
+  return text.find(what) != std::string::npos;
+}
+
+class FinalReport : public ::testing::Test {
+ protected:
+  RunReport report_ = testing::make_report();
+  std::string text_ = format_final_report(report_);
+};
+
+TEST_F(FinalReport, FitsIn80Columns) {
+  for (const std::string& line : lines_of(text_)) {
+    EXPECT_LE(line.size(), 80u) << "too long: " << line;
+  }
+  EXPECT_EQ(text_.back(), '\n');
+}
+
+TEST_F(FinalReport, RunHeader) {
+  EXPECT_TRUE(contains(text_, "profile pingpong")) << text_;
+  EXPECT_TRUE(contains(text_, "status ok"));
+  EXPECT_TRUE(contains(text_, "duration 6.50s"));
+  EXPECT_FALSE(contains(text_, "failure"));
+}
+
+TEST_F(FinalReport, TransactionsTable) {
+  EXPECT_TRUE(contains(text_, "Transactions, master"));
+  for (const char* h : {"Iterations", "Txn/s", "Bytes", "Bits/s", "p50", "p99", "p99.9", "Errors"}) {
+    EXPECT_TRUE(contains(text_, h)) << h;
+  }
+  // rr: 1000 iterations in 5 s, 2000 KiB, p50 20us, p99 50us, p99.9 1ms, 2 errors.
+  const std::string rr_row =
+      "*rr               1000  200.00    1.95MB   3.28Mb/s 20.0us 50.0us 1.00ms      2\n";
+  EXPECT_TRUE(contains(text_, rr_row)) << text_;
+  EXPECT_TRUE(contains(text_, "g0 (4 strands)\n"));
+  EXPECT_TRUE(contains(text_, "g1 (1 strand)\n"));
+  EXPECT_TRUE(contains(text_,  " disconnect          4")) << "fits its column";
+}
+
+TEST_F(FinalReport, FlowopTables) {
+  EXPECT_TRUE(contains(text_, "Flowops, master"));
+  EXPECT_TRUE(contains(text_, "Flowop latency, master"));
+  for (const char* h : {"Ops", "Op/s", "Expired", "Count", "Mean", "p90", "Max"}) {
+    EXPECT_TRUE(contains(text_, h)) << h;
+  }
+  EXPECT_TRUE(contains(text_, "g0/rr (step 1)"));
+  // read: 1000 ops, 200/s, 1000 KiB, 2 errors, 3 expired.
+  EXPECT_TRUE(contains(text_, "  1 read                  1000    200.00  1000.00KB         2         3"))
+      << text_;
+}
+
+TEST_F(FinalReport, Totals) {
+  EXPECT_TRUE(contains(text_, "Totals, master, timed steps 1 (5.00s, set-up excluded)"));
+  EXPECT_TRUE(contains(text_, "300.00 txn/s"));
+  EXPECT_TRUE(contains(text_, "500.00 op/s"));
+  EXPECT_TRUE(contains(text_, "55.71Mb/s"));
+  EXPECT_TRUE(contains(text_, "requested 5, established 5"));
+  EXPECT_TRUE(contains(text_, "errors 2: reset 2"));
+  EXPECT_FALSE(contains(text_, "refused"));
+}
+
+TEST_F(FinalReport, NoErrorsSaysZero) {
+  RunReport r = testing::make_report();
+  r.master.result.groups[0].transactions[1].flowops[1].stats.counters.errors = {};
+  EXPECT_TRUE(contains(format_final_report(r), "  errors 0\n"));
+}
+
+TEST_F(FinalReport, CpuTable) {
+  EXPECT_TRUE(contains(text_, "CPU, timed part"));
+  for (const char* h : {"usr%", "sys%", "irq%", "sirq%", "busy%", "cores", "proc us/tx"}) {
+    EXPECT_TRUE(contains(text_, h)) << h;
+  }
+  // master: usr 37.5, sys 12.5, busy 50, hottest cpu0 at 100, 0.40 cores, 1333.33 and 6666.67
+  // us per transaction.
+  EXPECT_TRUE(contains(text_, "master    37.5  12.5   0.0   0.0  50.0     0 100.0  0.40    1333.33    6666.67"))
+      << text_;
+  EXPECT_TRUE(contains(text_, "slave1    37.5"));
+}
+
+TEST_F(FinalReport, NicTable) {
+  EXPECT_TRUE(contains(text_, "NIC, timed part"));
+  EXPECT_TRUE(contains(text_, "  eth0"));
+  EXPECT_TRUE(contains(text_, "  lo"));
+  EXPECT_FALSE(contains(text_, "eth1")) << "interfaces without traffic are skipped";
+  EXPECT_TRUE(contains(text_, "8.00Mb/s"));
+  EXPECT_TRUE(contains(text_, "16.00Mb/s"));
+}
+
+TEST_F(FinalReport, UperfRunStatistics) {
+  EXPECT_TRUE(contains(text_, "Run Statistics\n"
+                              "Hostname            Time       Data   Throughput   Operations      Errors\n"))
+      << text_;
+  EXPECT_TRUE(contains(text_, "slave1             5.00s    32.87MB    55.15Mb/s         2490           0\n"))
+      << text_;
+  EXPECT_TRUE(contains(text_, "master             5.00s    33.20MB    55.71Mb/s         2500           2\n"));
+  EXPECT_TRUE(contains(text_, "Difference(%)      0.00%      1.00%        1.00%        0.40%     100.00%\n"));
+}
+
+TEST(FinalReportStatus, FailedRunShowsReason) {
+  RunReport r = testing::make_report();
+  r.status = RunStatus::kFailed;
+  r.failure = "slave1 stopped answering";
+  const std::string text = format_final_report(r);
+  EXPECT_TRUE(contains(text, "status failed"));
+  EXPECT_TRUE(contains(text, "failure: slave1 stopped answering"));
+}
+
+TEST(FinalReportStatus, EmptyReport) {
+  const std::string text = format_final_report(RunReport{});
+  EXPECT_TRUE(contains(text, "Run Statistics"));
+  EXPECT_TRUE(contains(text, "errors 0"));
+  EXPECT_FALSE(contains(text, "Difference(%)"));
+}
+
+TEST(IntervalLine, RunningStep) {
+  const RunReport r = testing::make_report();
+  const std::string line = format_interval_line(r, r.intervals[0]);
+  // Step 1 has run for 1 s at the end of the first interval; g0/rr and g1/stream add up:
+  // 300 txn/s, 400 + 100 op/s, (400 KiB + 6400 KiB) * 8 b/s, p50 of 200 x 20us + 100 x 100us.
+  EXPECT_EQ(line, "step1   1.00s  300.00 txn/s  500.00 op/s 55.71Mb/s p50 20.0us p99  100us err 0");
+  EXPECT_LT(line.size(), 80u);
+}
+
+TEST(IntervalLine, OneGroupUsesTheTransactionName) {
+  const RunReport r = testing::make_report();
+  const std::string line = format_interval_line(r, r.intervals[2]);
+  EXPECT_TRUE(line.starts_with("disconnect ")) << line;
+  EXPECT_TRUE(contains(line, "4.00 txn/s")) << line;
+}
+
+TEST(IntervalLine, WithoutResultTimesFromTheFirstInterval) {
+  RunReport r = testing::make_report();
+  r.master.result = {};
+  const std::string line = format_interval_line(r, r.intervals[1]);
+  EXPECT_TRUE(contains(line, "   2.00s ")) << line;
+}
+
+}  // namespace
+}  // namespace volley::report
