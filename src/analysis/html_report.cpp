@@ -153,7 +153,8 @@ std::string render_chart(const std::string& title, const std::string& x_label,
   const double step = nice_step(y_max > 0 ? y_max * 1.05 : 1, 5);
   const double y_top = std::max(step, std::ceil(y_max * 1.05 / step) * step);
   const double plot_h = kHeight - kTop - kBottom;
-  auto y_pixel = [&](double v) { return kTop + plot_h - v / y_top * plot_h; };
+  // Clamped to the plot: a wide interval's low end can be below 0, which no rate can be.
+  auto y_pixel = [&](double v) { return kTop + plot_h - std::clamp(v, 0.0, y_top) / y_top * plot_h; };
 
   std::string svg = fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" "
