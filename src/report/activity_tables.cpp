@@ -16,8 +16,7 @@ double rate(std::uint64_t n, double seconds) {
   return seconds > 0 ? static_cast<double>(n) / seconds : 0;
 }
 
-std::string txn_path(const engine::GroupResult& g, const engine::TxnResult& t,
-                     std::size_t step) {
+std::string txn_path(const engine::GroupResult& g, const engine::TxnResult& t, std::size_t step) {
   return fmt::format("{}/{} (step {})", g.name, t.name, step);
 }
 
@@ -61,10 +60,10 @@ std::string flowops_section(const RunReport& report) {
       body += txn_path(g, t, step) + "\n";
       for (std::size_t f = 0; f < t.flowops.size(); ++f) {
         const engine::SlotCounters& c = t.flowops[f].stats.counters;
-        body += labelled_row(fmt::format("  {} {}", f, t.flowops[f].type), kFlowopLabel,
-                             fmt::format("{:>12}{:>10}{:>11}{:>10}{:>10}", c.ops,
-                                         format_count(rate(c.ops, s)), format_bytes(c.bytes()),
-                                         c.error_total(), c.expired));
+        body += labelled_row(
+            fmt::format("  {} {}", f, t.flowops[f].type), kFlowopLabel,
+            fmt::format("{:>12}{:>10}{:>11}{:>10}{:>10}", c.ops, format_count(rate(c.ops, s)),
+                        format_bytes(c.bytes()), c.error_total(), c.expired));
       }
     }
   }
@@ -84,12 +83,11 @@ std::string flowop_latency_section(const RunReport& report) {
       body += txn_path(g, t, step) + "\n";
       for (std::size_t f = 0; f < t.flowops.size(); ++f) {
         const auto& h = t.flowops[f].stats.latency;
-        body += labelled_row(
-            fmt::format("  {} {}", f, t.flowops[f].type), kFlowopLabel,
-            fmt::format("{:>11}{:>8}{:>8}{:>8}{:>8}{:>8}{:>8}", h.count(), format_ns(h.mean()),
-                        format_ns(h.percentile(50)), format_ns(h.percentile(90)),
-                        format_ns(h.percentile(99)), format_ns(h.percentile(99.9)),
-                        format_ns(h.max())));
+        body += labelled_row(fmt::format("  {} {}", f, t.flowops[f].type), kFlowopLabel,
+                             fmt::format("{:>11}{:>8}{:>8}{:>8}{:>8}{:>8}{:>8}", h.count(),
+                                         format_ns(h.mean()), format_ns(h.percentile(50)),
+                                         format_ns(h.percentile(90)), format_ns(h.percentile(99)),
+                                         format_ns(h.percentile(99.9)), format_ns(h.max())));
       }
     }
   }

@@ -10,10 +10,9 @@
 namespace volley::report {
 
 std::string csv_field(std::string_view text) {
-  const bool needs_quotes =
-      text.find_first_of(",\"\r\n") != std::string_view::npos ||
-      (!text.empty() && (text.front() == ' ' || text.front() == '\t' || text.back() == ' ' ||
-                         text.back() == '\t'));
+  const bool needs_quotes = text.find_first_of(",\"\r\n") != std::string_view::npos ||
+                            (!text.empty() && (text.front() == ' ' || text.front() == '\t' ||
+                                               text.back() == ' ' || text.back() == '\t'));
   if (!needs_quotes) return std::string(text);
   std::string out = "\"";
   for (char c : text) {
@@ -31,10 +30,10 @@ void write_interval_csv(const RunReport& report, std::ostream& out) {
     const double length_s = std::chrono::duration<double>(sample.length).count();
     for (const IntervalTxnRow& row : interval_txn_rows(report, sample)) {
       out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", sample.start_unix_ns,
-                         t_s, length_s, sample.step, csv_field(row.group_name), csv_field(row.txn_name),
-                         row.transactions, row.per_s(row.transactions), row.ops,
-                         row.per_s(row.ops), row.bytes, 8.0 * row.per_s(row.bytes), row.errors,
-                         row.latency->percentile(50), row.latency->percentile(99));
+                         t_s, length_s, sample.step, csv_field(row.group_name),
+                         csv_field(row.txn_name), row.transactions, row.per_s(row.transactions),
+                         row.ops, row.per_s(row.ops), row.bytes, 8.0 * row.per_s(row.bytes),
+                         row.errors, row.latency->percentile(50), row.latency->percentile(99));
     }
   }
 }

@@ -54,8 +54,8 @@ std::string format_interval_line(const RunReport& report, const IntervalSample& 
   const auto rate = [&](std::uint64_t n) {
     return seconds > 0 ? static_cast<double>(n) / seconds : 0.0;
   };
-  return fmt::format("{:<6} {:>6} {:>7} txn/s {:>7} op/s {:>9} p50 {:>6} p99 {:>6} err {}",
-                     name, fmt::format("{:.2f}s", step_seconds(report, sample)),
+  return fmt::format("{:<6} {:>6} {:>7} txn/s {:>7} op/s {:>9} p50 {:>6} p99 {:>6} err {}", name,
+                     fmt::format("{:.2f}s", step_seconds(report, sample)),
                      format_count(rate(transactions)), format_count(rate(ops)),
                      format_bits_per_s(8.0 * rate(bytes)), format_ns(latency.percentile(50)),
                      format_ns(latency.percentile(99)), compact_count(errors));

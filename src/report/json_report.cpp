@@ -21,18 +21,24 @@ json optional_number(const std::optional<double>& v) { return v ? json(*v) : jso
 
 /// {count, min, mean, stddev, p50, p90, p99, p99_9, p99_99, max}, ns.
 json latency_json(const stats::LatencyHistogram& h) {
-  return json{{"count", h.count()},           {"min", h.min()},
-              {"mean", h.mean()},             {"stddev", h.stddev()},
-              {"p50", h.percentile(50)},      {"p90", h.percentile(90)},
-              {"p99", h.percentile(99)},      {"p99_9", h.percentile(99.9)},
-              {"p99_99", h.percentile(99.99)}, {"max", h.max()}};
+  return json{{"count", h.count()},
+              {"min", h.min()},
+              {"mean", h.mean()},
+              {"stddev", h.stddev()},
+              {"p50", h.percentile(50)},
+              {"p90", h.percentile(90)},
+              {"p99", h.percentile(99)},
+              {"p99_9", h.percentile(99.9)},
+              {"p99_99", h.percentile(99.99)},
+              {"max", h.max()}};
 }
 
 /// Only the kinds that occurred, plus "total".
 json sparse_errors_json(const engine::SlotCounters& c) {
   json j = json::object();
   for (std::size_t k = 0; k < engine::kErrorKindCount; ++k) {
-    if (c.errors[k] != 0) j[std::string(engine::to_string(static_cast<engine::ErrorKind>(k)))] = c.errors[k];
+    if (c.errors[k] != 0)
+      j[std::string(engine::to_string(static_cast<engine::ErrorKind>(k)))] = c.errors[k];
   }
   j["total"] = c.error_total();
   return j;
@@ -161,12 +167,11 @@ json intervals_json(const RunReport& report) {
                           {"latency_ns", json{{"p50", row.latency->percentile(50)},
                                               {"p99", row.latency->percentile(99)}}}});
     }
-    out.push_back(
-        json{{"start_unix_ns", sample.start_unix_ns},
-             {"t_s", std::chrono::duration<double>(sample.since_run_start).count()},
-             {"length_s", std::chrono::duration<double>(sample.length).count()},
-             {"step", sample.step},
-             {"transactions", std::move(txns)}});
+    out.push_back(json{{"start_unix_ns", sample.start_unix_ns},
+                       {"t_s", std::chrono::duration<double>(sample.since_run_start).count()},
+                       {"length_s", std::chrono::duration<double>(sample.length).count()},
+                       {"step", sample.step},
+                       {"transactions", std::move(txns)}});
   }
   return out;
 }
@@ -214,10 +219,10 @@ json to_json_document(const RunReport& report) {
   json cpu_remote = json::array();
   json nic_remote = json::array();
   for (const SideReport& s : report.slaves) {
-    slaves.push_back(json{
-        {"host", s.host},
-        {"totals", totals_json(timed_totals(s.result, report.timed_steps), s.result)},
-        {"groups", groups_json(s.result)}});
+    slaves.push_back(
+        json{{"host", s.host},
+             {"totals", totals_json(timed_totals(s.result, report.timed_steps), s.result)},
+             {"groups", groups_json(s.result)}});
     cpu_remote.push_back(cpu_side_json(s, master_timed));
     nic_remote.push_back(nic_side_json(s));
   }

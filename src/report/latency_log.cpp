@@ -22,8 +22,8 @@ struct RowKey {
 
 void write_histogram(const RowKey& key, const stats::LatencyHistogram& h, std::ostream& out) {
   for (const auto& [index, count] : h.sparse_buckets()) {
-    out << fmt::format("{},{},{},{},{},{},{},{}\n", key.side, key.host, key.group,
-                       key.transaction, key.flowop, stats::LatencyHistogram::bucket_lower(index),
+    out << fmt::format("{},{},{},{},{},{},{},{}\n", key.side, key.host, key.group, key.transaction,
+                       key.flowop, stats::LatencyHistogram::bucket_lower(index),
                        stats::LatencyHistogram::bucket_upper(index), count);
   }
 }

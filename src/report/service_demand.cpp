@@ -15,8 +15,8 @@ ServiceDemand service_demand(const sampling::CpuUsage& cpu, const Totals& master
   if (cpu.process) process_us = (cpu.process->user_s + cpu.process->sys_s) * 1e6;
   std::optional<double> system_us;
   if (cpu.total && !cpu.per_cpu.empty()) {
-    system_us = cpu.total->busy_pct / 100.0 * static_cast<double>(cpu.per_cpu.size()) *
-                cpu.wall_s * 1e6;
+    system_us =
+        cpu.total->busy_pct / 100.0 * static_cast<double>(cpu.per_cpu.size()) * cpu.wall_s * 1e6;
   }
   const auto transactions = static_cast<double>(master_timed.transactions);
   const double kb = static_cast<double>(master_timed.bytes) / 1024.0;

@@ -32,15 +32,15 @@ std::string cpu_row(const SideReport& side, const Totals& master_timed) {
   std::string cols;
   if (u.total) {
     const auto& b = *u.total;
-    cols = fmt::format("{:>6}{:>6}{:>6}{:>6}{:>6}", pct(b.usr_pct), pct(b.sys_pct),
-                       pct(b.irq_pct), pct(b.softirq_pct), pct(b.busy_pct));
+    cols = fmt::format("{:>6}{:>6}{:>6}{:>6}{:>6}", pct(b.usr_pct), pct(b.sys_pct), pct(b.irq_pct),
+                       pct(b.softirq_pct), pct(b.busy_pct));
   } else {
     cols = fmt::format("{:>6}{:>6}{:>6}{:>6}{:>6}", "-", "-", "-", "-", "-");
   }
   cols += u.hottest ? fmt::format("{:>6}{:>6}", u.hottest->cpu, pct(u.hottest->busy_pct))
                     : fmt::format("{:>6}{:>6}", "-", "-");
-  cols += fmt::format("{:>6}",
-                      u.process ? fmt::format("{:.2f}", u.process->cores) : std::string("-"));
+  cols +=
+      fmt::format("{:>6}", u.process ? fmt::format("{:.2f}", u.process->cores) : std::string("-"));
   const ServiceDemand d = service_demand(u, master_timed);
   cols += fmt::format("{:>11}{:>11}", maybe(d.process_us_per_transaction, 2),
                       maybe(d.system_us_per_transaction, 2));
@@ -60,11 +60,11 @@ std::string cpu_section(const RunReport& report) {
   for (const SideReport* s : sides(report)) {
     if (s->cpu || s == &report.master) body += cpu_row(*s, master_timed);
   }
-  return fmt::format("{:<38}{:>12}{:>6}{:>22}\n", "CPU, timed part (% of all CPUs)",
-                     "Hottest CPU", "Proc", "Service demand") +
-         fmt::format("{:<8}{:>6}{:>6}{:>6}{:>6}{:>6}{:>6}{:>6}{:>6}{:>11}{:>11}\n", "Host",
-                     "usr%", "sys%", "irq%", "sirq%", "busy%", "cpu", "busy%", "cores",
-                     "proc us/tx", "sys us/tx") +
+  return fmt::format("{:<38}{:>12}{:>6}{:>22}\n", "CPU, timed part (% of all CPUs)", "Hottest CPU",
+                     "Proc", "Service demand") +
+         fmt::format("{:<8}{:>6}{:>6}{:>6}{:>6}{:>6}{:>6}{:>6}{:>6}{:>11}{:>11}\n", "Host", "usr%",
+                     "sys%", "irq%", "sirq%", "busy%", "cpu", "busy%", "cores", "proc us/tx",
+                     "sys us/tx") +
          body;
 }
 

@@ -144,8 +144,7 @@ TEST_F(JsonReport, CpuWithServiceDemand) {
 
 TEST_F(JsonReport, Nic) {
   EXPECT_EQ(doc_["nic"]["local"]["host"], "master");
-  EXPECT_DOUBLE_EQ(doc_["nic"]["local"]["interfaces"]["eth0"]["rx_bits_per_s"].get<double>(),
-                   8e6);
+  EXPECT_DOUBLE_EQ(doc_["nic"]["local"]["interfaces"]["eth0"]["rx_bits_per_s"].get<double>(), 8e6);
   ASSERT_EQ(doc_["nic"]["remote"].size(), 1u);
   EXPECT_TRUE(doc_["nic"]["remote"][0].is_null());
 }

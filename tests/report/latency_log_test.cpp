@@ -51,7 +51,8 @@ TEST(LatencyLog, OneRowPerNonEmptyBucket) {
   const Parsed p = parse(out.str());
   EXPECT_FALSE(p.comments.empty());
   EXPECT_EQ(p.header, "side,host,group,transaction,flowop,bucket_lower_ns,bucket_upper_ns,count");
-  const std::size_t expected = nonzero_buckets(r.master.result) + nonzero_buckets(r.slaves[0].result);
+  const std::size_t expected =
+      nonzero_buckets(r.master.result) + nonzero_buckets(r.slaves[0].result);
   EXPECT_GT(expected, 20u);
   EXPECT_EQ(p.rows.size(), expected);
 }
@@ -61,9 +62,9 @@ TEST(LatencyLog, RowsNameTheirHistogram) {
   write_latency_log(testing::make_report(), out);
   const std::string text = out.str();
   const std::uint32_t top = stats::LatencyHistogram::bucket_index(1'000'000);
-  const std::string tail_row =
-      "master,master,g0,rr,," + std::to_string(stats::LatencyHistogram::bucket_lower(top)) + "," +
-      std::to_string(stats::LatencyHistogram::bucket_upper(top)) + ",10\n";
+  const std::string tail_row = "master,master,g0,rr,," +
+                               std::to_string(stats::LatencyHistogram::bucket_lower(top)) + "," +
+                               std::to_string(stats::LatencyHistogram::bucket_upper(top)) + ",10\n";
   EXPECT_NE(text.find(tail_row), std::string::npos) << tail_row;
   EXPECT_NE(text.find("master,master,g0,rr,uncorrected,"), std::string::npos);
   EXPECT_NE(text.find("master,master,g0,rr,1:read,"), std::string::npos);

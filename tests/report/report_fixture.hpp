@@ -56,10 +56,10 @@ inline engine::RunResult make_result(bool slave) {
   rr.latency.record_n(1'000'000, 10);
   engine::TxnResult t1 =
       txn("rr", std::move(rr),
-          {{slave ? "read" : "write", slot(slave ? reads : 1000, slave ? 1000 * kKiB : 0,
-                                           slave ? 0 : 1000 * kKiB, 5'000)},
-           {slave ? "write" : "read", slot(slave ? 1000 : reads, slave ? 0 : 1000 * kKiB,
-                                           slave ? 1000 * kKiB : 0, 12'000)}});
+          {{slave ? "read" : "write",
+            slot(slave ? reads : 1000, slave ? 1000 * kKiB : 0, slave ? 0 : 1000 * kKiB, 5'000)},
+           {slave ? "write" : "read",
+            slot(slave ? 1000 : reads, slave ? 0 : 1000 * kKiB, slave ? 1000 * kKiB : 0, 12'000)}});
   if (!slave) {
     t1.flowops[1].stats.counters.errors[static_cast<std::size_t>(engine::ErrorKind::kReset)] = 2;
     t1.flowops[1].stats.counters.expired = 3;
@@ -73,12 +73,13 @@ inline engine::RunResult make_result(bool slave) {
   engine::GroupResult g1;
   g1.name = "g1";
   g1.strands = 1;
-  g1.transactions.push_back(txn("idle", slot(1, 0, 0, 1'000'000), {{"connect", slot(1, 0, 0, 900'000)}}));
+  g1.transactions.push_back(
+      txn("idle", slot(1, 0, 0, 1'000'000), {{"connect", slot(1, 0, 0, 900'000)}}));
   const std::uint64_t stream_bytes = slave ? 500 * 64 * kKiB - 348'160 : 500 * 64 * kKiB;
-  g1.transactions.push_back(txn("stream", slot(500, 0, 0, 100'000),
-                                {{slave ? "read" : "write",
-                                  slot(500, slave ? stream_bytes : 0, slave ? 0 : stream_bytes,
-                                       99'000)}}));
+  g1.transactions.push_back(
+      txn("stream", slot(500, 0, 0, 100'000),
+          {{slave ? "read" : "write",
+            slot(500, slave ? stream_bytes : 0, slave ? 0 : stream_bytes, 99'000)}}));
   r.groups = {std::move(g0), std::move(g1)};
   using std::chrono::milliseconds;
   r.windows = {{kStartUnixNs, milliseconds(1000), false},
@@ -136,19 +137,21 @@ inline sampling::NicRates make_nic() {
 
 inline std::vector<SlotName> make_slot_names() {
   auto n = [](std::size_t g, std::size_t t, std::optional<std::size_t> f, bool unc,
-              std::string name) { return SlotName{g, t, f, unc, std::move(name)}; };
-  return {n(0, 0, {}, false, "g0/connect"),        // 0
-          n(0, 0, 0, false, "g0/connect/connect"),  // 1
-          n(0, 1, {}, false, "g0/rr"),              // 2
-          n(0, 1, 0, false, "g0/rr/write"),         // 3
-          n(0, 1, 1, false, "g0/rr/read"),          // 4
-          n(0, 1, {}, true, "g0/rr/uncorrected"),   // 5
-          n(0, 2, {}, false, "g0/disconnect"),      // 6
+              std::string name) {
+    return SlotName{g, t, f, unc, std::move(name)};
+  };
+  return {n(0, 0, {}, false, "g0/connect"),               // 0
+          n(0, 0, 0, false, "g0/connect/connect"),        // 1
+          n(0, 1, {}, false, "g0/rr"),                    // 2
+          n(0, 1, 0, false, "g0/rr/write"),               // 3
+          n(0, 1, 1, false, "g0/rr/read"),                // 4
+          n(0, 1, {}, true, "g0/rr/uncorrected"),         // 5
+          n(0, 2, {}, false, "g0/disconnect"),            // 6
           n(0, 2, 0, false, "g0/disconnect/disconnect"),  // 7
-          n(1, 0, {}, false, "g1/idle"),            // 8
-          n(1, 0, 0, false, "g1/idle/connect"),     // 9
-          n(1, 1, {}, false, "g1/stream"),          // 10
-          n(1, 1, 0, false, "g1/stream/write")};    // 11
+          n(1, 0, {}, false, "g1/idle"),                  // 8
+          n(1, 0, 0, false, "g1/idle/connect"),           // 9
+          n(1, 1, {}, false, "g1/stream"),                // 10
+          n(1, 1, 0, false, "g1/stream/write")};          // 11
 }
 
 inline IntervalSample make_interval(std::int64_t start, std::size_t step) {

@@ -44,7 +44,8 @@ TEST_F(FinalReport, RunHeader) {
 
 TEST_F(FinalReport, TransactionsTable) {
   EXPECT_TRUE(contains(text_, "Transactions, master"));
-  for (const char* h : {"Iterations", "Txn/s", "Bytes", "Bits/s", "p50", "p99", "p99.9", "Errors"}) {
+  for (const char* h :
+       {"Iterations", "Txn/s", "Bytes", "Bits/s", "p50", "p99", "p99.9", "Errors"}) {
     EXPECT_TRUE(contains(text_, h)) << h;
   }
   // rr: 1000 iterations in 5 s, 2000 KiB, p50 20us, p99 50us, p99.9 1ms, 2 errors.
@@ -53,7 +54,7 @@ TEST_F(FinalReport, TransactionsTable) {
   EXPECT_TRUE(contains(text_, rr_row)) << text_;
   EXPECT_TRUE(contains(text_, "g0 (4 strands)\n"));
   EXPECT_TRUE(contains(text_, "g1 (1 strand)\n"));
-  EXPECT_TRUE(contains(text_,  " disconnect          4")) << "fits its column";
+  EXPECT_TRUE(contains(text_, " disconnect          4")) << "fits its column";
 }
 
 TEST_F(FinalReport, FlowopTables) {
@@ -64,7 +65,8 @@ TEST_F(FinalReport, FlowopTables) {
   }
   EXPECT_TRUE(contains(text_, "g0/rr (step 1)"));
   // read: 1000 ops, 200/s, 1000 KiB, 2 errors, 3 expired.
-  EXPECT_TRUE(contains(text_, "  1 read                  1000    200.00  1000.00KB         2         3"))
+  EXPECT_TRUE(
+      contains(text_, "  1 read                  1000    200.00  1000.00KB         2         3"))
       << text_;
 }
 
@@ -91,7 +93,8 @@ TEST_F(FinalReport, CpuTable) {
   }
   // master: usr 37.5, sys 12.5, busy 50, hottest cpu0 at 100, 0.40 cores, 1333.33 and 6666.67
   // us per transaction.
-  EXPECT_TRUE(contains(text_, "master    37.5  12.5   0.0   0.0  50.0     0 100.0  0.40    1333.33    6666.67"))
+  EXPECT_TRUE(contains(
+      text_, "master    37.5  12.5   0.0   0.0  50.0     0 100.0  0.40    1333.33    6666.67"))
       << text_;
   EXPECT_TRUE(contains(text_, "slave1    37.5"));
 }
@@ -106,13 +109,18 @@ TEST_F(FinalReport, NicTable) {
 }
 
 TEST_F(FinalReport, UperfRunStatistics) {
-  EXPECT_TRUE(contains(text_, "Run Statistics\n"
-                              "Hostname            Time       Data   Throughput   Operations      Errors\n"))
+  EXPECT_TRUE(
+      contains(text_,
+               "Run Statistics\n"
+               "Hostname            Time       Data   Throughput   Operations      Errors\n"))
       << text_;
-  EXPECT_TRUE(contains(text_, "slave1             5.00s    32.87MB    55.15Mb/s         2490           0\n"))
+  EXPECT_TRUE(contains(
+      text_, "slave1             5.00s    32.87MB    55.15Mb/s         2490           0\n"))
       << text_;
-  EXPECT_TRUE(contains(text_, "master             5.00s    33.20MB    55.71Mb/s         2500           2\n"));
-  EXPECT_TRUE(contains(text_, "Difference(%)      0.00%      1.00%        1.00%        0.40%     100.00%\n"));
+  EXPECT_TRUE(contains(
+      text_, "master             5.00s    33.20MB    55.71Mb/s         2500           2\n"));
+  EXPECT_TRUE(contains(
+      text_, "Difference(%)      0.00%      1.00%        1.00%        0.40%     100.00%\n"));
 }
 
 TEST(FinalReportStatus, FailedRunShowsReason) {

@@ -17,16 +17,16 @@ namespace volley::report {
 /// Thread: any (value type, valid while that sample lives).
 struct IntervalTxnRow {
   std::size_t group = 0;
-  std::size_t txn = 0;         ///< The barrier step (transaction index).
-  std::string name;            ///< "group0/txn2" (SlotName::name of the transaction slot).
-  std::string group_name;      ///< The group's name from the master's result, else "group0".
-  std::string txn_name;        ///< The transaction's name from the master's result, else "txn2".
+  std::size_t txn = 0;     ///< The barrier step (transaction index).
+  std::string name;        ///< "group0/txn2" (SlotName::name of the transaction slot).
+  std::string group_name;  ///< The group's name from the master's result, else "group0".
+  std::string txn_name;    ///< The transaction's name from the master's result, else "txn2".
   std::uint64_t transactions = 0;  ///< Iterations completed in the interval.
   std::uint64_t ops = 0;           ///< Flowop operations completed in the interval.
   std::uint64_t bytes = 0;         ///< Bytes read + written.
   std::uint64_t errors = 0;        ///< Errors of every kind.
   std::uint64_t expired = 0;
-  double seconds = 0;              ///< The interval's length.
+  double seconds = 0;                                ///< The interval's length.
   const stats::LatencyHistogram* latency = nullptr;  ///< Per iteration, ns.
 
   [[nodiscard]] double per_s(std::uint64_t n) const {
@@ -38,6 +38,6 @@ struct IntervalTxnRow {
 /// iteration, operation, byte, error or expiry) or whose transaction is the step running at the
 /// end of the interval and is a timed step (so a stall shows as a row of zeros).
 [[nodiscard]] std::vector<IntervalTxnRow> interval_txn_rows(const RunReport& report,
-                                                             const IntervalSample& sample);
+                                                            const IntervalSample& sample);
 
 }  // namespace volley::report

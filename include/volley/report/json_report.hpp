@@ -5,7 +5,9 @@
 /// null or an empty array, never left out (except latency_uncorrected_ns, which only paced
 /// transactions have).
 
+#include <cstdint>
 #include <iosfwd>
+#include <string>
 
 #include <nlohmann/json.hpp>
 

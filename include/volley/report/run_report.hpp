@@ -84,9 +84,15 @@ struct Totals {
   std::uint64_t expired = 0;
   std::array<std::uint64_t, engine::kErrorKindCount> errors{};
   double seconds = 0;
-  [[nodiscard]] double transactions_per_s() const { return seconds > 0 ? static_cast<double>(transactions) / seconds : 0; }
-  [[nodiscard]] double ops_per_s() const { return seconds > 0 ? static_cast<double>(ops) / seconds : 0; }
-  [[nodiscard]] double bits_per_s() const { return seconds > 0 ? 8.0 * static_cast<double>(bytes) / seconds : 0; }
+  [[nodiscard]] double transactions_per_s() const {
+    return seconds > 0 ? static_cast<double>(transactions) / seconds : 0;
+  }
+  [[nodiscard]] double ops_per_s() const {
+    return seconds > 0 ? static_cast<double>(ops) / seconds : 0;
+  }
+  [[nodiscard]] double bits_per_s() const {
+    return seconds > 0 ? 8.0 * static_cast<double>(bytes) / seconds : 0;
+  }
   [[nodiscard]] std::uint64_t error_total() const;
 };
 
