@@ -126,14 +126,14 @@ std::string format_comparison(const Comparison& c) {
   for (const PointComparison& p : c.points) {
     out += p.value.is_null() ? std::string("single run\n")
                              : fmt::format("{}={}\n", name, value_text(p.value));
-    out += fmt::format("  {:<32} {:>12} {:>12} {:>9}  {:<28} {}\n", "metric", "base", "new",
+    out += fmt::format("  {:<32} {:>12} {:>12} {:>10}  {:<28} {}\n", "metric", "base", "new",
                        "change", "significance", "verdict");
     for (const MetricComparison& m : p.metrics) {
       const std::string change = m.change_pct ? fmt::format("{:+.1f}%", *m.change_pct) : "n/a";
       const std::string significance =
           m.p_value ? fmt::format("p={:.3f}{}", *m.p_value, m.significant ? " significant" : "")
                     : std::string("not enough repeats to tell");
-      out += fmt::format("  {:<32} {:>12} {:>12} {:>9}  {:<28} {}\n", info(m.metric).label,
+      out += fmt::format("  {:<32} {:>12} {:>12} {:>10}  {:<28} {}\n", info(m.metric).label,
                          format_metric(m.metric, m.base_mean), format_metric(m.metric, m.new_mean),
                          change, significance, to_string(m.verdict));
     }
