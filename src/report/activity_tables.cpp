@@ -37,10 +37,11 @@ std::string transactions_section(const RunReport& report) {
       const engine::SlotCounters ops = flowop_counters(t);
       const auto& h = t.stats.latency;
       const std::string rest = fmt::format(
-          "{:>10}{:>8}{:>10}{:>11}{:>7}{:>7}{:>7}{:>7}", t.stats.counters.ops,
+          "{:>10}{:>8}{:>10}{:>11}{:>7}{:>7}{:>7}{:>7}", fit_count(t.stats.counters.ops, 10),
           format_count(rate(t.stats.counters.ops, s)), format_bytes(ops.bytes()),
           format_bits_per_s(8.0 * rate(ops.bytes(), s)), format_ns(h.percentile(50)),
-          format_ns(h.percentile(99)), format_ns(h.percentile(99.9)), ops.error_total());
+          format_ns(h.percentile(99)), format_ns(h.percentile(99.9)),
+          fit_count(ops.error_total(), 7));
       const std::string label =
           fmt::format("{}{}", is_timed_step(report, step) ? '*' : ' ', t.name);
       out += labelled_row(label, kTxnLabel, rest);
@@ -60,10 +61,10 @@ std::string flowops_section(const RunReport& report) {
       body += txn_path(g, t, step) + "\n";
       for (std::size_t f = 0; f < t.flowops.size(); ++f) {
         const engine::SlotCounters& c = t.flowops[f].stats.counters;
-        body += labelled_row(
-            fmt::format("  {} {}", f, t.flowops[f].type), kFlowopLabel,
-            fmt::format("{:>12}{:>10}{:>11}{:>10}{:>10}", c.ops, format_count(rate(c.ops, s)),
-                        format_bytes(c.bytes()), c.error_total(), c.expired));
+        body += labelled_row(fmt::format("  {} {}", f, t.flowops[f].type), kFlowopLabel,
+                             fmt::format("{:>12}{:>10}{:>11}{:>10}{:>10}", fit_count(c.ops, 12),
+                                         format_count(rate(c.ops, s)), format_bytes(c.bytes()),
+                                         fit_count(c.error_total(), 10), fit_count(c.expired, 10)));
       }
     }
   }
@@ -83,11 +84,12 @@ std::string flowop_latency_section(const RunReport& report) {
       body += txn_path(g, t, step) + "\n";
       for (std::size_t f = 0; f < t.flowops.size(); ++f) {
         const auto& h = t.flowops[f].stats.latency;
-        body += labelled_row(fmt::format("  {} {}", f, t.flowops[f].type), kFlowopLabel,
-                             fmt::format("{:>11}{:>8}{:>8}{:>8}{:>8}{:>8}{:>8}", h.count(),
-                                         format_ns(h.mean()), format_ns(h.percentile(50)),
-                                         format_ns(h.percentile(90)), format_ns(h.percentile(99)),
-                                         format_ns(h.percentile(99.9)), format_ns(h.max())));
+        body += labelled_row(
+            fmt::format("  {} {}", f, t.flowops[f].type), kFlowopLabel,
+            fmt::format("{:>11}{:>8}{:>8}{:>8}{:>8}{:>8}{:>8}", fit_count(h.count(), 11),
+                        format_ns(h.mean()), format_ns(h.percentile(50)),
+                        format_ns(h.percentile(90)), format_ns(h.percentile(99)),
+                        format_ns(h.percentile(99.9)), format_ns(h.max())));
       }
     }
   }

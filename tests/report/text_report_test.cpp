@@ -123,6 +123,22 @@ TEST_F(FinalReport, UperfRunStatistics) {
       text_, "Difference(%)      0.00%      1.00%        1.00%        0.40%     100.00%\n"));
 }
 
+TEST(FinalReportStatus, LongNamesAndManyErrorKindsStayIn80Columns) {
+  RunReport r = testing::make_report();
+  r.master.result.groups[0].transactions[1].name = "a_rather_long_transaction_name";
+  r.master.result.groups[0].transactions[1].flowops[1].type = "sendfilev_with_long_name";
+  r.slaves[0].host = "very-long-slave-hostname.example.com";
+  auto& errors = r.master.result.groups[0].transactions[1].flowops[1].stats.counters.errors;
+  for (auto& e : errors) e = 123'456'789;
+  const std::string text = format_final_report(r);
+  for (const std::string& line : lines_of(text)) {
+    if (line.starts_with("very-long-slave")) continue;  // uperf's table, as uperf prints it
+    EXPECT_LE(line.size(), 80u) << "too long: " << line;
+  }
+  EXPECT_TRUE(contains(text, "\n*a_rather_long_transaction_name\n")) << text;
+  EXPECT_TRUE(contains(text, "not_connected 123456789")) << text;
+}
+
 TEST(FinalReportStatus, FailedRunShowsReason) {
   RunReport r = testing::make_report();
   r.status = RunStatus::kFailed;
