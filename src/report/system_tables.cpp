@@ -11,7 +11,7 @@
 namespace volley::report::detail {
 namespace {
 
-constexpr std::size_t kHostLabel = 8;
+constexpr std::size_t kHostLabel = 10;
 constexpr std::size_t kNicLabel = 16;
 
 std::vector<const SideReport*> sides(const RunReport& report) {
@@ -42,7 +42,7 @@ std::string cpu_row(const SideReport& side, const Totals& master_timed) {
   cols +=
       fmt::format("{:>6}", u.process ? fmt::format("{:.2f}", u.process->cores) : std::string("-"));
   const ServiceDemand d = service_demand(u, master_timed);
-  cols += fmt::format("{:>11}{:>11}", maybe(d.process_us_per_transaction, 2),
+  cols += fmt::format("{:>10}{:>10}", maybe(d.process_us_per_transaction, 2),
                       maybe(d.system_us_per_transaction, 2));
   return labelled_row(side.host, kHostLabel, cols);
 }
@@ -60,11 +60,12 @@ std::string cpu_section(const RunReport& report) {
   for (const SideReport* s : sides(report)) {
     if (s->cpu || s == &report.master) body += cpu_row(*s, master_timed);
   }
-  return fmt::format("{:<38}{:>12}{:>6}{:>22}\n", "CPU, timed part (% of all CPUs)", "Hottest CPU",
-                     "Proc", "Service demand") +
-         fmt::format("{:<8}{:>6}{:>6}{:>6}{:>6}{:>6}{:>6}{:>6}{:>6}{:>11}{:>11}\n", "Host", "usr%",
-                     "sys%", "irq%", "sirq%", "busy%", "cpu", "busy%", "cores", "proc us/tx",
-                     "sys us/tx") +
+  // Service demand: CPU us per master transaction, of this process and of the whole host.
+  return fmt::format("{:<40}{:>12}{:>6}{:>20}\n", "CPU, timed part (% of all CPUs)", "Hottest CPU",
+                     "Proc", "us/txn service") +
+         fmt::format("{:<10}{:>6}{:>6}{:>6}{:>6}{:>6}{:>6}{:>6}{:>6}{:>10}{:>10}\n", "Host", "usr%",
+                     "sys%", "irq%", "sirq%", "busy%", "cpu", "busy%", "cores", "process",
+                     "system") +
          body;
 }
 

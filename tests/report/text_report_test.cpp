@@ -88,15 +88,17 @@ TEST_F(FinalReport, NoErrorsSaysZero) {
 
 TEST_F(FinalReport, CpuTable) {
   EXPECT_TRUE(contains(text_, "CPU, timed part"));
-  for (const char* h : {"usr%", "sys%", "irq%", "sirq%", "busy%", "cores", "proc us/tx"}) {
+  for (const char* h :
+       {"usr%", "sys%", "irq%", "sirq%", "busy%", "cores", "us/txn service", "process", "system"}) {
     EXPECT_TRUE(contains(text_, h)) << h;
   }
   // master: usr 37.5, sys 12.5, busy 50, hottest cpu0 at 100, 0.40 cores, 1333.33 and 6666.67
   // us per transaction.
   EXPECT_TRUE(contains(
-      text_, "master    37.5  12.5   0.0   0.0  50.0     0 100.0  0.40    1333.33    6666.67"))
+      text_, "master      37.5  12.5   0.0   0.0  50.0     0 100.0  0.40   1333.33   6666.67\n"))
       << text_;
-  EXPECT_TRUE(contains(text_, "slave1    37.5"));
+  EXPECT_TRUE(contains(
+      text_, "slave1      37.5  12.5   0.0   0.0  50.0     0 100.0     -         -   6666.67\n"));
 }
 
 TEST_F(FinalReport, NicTable) {
