@@ -35,10 +35,14 @@ bool has_snapshot(const json& s) { return s.is_object() && !s.empty(); }
 
 std::string_view to_string(Verdict v) {
   switch (v) {
-    case Verdict::kBetter: return "better";
-    case Verdict::kWorse: return "worse";
-    case Verdict::kNoSignificantChange: return "no significant change";
-    case Verdict::kUnknown: break;
+    case Verdict::kBetter:
+      return "better";
+    case Verdict::kWorse:
+      return "worse";
+    case Verdict::kNoSignificantChange:
+      return "no significant change";
+    case Verdict::kUnknown:
+      break;
   }
   return "unknown";
 }
@@ -51,8 +55,10 @@ MetricComparison compare_metric(Metric m, const std::vector<double>& base,
   c.new_n = next.size();
   c.base_mean = summarize(base).mean;
   c.new_mean = summarize(next).mean;
-  if (c.base_mean != 0) c.change_pct = (c.new_mean - c.base_mean) / std::abs(c.base_mean) * 100.0;
-  else if (c.new_mean == 0) c.change_pct = 0.0;
+  if (c.base_mean != 0)
+    c.change_pct = (c.new_mean - c.base_mean) / std::abs(c.base_mean) * 100.0;
+  else if (c.new_mean == 0)
+    c.change_pct = 0.0;
   const WelchResult t = welch_t_test(base, next);
   if (!t.enough_data) {
     c.verdict = Verdict::kUnknown;
@@ -113,7 +119,8 @@ Comparison compare_series(const Series& base, const Series& next) {
 bool worse_beyond(const Comparison& c, double pct) {
   for (const PointComparison& p : c.points) {
     for (const MetricComparison& m : p.metrics) {
-      if (m.verdict == Verdict::kWorse && m.change_pct && std::abs(*m.change_pct) > pct) return true;
+      if (m.verdict == Verdict::kWorse && m.change_pct && std::abs(*m.change_pct) > pct)
+        return true;
     }
   }
   return false;
@@ -143,8 +150,10 @@ std::string format_comparison(const Comparison& c) {
     for (const json& v : values) s += (s.empty() ? "" : ", ") + value_text(v);
     return s;
   };
-  if (!c.only_in_base.empty()) out += fmt::format("only in BASE: {}={}\n", name, list_values(c.only_in_base));
-  if (!c.only_in_new.empty()) out += fmt::format("only in NEW: {}={}\n", name, list_values(c.only_in_new));
+  if (!c.only_in_base.empty())
+    out += fmt::format("only in BASE: {}={}\n", name, list_values(c.only_in_base));
+  if (!c.only_in_new.empty())
+    out += fmt::format("only in NEW: {}={}\n", name, list_values(c.only_in_new));
   out += "system snapshot differences (master host):\n";
   if (!c.base_has_snapshot) {
     out += "  no snapshot in BASE\n";

@@ -27,11 +27,20 @@ std::string escape(std::string_view text) {
   std::string out;
   for (const char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -154,7 +163,9 @@ std::string render_chart(const std::string& title, const std::string& x_label,
   const double y_top = std::max(step, std::ceil(y_max * 1.05 / step) * step);
   const double plot_h = kHeight - kTop - kBottom;
   // Clamped to the plot: a wide interval's low end can be below 0, which no rate can be.
-  auto y_pixel = [&](double v) { return kTop + plot_h - std::clamp(v, 0.0, y_top) / y_top * plot_h; };
+  auto y_pixel = [&](double v) {
+    return kTop + plot_h - std::clamp(v, 0.0, y_top) / y_top * plot_h;
+  };
 
   std::string svg = fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" "
@@ -163,51 +174,60 @@ std::string render_chart(const std::string& title, const std::string& x_label,
       kWidth, kHeight, escape(title), kLeft);
   // Grid and y ticks.
   for (double t = 0; t <= y_top + step / 2; t += step) {
-    svg += fmt::format("<line class=\"grid\" x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\"/>"
-                       "<text class=\"ytick\" x=\"{}\" y=\"{:.1f}\">{}</text>\n",
-                       kLeft, y_pixel(t), kWidth - kRight, y_pixel(t), kLeft - 6, y_pixel(t) + 4,
-                       escape(tick_label(t)));
+    svg += fmt::format(
+        "<line class=\"grid\" x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\"/>"
+        "<text class=\"ytick\" x=\"{}\" y=\"{:.1f}\">{}</text>\n",
+        kLeft, y_pixel(t), kWidth - kRight, y_pixel(t), kLeft - 6, y_pixel(t) + 4,
+        escape(tick_label(t)));
   }
   for (const auto& [key, label] : axis.ticks) {
     const double x = axis.pixel(key);
-    svg += fmt::format("<line class=\"tick\" x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\"/>"
-                       "<text class=\"xtick\" x=\"{0:.1f}\" y=\"{3}\">{4}</text>\n",
-                       x, kTop + plot_h, kTop + plot_h + 5, kTop + plot_h + 18, escape(label));
+    svg += fmt::format(
+        "<line class=\"tick\" x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\"/>"
+        "<text class=\"xtick\" x=\"{0:.1f}\" y=\"{3}\">{4}</text>\n",
+        x, kTop + plot_h, kTop + plot_h + 5, kTop + plot_h + 18, escape(label));
   }
-  svg += fmt::format("<line class=\"axis\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>"
-                     "<line class=\"axis\" x1=\"{0}\" y1=\"{2}\" x2=\"{3}\" y2=\"{2}\"/>\n",
-                     kLeft, kTop, kTop + plot_h, kWidth - kRight);
+  svg += fmt::format(
+      "<line class=\"axis\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>"
+      "<line class=\"axis\" x1=\"{0}\" y1=\"{2}\" x2=\"{3}\" y2=\"{2}\"/>\n",
+      kLeft, kTop, kTop + plot_h, kWidth - kRight);
   svg += fmt::format("<text class=\"xlabel\" x=\"{:.1f}\" y=\"{}\">{}{}</text>\n",
                      (kLeft + kWidth - kRight) / 2, kHeight - 10, escape(x_label),
                      axis.log ? " (log scale)" : "");
-  svg += fmt::format("<text class=\"ylabel\" transform=\"translate(16 {:.1f}) rotate(-90)\">{}</text>\n",
-                     kTop + plot_h / 2, escape(y_label));
+  svg += fmt::format(
+      "<text class=\"ylabel\" transform=\"translate(16 {:.1f}) rotate(-90)\">{}</text>\n",
+      kTop + plot_h / 2, escape(y_label));
   // Lines, error bars, points, legend.
   double legend_y = kTop + 6;
   for (const Line& l : lines) {
     std::string path;
     for (const Datum& d : l.data) {
-      path += fmt::format("{}{:.1f},{:.1f}", path.empty() ? "" : " ", axis.pixel(d.x), y_pixel(d.y));
+      path +=
+          fmt::format("{}{:.1f},{:.1f}", path.empty() ? "" : " ", axis.pixel(d.x), y_pixel(d.y));
     }
-    svg += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{} points=\"{}\"/>\n",
-                       l.color, l.dashed ? " stroke-dasharray=\"6 4\"" : "", path);
+    svg +=
+        fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{} points=\"{}\"/>\n",
+                    l.color, l.dashed ? " stroke-dasharray=\"6 4\"" : "", path);
     for (const Datum& d : l.data) {
       const double x = axis.pixel(d.x);
       if (d.low && d.high && std::isfinite(*d.low) && std::isfinite(*d.high)) {
         svg += fmt::format(
-            "<path class=\"ci\" stroke=\"{}\" d=\"M{:.1f},{:.1f}V{:.1f}M{:.1f},{:.1f}h10M{:.1f},{:.1f}h10\"/>\n",
+            "<path class=\"ci\" stroke=\"{}\" "
+            "d=\"M{:.1f},{:.1f}V{:.1f}M{:.1f},{:.1f}h10M{:.1f},{:.1f}h10\"/>\n",
             l.color, x, y_pixel(*d.low), y_pixel(*d.high), x - 5, y_pixel(*d.low), x - 5,
             y_pixel(*d.high));
       }
-      svg += fmt::format("<circle class=\"point\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"{}\">"
-                         "<title>{}</title></circle>\n",
-                         x, y_pixel(d.y), l.color, escape(d.label));
+      svg += fmt::format(
+          "<circle class=\"point\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"{}\">"
+          "<title>{}</title></circle>\n",
+          x, y_pixel(d.y), l.color, escape(d.label));
     }
-    svg += fmt::format("<line x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" stroke=\"{3}\" "
-                       "stroke-width=\"2\"{4}/><text class=\"legend\" x=\"{5}\" y=\"{6:.1f}\">{7}</text>\n",
-                       kWidth - kRight - 150, legend_y, kWidth - kRight - 126, l.color,
-                       l.dashed ? " stroke-dasharray=\"6 4\"" : "", kWidth - kRight - 120,
-                       legend_y + 4, escape(l.name));
+    svg += fmt::format(
+        "<line x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" stroke=\"{3}\" "
+        "stroke-width=\"2\"{4}/><text class=\"legend\" x=\"{5}\" y=\"{6:.1f}\">{7}</text>\n",
+        kWidth - kRight - 150, legend_y, kWidth - kRight - 126, l.color,
+        l.dashed ? " stroke-dasharray=\"6 4\"" : "", kWidth - kRight - 120, legend_y + 4,
+        escape(l.name));
     legend_y += 16;
   }
   svg += "</svg>\n";
@@ -249,16 +269,19 @@ std::string points_table(const std::vector<LabeledSeries>& series, const std::st
   for (const auto& s : series) {
     for (const SweepPoint& p : s.series.points) {
       const PointSummary sum = summarize_runs(p.runs);
-      const std::string ci = std::isfinite(sum.tps_ci95_low)
-                                 ? fmt::format("{} – {}", format_metric(Metric::kTransactionsPerS, sum.tps_ci95_low),
-                                               format_metric(Metric::kTransactionsPerS, sum.tps_ci95_high))
-                                 : std::string("n/a");
-      out += fmt::format("<tr><td>{}</td><td>{}</td><td>{}/{}</td><td>{}</td><td>{}</td>",
-                         escape(s.label), escape(value_text(p.value)), sum.n, p.runs.size(),
-                         escape(format_metric(Metric::kTransactionsPerS, sum.tps_mean)), escape(ci));
-      for (const Metric m : {Metric::kP50Ns, Metric::kP99Ns, Metric::kP99_9Ns, Metric::kCpuBusyPctLocal,
-                             Metric::kCpuBusyPctRemote, Metric::kServiceDemandLocal,
-                             Metric::kServiceDemandRemote, Metric::kErrors}) {
+      const std::string ci =
+          std::isfinite(sum.tps_ci95_low)
+              ? fmt::format("{} – {}", format_metric(Metric::kTransactionsPerS, sum.tps_ci95_low),
+                            format_metric(Metric::kTransactionsPerS, sum.tps_ci95_high))
+              : std::string("n/a");
+      out +=
+          fmt::format("<tr><td>{}</td><td>{}</td><td>{}/{}</td><td>{}</td><td>{}</td>",
+                      escape(s.label), escape(value_text(p.value)), sum.n, p.runs.size(),
+                      escape(format_metric(Metric::kTransactionsPerS, sum.tps_mean)), escape(ci));
+      for (const Metric m :
+           {Metric::kP50Ns, Metric::kP99Ns, Metric::kP99_9Ns, Metric::kCpuBusyPctLocal,
+            Metric::kCpuBusyPctRemote, Metric::kServiceDemandLocal, Metric::kServiceDemandRemote,
+            Metric::kErrors}) {
         out += cell(m, sum.mean(m));
       }
       out += "</tr>\n";
@@ -287,8 +310,8 @@ std::string render_html_report(const std::string& title, const std::vector<Label
     p99.push_back(metric_line(axis, s, Metric::kP99Ns, s.label, color, false, false));
     demand.push_back(metric_line(axis, s, Metric::kServiceDemandLocal, s.label + " master", color,
                                  false, false));
-    demand.push_back(metric_line(axis, s, Metric::kServiceDemandRemote, s.label + " slave", color,
-                                 true, false));
+    demand.push_back(
+        metric_line(axis, s, Metric::kServiceDemandRemote, s.label + " slave", color, true, false));
   }
   std::string html = fmt::format(
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{0}</title>\n"
@@ -297,7 +320,8 @@ std::string render_html_report(const std::string& title, const std::vector<Label
       "svg {{ display: block; margin: 1em 0; background: #fff; border: 1px solid #ddd; }}\n"
       "svg text {{ font-size: 12px; fill: #333; }}\n"
       "svg .title {{ font-size: 14px; font-weight: bold; }}\n"
-      "svg .ytick {{ text-anchor: end; }} svg .xtick, svg .xlabel, svg .ylabel {{ text-anchor: middle; }}\n"
+      "svg .ytick {{ text-anchor: end; }} svg .xtick, svg .xlabel, svg .ylabel {{ text-anchor: "
+      "middle; }}\n"
       "svg .grid {{ stroke: #eee; }} svg .axis, svg .tick {{ stroke: #555; }}\n"
       "svg .ci {{ fill: none; stroke-width: 1.5; }}\n"
       "table {{ border-collapse: collapse; font-size: 13px; }}\n"

@@ -73,7 +73,9 @@ const json* timed_latency(const json& run) {
 }
 
 json number_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
-json number_or_null(const std::optional<double>& v) { return v ? number_or_null(*v) : json(nullptr); }
+json number_or_null(const std::optional<double>& v) {
+  return v ? number_or_null(*v) : json(nullptr);
+}
 
 }  // namespace
 

@@ -14,9 +14,12 @@ using nlohmann::json;
 
 std::string_view spacing_name(ValueSpacing s) {
   switch (s) {
-    case ValueSpacing::kGeometric: return "geometric";
-    case ValueSpacing::kArithmetic: return "arithmetic";
-    case ValueSpacing::kList: break;
+    case ValueSpacing::kGeometric:
+      return "geometric";
+    case ValueSpacing::kArithmetic:
+      return "arithmetic";
+    case ValueSpacing::kList:
+      break;
   }
   return "list";
 }
@@ -90,7 +93,8 @@ SeriesParse series_from_document(const json& doc) {
   const auto kind = doc.find("kind");
   if (kind == doc.end()) {
     if (!looks_like_run(doc)) {
-      return fail("not a volley result document (no \"kind\", and no \"status\"/\"totals\" of a run)");
+      return fail(
+          "not a volley result document (no \"kind\", and no \"status\"/\"totals\" of a run)");
     }
     Series s;
     s.points.push_back(SweepPoint{nullptr, {doc}});

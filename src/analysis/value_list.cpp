@@ -37,15 +37,18 @@ VaryParse parse_range(const std::string& name, std::string_view list) {
   std::string_view rest = list.substr(dots + 2);
   const auto op_at = rest.find_first_of("x+");
   if (op_at == std::string_view::npos) {
-    return fail(fmt::format("--vary {}={}: a range needs a step: START..ENDxFACTOR (e.g. 1..64x2) "
-                            "or START..END+STEP (e.g. 1..10+3)", name, list));
+    return fail(
+        fmt::format("--vary {}={}: a range needs a step: START..ENDxFACTOR (e.g. 1..64x2) "
+                    "or START..END+STEP (e.g. 1..10+3)",
+                    name, list));
   }
   const char op = rest[op_at];
   const auto start = to_integer(start_text);
   const auto end = to_integer(rest.substr(0, op_at));
   const auto step = to_integer(rest.substr(op_at + 1));
   if (!start || !end || !step) {
-    return fail(fmt::format("--vary {}={}: range bounds and step must be whole numbers", name, list));
+    return fail(
+        fmt::format("--vary {}={}: range bounds and step must be whole numbers", name, list));
   }
   if (*start > *end) {
     return fail(fmt::format("--vary {}={}: the start ({}) is above the end ({})", name, list,
@@ -53,9 +56,11 @@ VaryParse parse_range(const std::string& name, std::string_view list) {
   }
   VaryList out{name, {}, op == 'x' ? ValueSpacing::kGeometric : ValueSpacing::kArithmetic};
   if (op == 'x') {
-    if (*step < 2) return fail(fmt::format("--vary {}={}: the factor must be 2 or more", name, list));
+    if (*step < 2)
+      return fail(fmt::format("--vary {}={}: the factor must be 2 or more", name, list));
     if (*start < 1) {
-      return fail(fmt::format("--vary {}={}: a geometric range must start at 1 or more", name, list));
+      return fail(
+          fmt::format("--vary {}={}: a geometric range must start at 1 or more", name, list));
     }
   } else if (*step < 1) {
     return fail(fmt::format("--vary {}={}: the step must be 1 or more", name, list));

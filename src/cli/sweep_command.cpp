@@ -56,9 +56,11 @@ std::vector<std::string> sweep_command_line(const SweepOptions& o, const std::st
 /// "run 5/12: t=16 repeat 2/3, about 40 s left" (no estimate before the first run has ended).
 std::string progress_line(std::size_t run, std::size_t runs, const std::string& binding,
                           std::size_t repeat, std::size_t repeats, Clock::duration elapsed) {
-  std::string line = fmt::format("run {}/{}: {} repeat {}/{}", run + 1, runs, binding, repeat + 1, repeats);
+  std::string line =
+      fmt::format("run {}/{}: {} repeat {}/{}", run + 1, runs, binding, repeat + 1, repeats);
   if (run > 0) {
-    const double per_run = std::chrono::duration<double>(elapsed).count() / static_cast<double>(run);
+    const double per_run =
+        std::chrono::duration<double>(elapsed).count() / static_cast<double>(run);
     const double left = per_run * static_cast<double>(runs - run);
     line += left >= 120 ? fmt::format(", about {:.0f} min left", left / 60)
                         : fmt::format(", about {:.0f} s left", left);
@@ -87,9 +89,9 @@ int sweep_command(const SweepOptions& options) {
   if (options.local && bindings->count("h") == 0) (*bindings)["h"] = "127.0.0.1";
   const auto connect_timeout = core::parse_duration(options.connect_timeout);
   if (!connect_timeout.value || connect_timeout.value->count() <= 0) {
-    return bad_input("--connect-timeout: " +
-                     (connect_timeout.error.empty() ? std::string("must be more than 0")
-                                                    : connect_timeout.error));
+    return bad_input("--connect-timeout: " + (connect_timeout.error.empty()
+                                                  ? std::string("must be more than 0")
+                                                  : connect_timeout.error));
   }
   for (const auto* path : {&options.json, &options.html}) {
     if (path->empty() || *path == "-") continue;
@@ -103,14 +105,15 @@ int sweep_command(const SweepOptions& options) {
   for (const std::string& value : vary.values) {
     auto with_value = *bindings;
     with_value[vary.name] = value;
-    profiles.push_back(load_profile(options.profile, profile::Variables{with_value, environment},
-                                    options.strict));
+    profiles.push_back(
+        load_profile(options.profile, profile::Variables{with_value, environment}, options.strict));
     const LoadedProfile& loaded = profiles.back();
     if (!loaded.parsed.profile) {
       return bad_input(fmt::format("the profile is not valid with {}={}", vary.name, value));
     }
     if (loaded.parsed.used_variables.count(vary.name) == 0) {
-      return bad_input(fmt::format("the profile does not use ${}: varying it changes nothing", vary.name));
+      return bad_input(
+          fmt::format("the profile does not use ${}: varying it changes nothing", vary.name));
     }
   }
 
@@ -125,11 +128,12 @@ int sweep_command(const SweepOptions& options) {
   std::ostream& text = options.json == "-" ? std::cerr : std::cout;
   const bool tty = ::isatty(STDERR_FILENO) != 0;
   const std::size_t runs = vary.values.size() * options.repeat;
-  text << fmt::format("volley {}: sweeping profile '{}' over {}={} ({} run(s) each, {} in all; {})\n",
-                      VOLLEY_VERSION, profiles.front().parsed.profile->name, vary.name,
-                      fmt::join(vary.values, ","), options.repeat, runs,
-                      options.local ? fmt::format("local slave on 127.0.0.1:{}", local.port())
-                                    : std::string("remote slaves"))
+  text << fmt::format(
+              "volley {}: sweeping profile '{}' over {}={} ({} run(s) each, {} in all; {})\n",
+              VOLLEY_VERSION, profiles.front().parsed.profile->name, vary.name,
+              fmt::join(vary.values, ","), options.repeat, runs,
+              options.local ? fmt::format("local slave on 127.0.0.1:{}", local.port())
+                            : std::string("remote slaves"))
        << std::flush;
 
   analysis::SweepInfo info;
@@ -153,8 +157,10 @@ int sweep_command(const SweepOptions& options) {
       if (!options.quiet) {
         const std::string line =
             progress_line(run, runs, binding, r, options.repeat, Clock::now() - start);
-        if (tty) std::cerr << '\r' << line << "\x1b[K" << std::flush;
-        else std::cerr << line << '\n' << std::flush;
+        if (tty)
+          std::cerr << '\r' << line << "\x1b[K" << std::flush;
+        else
+          std::cerr << line << '\n' << std::flush;
       }
       RunOnceRequest request;
       request.profile = &profile;

@@ -8,11 +8,15 @@ namespace volley::cli {
 void add_sweep_and_compare(CLI::App& app, SweepCompareOptions& options) {
   SweepOptions& s = options.sweep_options;
   auto* sweep = app.add_subcommand(
-      "sweep", "Run a profile once per value of a variable (-n times each) and tabulate the results");
-  sweep->add_option("profile", s.profile, "The profile (XML)")->required()->check(CLI::ExistingFile);
-  sweep->add_option("--vary", s.vary,
-                    "The variable and its values: NAME=1,2,4 (a list), NAME=1..4096x2 (multiply "
-                    "by 2 up to 4096) or NAME=1..10+3 (add 3 up to 10)")
+      "sweep",
+      "Run a profile once per value of a variable (-n times each) and tabulate the results");
+  sweep->add_option("profile", s.profile, "The profile (XML)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  sweep
+      ->add_option("--vary", s.vary,
+                   "The variable and its values: NAME=1,2,4 (a list), NAME=1..4096x2 (multiply "
+                   "by 2 up to 4096) or NAME=1..10+3 (add 3 up to 10)")
       ->required()
       ->type_name("NAME=LIST");
   sweep->add_option("--set", s.set, "Give another profile variable a value (repeatable)")
@@ -27,12 +31,14 @@ void add_sweep_and_compare(CLI::App& app, SweepCompareOptions& options) {
       ->check(CLI::Range(std::size_t{1}, std::size_t{1000}));
   sweep->add_option("--workers", s.workers, "Worker threads on the master (default: one per core)");
   sweep->add_option("--slave-workers", s.slave_workers, "Worker threads each slave uses");
-  sweep->add_option("--seed", s.seed, "Seed for random sizes and file picks")->capture_default_str();
+  sweep->add_option("--seed", s.seed, "Seed for random sizes and file picks")
+      ->capture_default_str();
   sweep->add_option("--connect-timeout", s.connect_timeout, "How long to wait for a slave")
       ->capture_default_str();
   sweep->add_option("--json", s.json, "Write the sweep document (every run) to FILE (- for stdout)")
       ->type_name("FILE");
-  sweep->add_option("--html", s.html, "Write an HTML report with charts to FILE")->type_name("FILE");
+  sweep->add_option("--html", s.html, "Write an HTML report with charts to FILE")
+      ->type_name("FILE");
   sweep->add_flag("-q,--quiet", s.quiet, "No progress line");
   sweep->footer(
       "Example:\n  volley sweep profiles/pingpong.xml --local --vary t=1..64x4 -n 3 --json s.json "
@@ -45,8 +51,9 @@ void add_sweep_and_compare(CLI::App& app, SweepCompareOptions& options) {
       "compare", "Compare two results (sweeps or single runs): changes, significance, verdicts");
   compare->add_option("base", c.base, "The reference result (JSON from sweep or run)")->required();
   compare->add_option("new", c.next, "The result to judge against it")->required();
-  compare->add_option("--fail-if-worse", c.fail_if_worse,
-                      "Exit 1 when a metric is significantly worse by more than PCT percent")
+  compare
+      ->add_option("--fail-if-worse", c.fail_if_worse,
+                   "Exit 1 when a metric is significantly worse by more than PCT percent")
       ->type_name("PCT")
       ->check(CLI::NonNegativeNumber);
   compare->add_option("--html", c.html, "Write both series on the same charts to FILE")
@@ -58,7 +65,8 @@ void add_sweep_and_compare(CLI::App& app, SweepCompareOptions& options) {
 }
 
 int sweep_or_compare_command(CLI::App& /*app*/, const SweepCompareOptions& options) {
-  if (options.sweep != nullptr && options.sweep->parsed()) return sweep_command(options.sweep_options);
+  if (options.sweep != nullptr && options.sweep->parsed())
+    return sweep_command(options.sweep_options);
   if (options.compare != nullptr && options.compare->parsed()) {
     return compare_command(options.compare_options);
   }

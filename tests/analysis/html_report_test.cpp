@@ -31,7 +31,8 @@ Series sweep(const std::vector<int>& values) {
   Series s;
   s.vary_name = "t";
   s.log_x = true;
-  for (const int v : values) s.points.push_back(SweepPoint{v, {fake_run(v * 100.0), fake_run(v * 110.0)}});
+  for (const int v : values)
+    s.points.push_back(SweepPoint{v, {fake_run(v * 100.0), fake_run(v * 110.0)}});
   return s;
 }
 
@@ -49,8 +50,8 @@ TEST(HtmlReportTest, ThreeChartsWithAPointPerMeasuredValue) {
 }
 
 TEST(HtmlReportTest, ComparisonDrawsBothSeries) {
-  const std::string html = render_html_report(
-      "compare", {{"base", sweep({1, 4})}, {"new", sweep({1, 4, 16})}});
+  const std::string html =
+      render_html_report("compare", {{"base", sweep({1, 4})}, {"new", sweep({1, 4, 16})}});
   EXPECT_EQ(count(html, "<svg"), 3U);
   EXPECT_EQ(count(html, "class=\"point\""), (2U + 3U) * 4U);
   EXPECT_NE(html.find(">base<"), std::string::npos);

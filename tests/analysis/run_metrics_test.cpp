@@ -21,8 +21,9 @@ json fake_run(double tps, double p99, const char* status = "ok") {
               {"groups", {{{"transactions", {connect, timed}}}}},
               {"totals", {{"transactions_per_s", tps}, {"errors", {{"total", 0}}}}},
               {"cpu",
-               {{"local", {{"total", {{"busy_pct", 40.0}}},
-                           {"service_demand", {{"process_us_per_transaction", 10.0}}}}},
+               {{"local",
+                 {{"total", {{"busy_pct", 40.0}}},
+                  {"service_demand", {{"process_us_per_transaction", 10.0}}}}},
                 {"remote",
                  {{{"total", {{"busy_pct", 50.0}}},
                    {"service_demand", {{"process_us_per_transaction", 12.0}}}},
@@ -83,8 +84,9 @@ TEST(SummarizeRunsTest, OneRunHasNoInterval) {
 
 TEST(SweepDocumentTest, RoundTripsThroughSeries) {
   SweepInfo info{"0.1.0", "t", ValueSpacing::kGeometric, 2, json{{"hostname", "x"}}};
-  const std::vector<SweepPoint> points{{value_json("1"), {fake_run(100, 1000), fake_run(102, 1000)}},
-                                       {value_json("4"), {fake_run(300, 2000), fake_run(310, 2000)}}};
+  const std::vector<SweepPoint> points{
+      {value_json("1"), {fake_run(100, 1000), fake_run(102, 1000)}},
+      {value_json("4"), {fake_run(300, 2000), fake_run(310, 2000)}}};
   const json doc = make_sweep_document(info, points);
   EXPECT_EQ(doc["kind"], "sweep");
   EXPECT_EQ(doc["vary"]["values"], json::array({1, 4}));

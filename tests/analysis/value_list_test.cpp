@@ -49,9 +49,9 @@ TEST(ParseVaryTest, HugeRangeDoesNotOverflow) {
 }
 
 TEST(ParseVaryTest, Errors) {
-  for (const char* bad : {"t", "=1,2", "t=", "t=1,,2", "t=1,2,", "t=1..8", "t=a..8x2", "t=1..8x1",
-                          "t=1..8x0", "t=0..8x2", "t=1..8+0", "t=1..8+-1", "t=8..1x2", "t=1..8x2z",
-                          "t x=1", "t=1..100000+1"}) {
+  for (const char* bad :
+       {"t", "=1,2", "t=", "t=1,,2", "t=1,2,", "t=1..8", "t=a..8x2", "t=1..8x1", "t=1..8x0",
+        "t=0..8x2", "t=1..8+0", "t=1..8+-1", "t=8..1x2", "t=1..8x2z", "t x=1", "t=1..100000+1"}) {
     const VaryParse p = parse_vary(bad);
     EXPECT_FALSE(p.vary) << bad;
     EXPECT_FALSE(p.error.empty()) << bad;

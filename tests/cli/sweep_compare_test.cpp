@@ -56,8 +56,9 @@ class SweepCompareTest : public ::testing::Test {
 };
 
 TEST_F(SweepCompareTest, SweepThenCompareWithItself) {
-  const Outcome sweep = run_volley("sweep " + path("pingpong.xml") + " --local --vary t=1,2 -n 2" +
-                                   " --json " + path("s.json") + " --html " + path("s.html") + " -q");
+  const Outcome sweep =
+      run_volley("sweep " + path("pingpong.xml") + " --local --vary t=1,2 -n 2" + " --json " +
+                 path("s.json") + " --html " + path("s.html") + " -q");
   ASSERT_EQ(sweep.status, 0) << sweep.output;
   EXPECT_NE(sweep.output.find("txn/s"), std::string::npos) << sweep.output;
 

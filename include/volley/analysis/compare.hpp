@@ -22,10 +22,13 @@ namespace volley::analysis {
 inline constexpr double kSignificanceLevel = 0.05;
 
 /// The metrics a comparison judges, in table order.
-inline constexpr std::array<Metric, 7> kComparedMetrics{
-    Metric::kTransactionsPerS,  Metric::kP99Ns,           Metric::kP50Ns,
-    Metric::kServiceDemandLocal, Metric::kServiceDemandRemote, Metric::kCpuBusyPctLocal,
-    Metric::kCpuBusyPctRemote};
+inline constexpr std::array<Metric, 7> kComparedMetrics{Metric::kTransactionsPerS,
+                                                        Metric::kP99Ns,
+                                                        Metric::kP50Ns,
+                                                        Metric::kServiceDemandLocal,
+                                                        Metric::kServiceDemandRemote,
+                                                        Metric::kCpuBusyPctLocal,
+                                                        Metric::kCpuBusyPctRemote};
 
 enum class Verdict { kBetter, kWorse, kNoSignificantChange, kUnknown };
 [[nodiscard]] std::string_view to_string(Verdict v);  ///< "better", "worse", ...

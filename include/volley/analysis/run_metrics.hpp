@@ -20,8 +20,8 @@ enum class Metric : std::size_t {
   kP50Ns,             ///< latency p50 of the timed transaction
   kP99Ns,
   kP99_9Ns,
-  kCpuBusyPctLocal,   ///< cpu.local.total.busy_pct (the host, not the process)
-  kCpuBusyPctRemote,  ///< mean over cpu.remote[].total.busy_pct
+  kCpuBusyPctLocal,      ///< cpu.local.total.busy_pct (the host, not the process)
+  kCpuBusyPctRemote,     ///< mean over cpu.remote[].total.busy_pct
   kServiceDemandLocal,   ///< cpu.local.service_demand.process_us_per_transaction
   kServiceDemandRemote,  ///< mean over the slaves' process_us_per_transaction
   kErrors,               ///< totals.errors.total
@@ -57,10 +57,10 @@ struct RunMetrics {
 
 /// Summary of one sweep point (counted runs only).
 struct PointSummary {
-  std::size_t n = 0;              ///< Counted runs.
-  double tps_mean = 0;            ///< NaN when n == 0.
-  double tps_stddev = 0;          ///< NaN when n < 2.
-  double tps_ci95_low = 0;        ///< NaN when n < 2.
+  std::size_t n = 0;        ///< Counted runs.
+  double tps_mean = 0;      ///< NaN when n == 0.
+  double tps_stddev = 0;    ///< NaN when n < 2.
+  double tps_ci95_low = 0;  ///< NaN when n < 2.
   double tps_ci95_high = 0;
   /// Mean over the runs that have it, per metric (index by Metric); nullopt when none has it.
   std::array<std::optional<double>, kMetricCount> means{};

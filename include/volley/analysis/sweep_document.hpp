@@ -29,7 +29,7 @@ inline constexpr int kSweepSchemaVersion = 1;
 
 /// One value of the swept variable and every run made with it.
 struct SweepPoint {
-  nlohmann::json value;               ///< number or string; null for a single run document
+  nlohmann::json value;              ///< number or string; null for a single run document
   std::vector<nlohmann::json> runs;  ///< run documents (report::to_json_document)
 };
 
@@ -54,8 +54,8 @@ struct SweepInfo {
 
 /// A document read back: a sweep, or one run as a single point with value null.
 struct Series {
-  std::string vary_name;        ///< "" for a single run
-  bool log_x = false;           ///< draw on a log axis (see use_log_axis)
+  std::string vary_name;  ///< "" for a single run
+  bool log_x = false;     ///< draw on a log axis (see use_log_axis)
   std::vector<SweepPoint> points;
   nlohmann::json system_local;  ///< null when the document has no snapshot
 };
