@@ -27,16 +27,16 @@ constexpr int kStartTimeoutMs = 10000;
 
 LocalSlave::~LocalSlave() { stop(); }
 
-std::string LocalSlave::start(std::size_t workers) {
+std::string LocalSlave::start(std::size_t workers, const std::string& executable) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return fmt::format("local slave: pipe: {}", std::strerror(errno));
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   // dup2 clears close-on-exec on the child's copy, so only the write end reaches it as fd 3.
   posix_spawn_file_actions_adddup2(&actions, fds[1], kAnnounceFd);
-  std::vector<std::string> args = {"volley",        "serve",   "--listen",
-                                   "127.0.0.1:0",   "--quiet", "--exit-with-parent",
+  std::vector<std::string> args = {"volley", "serve", "--listen", "127.0.0.1:0", "--exit-with-parent",
                                    "--announce-fd", std::to_string(kAnnounceFd)};
+  if (quiet_) args.emplace_back("--quiet");
   if (workers > 0) {
     args.emplace_back("--workers");
     args.push_back(std::to_string(workers));
@@ -44,7 +44,7 @@ std::string LocalSlave::start(std::size_t workers) {
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
-  const int rc = ::posix_spawn(&pid_, "/proc/self/exe", &actions, nullptr, argv.data(), environ);
+  const int rc = ::posix_spawn(&pid_, executable.c_str(), &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   ::close(fds[1]);
   if (rc != 0) {

@@ -3,7 +3,9 @@
 #include <array>
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/read.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <fmt/format.h>
@@ -17,6 +19,7 @@ using nlohmann::json;
 
 namespace {
 constexpr auto kAwait = asio::as_tuple(asio::use_awaitable);
+constexpr auto kSendTimeout = std::chrono::seconds(5);
 
 ChannelError from_error(const boost::system::error_code& ec, const std::string& peer) {
   if (ec == asio::error::eof) return {fmt::format("{} closed the control connection", peer), true};
@@ -49,9 +52,26 @@ asio::awaitable<std::variant<json, ChannelError>> Channel::receive() {
 }
 
 asio::awaitable<std::variant<std::monostate, ChannelError>> Channel::send(json message) {
+  const std::string who = peer();
   const std::string frame = encode_frame(message);
+  // A peer that stops reading must not stall us: a send that cannot finish in time fails.
+  asio::steady_timer guard(socket_.get_executor());
+  guard.expires_after(kSendTimeout);
+  bool expired = false;
+  guard.async_wait([this, &expired](const boost::system::error_code& ec) {
+    if (ec) return;
+    expired = true;
+    boost::system::error_code ignored;
+    socket_.cancel(ignored);
+  });
   auto [ec, n] = co_await asio::async_write(socket_, asio::buffer(frame), kAwait);
-  if (ec) co_return from_error(ec, peer());
+  guard.cancel();
+  co_await asio::post(socket_.get_executor(), asio::use_awaitable);  // the guard's handler ran
+  if (expired) {
+    co_return ChannelError{fmt::format("control connection to {}: the peer has not taken a "
+                                       "message for {} s", who, kSendTimeout.count())};
+  }
+  if (ec) co_return from_error(ec, who);
   co_return std::monostate{};
 }
 

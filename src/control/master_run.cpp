@@ -73,6 +73,7 @@ struct MasterRun::State {
     std::unique_ptr<Channel> channel;
     asio::ip::address data_address;
     bool reader_alive = false;
+    bool lost = false;
     bool greeted = false;
     std::optional<std::map<std::uint16_t, std::uint16_t>> ports;
     std::optional<std::size_t> steps_done;  ///< highest step reported done
@@ -138,7 +139,7 @@ awaitable<void> MasterRun::run() {
 
   auto send_to = [&](std::size_t i, json m) -> awaitable<void> {
     auto& s = st.slaves[i];
-    if (!s.channel || !s.channel->is_open()) co_return;
+    if (!s.channel || !s.channel->is_open() || s.lost) co_return;
     auto sent = co_await s.channel->send(std::move(m));
     if (auto* e = std::get_if<ChannelError>(&sent)) fail(fmt::format("slave {}: {}", s.address.host, e->message));
   };
@@ -183,6 +184,7 @@ awaitable<void> MasterRun::run() {
       }
     } else if (auto* lost = std::get_if<SlaveLost>(&event)) {
       auto& s = st.slaves[lost->slave];
+      s.lost = true;  // nothing more is sent to it
       if (!s.results) fail(fmt::format("lost slave {}: {}", s.address.host, lost->error.message));
     } else if (auto* exited = std::get_if<ReaderExited>(&event)) {
       st.slaves[exited->slave].reader_alive = false;
@@ -244,7 +246,7 @@ awaitable<void> MasterRun::run() {
   // 1. Reach every slave.
   for (std::size_t i = 0; i < settings_.slaves.size() && st.failure.empty(); ++i) {
     const SlaveAddress& address = settings_.slaves[i];
-    st.slaves.push_back(State::Slave{address, {}, {}, false, false, {}, {}, {}, Clock::now(), Clock::now()});
+    st.slaves.push_back(State::Slave{address, {}, {}, false, false, false, {}, {}, {}, Clock::now(), Clock::now()});
     tcp::resolver resolver(context_);
     auto [resolve_ec, endpoints] = co_await resolver.async_resolve(
         address.control_host, std::to_string(address.control_port), kAwait);
@@ -434,12 +436,12 @@ awaitable<void> MasterRun::run() {
       side.nic = nic_rates_from_json(s.results->value("nic", json()));
     }
     report_.slaves.push_back(std::move(side));
-    if (s.channel && s.channel->is_open()) {
+    if (s.channel && s.channel->is_open() && !s.lost) {
       json bye = message("bye");
       auto sent = co_await s.channel->send(std::move(bye));
       (void)sent;
-      s.channel->close();
     }
+    if (s.channel) s.channel->close();
   }
   st.ticking = false;
   st.ticker.cancel();

@@ -12,19 +12,23 @@ namespace volley::cli {
 
 class LocalSlave {
  public:
-  LocalSlave() = default;
+  /// `quiet`: the slave logs nothing (for --local, whose output is the master's report).
+  explicit LocalSlave(bool quiet = true) : quiet_(quiet) {}
   ~LocalSlave();
   LocalSlave(const LocalSlave&) = delete;
   LocalSlave& operator=(const LocalSlave&) = delete;
 
   /// Starts `volley serve` on 127.0.0.1 with an ephemeral port and waits until it listens.
   /// Returns an error sentence, or "".
-  std::string start(std::size_t workers);
+  /// `executable` is volley itself unless a test runs this from another binary.
+  std::string start(std::size_t workers, const std::string& executable = "/proc/self/exe");
   [[nodiscard]] std::uint16_t port() const { return port_; }
+  [[nodiscard]] pid_t pid() const { return pid_; }
   /// SIGTERM, then SIGKILL if it has not exited within a few seconds; always reaps it.
   void stop();
 
  private:
+  bool quiet_ = true;
   pid_t pid_ = -1;
   std::uint16_t port_ = 0;
 };

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Builds volley and runs every test suite (unit and loopback integration) with CTest.
+# Usage: scripts/test.sh [BUILD_DIR] [extra cmake arguments...]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-"$root/build"}
+shift || true
+"$root/scripts/build.sh" "$build" "$@"
+# Integration tests start real slaves and measure for a second or two each: run them one at a
+# time so they do not compete for the two cores with each other.
+ctest --test-dir "$build" --output-on-failure -j "$(nproc)" -LE integration
+ctest --test-dir "$build" --output-on-failure -L integration

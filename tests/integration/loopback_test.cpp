@@ -1,0 +1,367 @@
+// End to end over real sockets on loopback: the real volley binary as master, against a slave
+// started with --local or as a separate `volley serve`, checked through the JSON result document.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "support/paths.hpp"
+#include "support/process.hpp"
+#include "volley/cli/local_slave.hpp"
+
+namespace volley::test {
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+std::string pingpong(const std::string& duration) {
+  return fmt::format(R"XML(<?xml version="1.0"?>
+<profile name="pp">
+  <group nthreads="$t">
+    <transaction iterations="1"><flowop type="connect" options="remotehost=$h protocol=tcp"/></transaction>
+    <transaction duration="{}">
+      <flowop type="write" options="size=64"/>
+      <flowop type="read" options="size=64"/>
+    </transaction>
+    <transaction iterations="1"><flowop type="disconnect"/></transaction>
+  </group>
+</profile>
+)XML", duration);
+}
+
+json read_json(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  return json::parse(in, nullptr, false);
+}
+
+/// Master and slave moved the same bytes and ops, nothing failed, every connection was made.
+void expect_clean_mirrored_run(const json& doc, std::uint64_t connections) {
+  ASSERT_FALSE(doc.is_discarded());
+  EXPECT_EQ(doc["status"], "ok") << doc["failure"];
+  EXPECT_GT(doc["totals"]["transactions"].get<std::uint64_t>(), 0U);
+  EXPECT_EQ(doc["totals"]["errors"]["total"].get<std::uint64_t>(), 0U);
+  EXPECT_EQ(doc["totals"]["connections_requested"].get<std::uint64_t>(), connections);
+  EXPECT_EQ(doc["totals"]["connections_established"].get<std::uint64_t>(), connections);
+  ASSERT_EQ(doc["comparison"].size(), 1U);
+  EXPECT_EQ(doc["comparison"][0]["master_bytes"], doc["comparison"][0]["slave_bytes"]);
+  EXPECT_EQ(doc["comparison"][0]["master_ops"], doc["comparison"][0]["slave_ops"]);
+}
+
+/// A `volley serve` of the test's own on an ephemeral loopback port, logging to stderr.
+class ServeProcess {
+ public:
+  ServeProcess() : slave_(false) {
+    const auto problem = slave_.start(1, VOLLEY_BINARY);
+    EXPECT_EQ(problem, "");
+  }
+  [[nodiscard]] std::string port() const { return std::to_string(slave_.port()); }
+  [[nodiscard]] pid_t pid() const { return slave_.pid(); }
+  void stop() { slave_.stop(); }
+
+ private:
+  cli::LocalSlave slave_;
+};
+
+std::size_t count_entries(const std::filesystem::path& dir) {
+  std::size_t n = 0;
+  std::error_code ec;
+  for (auto it = std::filesystem::directory_iterator(dir, ec); !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) ++n;
+  return n;
+}
+
+TEST(Loopback, PingPongWithLocalSlave) {
+  TempDir dir;
+  const auto profile = dir.write("pp.xml", pingpong("1s"));
+  const auto out = dir.path() / "r.json";
+  const auto r = run_volley({"run", profile, "--local", "--set", "t=8", "--json", out, "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const json doc = read_json(out);
+  expect_clean_mirrored_run(doc, 8);
+  EXPECT_NE(r.out.find("Run Statistics"), std::string::npos);
+  const auto& step = doc["groups"][0]["transactions"][1];
+  const auto& lat = step["latency_ns"];
+  EXPECT_LE(lat["p50"].get<double>(), lat["p99"].get<double>());
+  EXPECT_LE(lat["p99"].get<double>(), lat["max"].get<double>());
+}
+
+TEST(Loopback, SeparateSlaveServesMastersOneAfterAnother) {
+  TempDir dir;
+  ServeProcess serve;
+  const auto profile = dir.write("pp.xml", pingpong("500ms"));
+  for (int i = 0; i < 2; ++i) {
+    const auto out = dir.path() / fmt::format("r{}.json", i);
+    const auto r = run_volley({"run", profile, "-P", serve.port(), "--set", "h=127.0.0.1", "--set",
+                               "t=64", "--json", out, "-q"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    expect_clean_mirrored_run(read_json(out), 64);
+  }
+}
+
+TEST(Loopback, TwoMastersAtOnce) {
+  TempDir dir;
+  ServeProcess serve;
+  const auto profile = dir.write("pp.xml", pingpong("1s"));
+  Process a({VOLLEY_BINARY, "run", profile, "-P", serve.port(), "--set", "h=127.0.0.1", "--set",
+             "t=4", "--json", dir.path() / "a.json", "-q"});
+  Process b({VOLLEY_BINARY, "run", profile, "-P", serve.port(), "--set", "h=127.0.0.1", "--set",
+             "t=4", "--json", dir.path() / "b.json", "-q"});
+  ASSERT_EQ(a.wait(30s).exit_code, 0);
+  ASSERT_EQ(b.wait(30s).exit_code, 0);
+  expect_clean_mirrored_run(read_json(dir.path() / "a.json"), 4);
+  expect_clean_mirrored_run(read_json(dir.path() / "b.json"), 4);
+}
+
+TEST(Loopback, BulkStreamCountsEqualOnBothSides) {
+  TempDir dir;
+  const auto profile = dir.write("bulk.xml", R"XML(<?xml version="1.0"?>
+<profile name="bulk">
+  <group nthreads="1">
+    <transaction iterations="1"><flowop type="connect" options="remotehost=$h protocol=tcp"/></transaction>
+    <transaction duration="1s"><flowop type="write" options="size=64k"/></transaction>
+    <transaction iterations="1"><flowop type="disconnect"/></transaction>
+  </group>
+</profile>
+)XML");
+  const auto out = dir.path() / "r.json";
+  const auto r = run_volley({"run", profile, "--local", "--json", out, "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json doc = read_json(out);
+  expect_clean_mirrored_run(doc, 1);
+  const auto written = doc["groups"][0]["transactions"][1]["flowops"][0]["bytes_written"].get<std::uint64_t>();
+  const auto read = doc["slaves"][0]["groups"][0]["transactions"][1]["flowops"][0]["bytes_read"].get<std::uint64_t>();
+  EXPECT_GT(written, 64U * 1024U * 100U);
+  EXPECT_EQ(written, read);
+}
+
+TEST(Loopback, SendfileMovesTheWholeFileEveryCall) {
+  TempDir dir;
+  const std::uint64_t file_bytes = 8 * 1024 * 1024 + 123;  // not a multiple of the chunk
+  {
+    std::ofstream f(dir.path() / "payload.bin", std::ios::binary);
+    std::string block(4096, 'x');
+    for (std::uint64_t left = file_bytes; left > 0;) {
+      const auto n = std::min<std::uint64_t>(left, block.size());
+      f.write(block.data(), static_cast<std::streamsize>(n));
+      left -= n;
+    }
+  }
+  const auto profile = dir.write("sf.xml", R"XML(<?xml version="1.0"?>
+<profile name="sendfile">
+  <group nthreads="2">
+    <transaction iterations="1"><flowop type="connect" options="remotehost=$h protocol=tcp"/></transaction>
+    <transaction iterations="5"><flowop type="sendfile" options="file=$file size=64k"/></transaction>
+    <transaction iterations="1"><flowop type="disconnect"/></transaction>
+  </group>
+</profile>
+)XML");
+  const auto out = dir.path() / "r.json";
+  const auto r = run_volley({"run", profile, "--local", "--set", fmt::format("file={}", (dir.path() / "payload.bin").string()),
+                             "--json", out, "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json doc = read_json(out);
+  expect_clean_mirrored_run(doc, 2);
+  const auto& master_op = doc["groups"][0]["transactions"][1]["flowops"][0];
+  const auto& slave_op = doc["slaves"][0]["groups"][0]["transactions"][1]["flowops"][0];
+  EXPECT_EQ(master_op["ops"].get<std::uint64_t>(), 10U);
+  EXPECT_EQ(master_op["bytes_written"].get<std::uint64_t>(), 10 * file_bytes);
+  EXPECT_EQ(slave_op["bytes_read"].get<std::uint64_t>(), 10 * file_bytes);
+}
+
+TEST(Loopback, ConnectDisconnectLoopAndTwoGroups) {
+  TempDir dir;
+  const auto profile = dir.write("mix.xml", R"XML(<?xml version="1.0"?>
+<profile name="mix">
+  <group nthreads="2" name="storm">
+    <transaction duration="1s">
+      <flowop type="connect" options="remotehost=$h protocol=tcp tcp_nodelay"/>
+      <flowop type="write" options="size=100"/>
+      <flowop type="read" options="size=rand(1,2k)"/>
+      <flowop type="disconnect"/>
+    </transaction>
+  </group>
+  <group nthreads="3" name="pingpong">
+    <transaction iterations="1"><flowop type="connect" options="remotehost=$h protocol=tcp conn=7"/></transaction>
+    <transaction duration="1s">
+      <flowop type="write" options="size=32 conn=7 count=2"/>
+      <flowop type="read" options="size=64 conn=7"/>
+    </transaction>
+  </group>
+</profile>
+)XML");
+  const auto out = dir.path() / "r.json";
+  const auto r = run_volley({"run", profile, "--local", "--json", out, "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json doc = read_json(out);
+  ASSERT_FALSE(doc.is_discarded());
+  EXPECT_EQ(doc["status"], "ok");
+  EXPECT_EQ(doc["totals"]["errors"]["total"].get<std::uint64_t>(), 0U);
+  EXPECT_EQ(doc["comparison"][0]["master_bytes"], doc["comparison"][0]["slave_bytes"]);
+  const auto storms = doc["groups"][0]["transactions"][0]["transactions"].get<std::uint64_t>();
+  EXPECT_GT(storms, 10U);
+  // Every storm iteration opened a connection, and so did each of the 3 ping-pong strands.
+  EXPECT_GE(doc["totals"]["connections_established"].get<std::uint64_t>(), storms);
+}
+
+TEST(Loopback, SlaveNotThereIsAClearErrorWithExit1) {
+  TempDir dir;
+  const auto profile = dir.write("pp.xml", pingpong("1s"));
+  // A port nobody listens on: bind one, read its number, close it.
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  const auto start = std::chrono::steady_clock::now();
+  const auto r = run_volley({"run", profile, "-P", std::to_string(ntohs(a.sin_port)), "--set",
+                             "h=127.0.0.1", "--set", "t=2", "-q"}, 20s);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("cannot reach slave"), std::string::npos) << r.err;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
+}
+
+TEST(Loopback, SlaveKilledMidRunFailsPromptly) {
+  TempDir dir;
+  ServeProcess serve;
+  const auto profile = dir.write("pp.xml", pingpong("20s"));
+  const auto out = dir.path() / "r.json";
+  Process master({VOLLEY_BINARY, "run", profile, "-P", serve.port(), "--set", "h=127.0.0.1",
+                  "--set", "t=4", "--json", out, "-q"});
+  std::this_thread::sleep_for(1500ms);
+  ::kill(serve.pid(), SIGKILL);
+  const auto killed_at = std::chrono::steady_clock::now();
+  const auto r = master.wait(15s);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_LT(std::chrono::steady_clock::now() - killed_at, 5s);
+  const json doc = read_json(out);
+  ASSERT_FALSE(doc.is_discarded());
+  EXPECT_EQ(doc["status"], "failed");
+  EXPECT_GT(doc["groups"][0]["transactions"][1]["transactions"].get<std::uint64_t>(), 0U);
+  serve.stop();
+}
+
+TEST(Loopback, MasterKilledMidRunLeavesSlaveIdleAndClean) {
+  TempDir dir;
+  ServeProcess serve;
+  const auto proc = std::filesystem::path("/proc") / std::to_string(serve.pid());
+  std::this_thread::sleep_for(200ms);
+  const auto fds_before = count_entries(proc / "fd");
+  const auto threads_before = count_entries(proc / "task");
+  const auto profile = dir.write("pp.xml", pingpong("20s"));
+  {
+    Process master({VOLLEY_BINARY, "run", profile, "-P", serve.port(), "--set", "h=127.0.0.1",
+                    "--set", "t=16", "-q"});
+    std::this_thread::sleep_for(1500ms);
+    EXPECT_GT(count_entries(proc / "fd"), fds_before + 16);
+    master.signal(SIGKILL);
+    master.wait(5s);
+  }
+  // The slave notices, stops its side and closes everything within a few seconds.
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (std::chrono::steady_clock::now() < deadline &&
+         (count_entries(proc / "fd") != fds_before || count_entries(proc / "task") != threads_before)) {
+    std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_EQ(count_entries(proc / "fd"), fds_before);
+  EXPECT_EQ(count_entries(proc / "task"), threads_before);
+  // And it still serves.
+  const auto again = dir.write("short.xml", pingpong("300ms"));
+  const auto r = run_volley({"run", again, "-P", serve.port(), "--set", "h=127.0.0.1", "--set", "t=2", "-q"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+TEST(Loopback, BadControlMessagesDoNotHurtTheSlave) {
+  TempDir dir;
+  ServeProcess serve;
+  auto send_raw = [&](const std::string& bytes) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(static_cast<std::uint16_t>(std::stoi(serve.port())));
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    ASSERT_EQ(::write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+    char buf[4096];
+    timeval tv{3, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    while (::read(fd, buf, sizeof buf) > 0) {
+    }
+    ::close(fd);
+  };
+  send_raw(std::string("\xff\xff\xff\xff", 4));                 // oversized frame
+  send_raw(std::string("\x00\x00\x00\x05", 4) + "nope!");       // not JSON
+  send_raw(std::string("\x00\x00\x00\x02", 4) + "[]");          // not an object
+  send_raw("GET / HTTP/1.0\r\n\r\n");                            // not volley at all
+  const std::string hello = R"XML({"type":"hello","magic":"volley-control","protocol_version":99})XML";
+  send_raw(std::string{0, 0, 0, static_cast<char>(hello.size())} + hello);  // wrong version
+  const auto profile = dir.write("pp.xml", pingpong("300ms"));
+  const auto r = run_volley({"run", profile, "-P", serve.port(), "--set", "h=127.0.0.1", "--set", "t=2", "-q"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+TEST(Loopback, InterruptStopsBothSidesAndStillReports) {
+  TempDir dir;
+  const auto profile = dir.write("pp.xml", pingpong("30s"));
+  const auto out = dir.path() / "r.json";
+  Process master({VOLLEY_BINARY, "run", profile, "--local", "--set", "t=4", "--json", out, "-q"});
+  std::this_thread::sleep_for(1500ms);
+  master.signal(SIGINT);
+  const auto r = master.wait(10s);
+  EXPECT_EQ(r.exit_code, 130) << r.err;
+  const json doc = read_json(out);
+  ASSERT_FALSE(doc.is_discarded());
+  EXPECT_EQ(doc["status"], "interrupted");
+  EXPECT_GT(doc["groups"][0]["transactions"][1]["transactions"].get<std::uint64_t>(), 0U);
+}
+
+TEST(Loopback, BadProfileExits2WithLocatedError) {
+  TempDir dir;
+  const auto profile = dir.write("bad.xml", R"XML(<?xml version="1.0"?>
+<profile name="bad">
+  <group nthreads="1">
+    <transaction iterations="1"><flowop type="wirte" options="size=64"/></transaction>
+  </group>
+</profile>
+)XML");
+  const auto r = run_volley({"run", profile, "--local"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("bad.xml:4:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("did you mean 'write'"), std::string::npos) << r.err;
+}
+
+TEST(Loopback, EveryShippedProfileRunsBriefly) {
+  // The shipped profiles are what users start from: each must run end to end. Durations are
+  // shortened by rewriting them; everything else is as shipped.
+  TempDir dir;
+  std::ofstream(dir.path() / "file.bin") << std::string(1 << 20, 'z');
+  for (const auto& entry : std::filesystem::directory_iterator(source_dir() / "profiles")) {
+    if (entry.path().extension() != ".xml") continue;
+    std::string text = read_file(entry.path());
+    for (const std::string from : {"duration=\"10s\"", "duration=\"30s\"", "duration=\"5s\""}) {
+      for (auto pos = text.find(from); pos != std::string::npos; pos = text.find(from)) {
+        text.replace(pos, from.size(), "duration=\"300ms\"");
+      }
+    }
+    const auto copy = dir.write(entry.path().filename(), text);
+    const auto r = run_volley({"run", copy, "--local", "--set", "t=2", "--set",
+                               fmt::format("file={}", (dir.path() / "file.bin").string()), "-q"},
+                              60s);
+    EXPECT_EQ(r.exit_code, 0) << entry.path() << "\n" << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace volley::test

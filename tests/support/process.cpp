@@ -1,0 +1,117 @@
+#include "support/process.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <thread>
+
+extern char** environ;
+
+namespace volley::test {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+fs::path unique_path(const std::string& stem) {
+  std::random_device rd;
+  return fs::temp_directory_path() /
+         (stem + "-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
+}
+
+}  // namespace
+
+Process::Process(std::vector<std::string> args)
+    : out_path_(unique_path("volley-test-out")), err_path_(unique_path("volley-test-err")) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path_.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path_.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  if (::posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ) != 0) pid_ = -1;
+  posix_spawn_file_actions_destroy(&actions);
+}
+
+Process::~Process() {
+  if (pid_ > 0) {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  std::error_code ignored;
+  fs::remove(out_path_, ignored);
+  fs::remove(err_path_, ignored);
+}
+
+void Process::signal(int sig) const {
+  if (pid_ > 0) ::kill(pid_, sig);
+}
+
+ProcessResult Process::wait(std::chrono::milliseconds limit) {
+  ProcessResult result;
+  if (pid_ <= 0) {
+    result.err = "could not start the process";
+    return result;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  int status = 0;
+  for (;;) {
+    const pid_t r = ::waitpid(pid_, &status, WNOHANG);
+    if (r == pid_) break;
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, &status, 0);
+      result.timed_out = true;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  pid_ = -1;
+  if (WIFEXITED(status) && !result.timed_out) result.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
+  result.out = slurp(out_path_);
+  result.err = slurp(err_path_);
+  return result;
+}
+
+std::string Process::stderr_so_far() const { return slurp(err_path_); }
+
+ProcessResult run_volley(const std::vector<std::string>& args, std::chrono::milliseconds limit) {
+  std::vector<std::string> full{VOLLEY_BINARY_PATH};
+  full.insert(full.end(), args.begin(), args.end());
+  Process p(std::move(full));
+  return p.wait(limit);
+}
+
+TempDir::TempDir() : path_(unique_path("volley-test-dir")) { fs::create_directories(path_); }
+
+TempDir::~TempDir() {
+  std::error_code ignored;
+  fs::remove_all(path_, ignored);
+}
+
+fs::path TempDir::write(const std::string& name, const std::string& text) const {
+  const fs::path p = path_ / name;
+  std::ofstream(p, std::ios::binary) << text;
+  return p;
+}
+
+}  // namespace volley::test

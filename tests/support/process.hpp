@@ -1,0 +1,61 @@
+#pragma once
+// Runs the real volley binary from tests: to completion with a time limit, or in the background
+// to be signalled. Output goes to temporary files read back after exit. Every child is waited
+// for, and killed if the test gives up on it, so no process outlives its test.
+#include <sys/types.h>
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace volley::test {
+
+struct ProcessResult {
+  int exit_code = -1;  ///< -1 when killed by the time limit or a signal
+  int signal = 0;
+  bool timed_out = false;
+  std::string out;
+  std::string err;
+};
+
+class Process {
+ public:
+  explicit Process(std::vector<std::string> args);
+  ~Process();
+  Process(const Process&) = delete;
+  Process& operator=(const Process&) = delete;
+
+  [[nodiscard]] pid_t pid() const { return pid_; }
+  void signal(int sig) const;
+  /// Waits up to `limit`; kills the process (SIGKILL) when it has not exited by then.
+  ProcessResult wait(std::chrono::milliseconds limit);
+  /// What it printed so far.
+  [[nodiscard]] std::string stderr_so_far() const;
+
+ private:
+  pid_t pid_ = -1;
+  std::filesystem::path out_path_;
+  std::filesystem::path err_path_;
+};
+
+/// Runs `volley ARGS...` to completion (at most `limit`).
+ProcessResult run_volley(const std::vector<std::string>& args,
+                         std::chrono::milliseconds limit = std::chrono::seconds(60));
+
+/// A fresh temporary directory, removed by the destructor.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+  /// Writes `text` to `name` inside the directory and returns the full path.
+  std::filesystem::path write(const std::string& name, const std::string& text) const;
+
+ private:
+  std::filesystem::path path_;
+};
+
+}  // namespace volley::test
