@@ -78,6 +78,8 @@ int App::main(int argc, char** argv) {
   run_cmd->add_option("--connect-timeout", run.connect_timeout, "How long to wait for a slave")
       ->capture_default_str();
   run_cmd->add_flag("-q,--quiet", run.quiet, "No live interval lines");
+  run_cmd->add_flag("--no-latency", run.no_latency,
+                    "Do not time operations (no percentiles): measures what latency recording costs");
   run_cmd->footer("Example:\n  volley run profiles/pingpong.xml --local --set t=16 --json result.json");
 
   ServeOptions serve;

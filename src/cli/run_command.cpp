@@ -135,6 +135,7 @@ int run_command(const RunOptions& options, int argc, char** argv) {
   request.workers = default_workers(options.workers);
   request.slave_workers = options.slave_workers;
   request.interval = *interval.value;
+  request.record_latency = !options.no_latency;
   request.connect_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(*connect_timeout.value);
   if (!options.quiet) request.on_interval = live_line_printer(text, tty);
   text << fmt::format("volley {}: running profile '{}' ({})\n", VOLLEY_VERSION, profile.name,

@@ -25,6 +25,7 @@ report::RunReport run_once(const RunOnceRequest& request) {
   settings.interval = request.interval;
   settings.connect_timeout = request.connect_timeout;
   settings.on_interval = request.on_interval;
+  settings.record_latency = request.record_latency;
 
   asio::io_context context(1);
   control::MasterRun master(context, std::move(settings));

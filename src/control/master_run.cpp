@@ -153,7 +153,10 @@ awaitable<void> MasterRun::run() {
       auto& s = st.slaves[m->slave];
       s.last_heard = Clock::now();
       const std::string type = m->message.value("type", "");
-      if (!s.greeted) {
+      if (!s.greeted && type == "error") {
+        // The slave refused our greeting (a protocol version mismatch, say): its sentence says why.
+        fail(fmt::format("slave {}: {}", s.address.host, m->message.value("message", "")));
+      } else if (!s.greeted) {
         if (auto problem = check_hello(m->message, s.channel->peer()); !problem.empty()) {
           fail(problem);
         } else {
@@ -312,7 +315,7 @@ awaitable<void> MasterRun::run() {
     for (std::size_t i = 0; i < st.slaves.size() && st.failure.empty(); ++i) {
       LoadRequest load{settings_.profile_text, settings_.profile_file, settings_.variables,
                        st.slaves[i].address.host, settings_.seed, token, settings_.slave_workers,
-                       file_sets};
+                       file_sets, settings_.record_latency};
       co_await send_to(i, to_json(load));
     }
     co_await wait_until([&] { return all_slaves([](const State::Slave& s) { return s.ports.has_value(); }); },
@@ -325,6 +328,7 @@ awaitable<void> MasterRun::run() {
     config.workers = settings_.workers;
     config.seed = settings_.seed;
     config.token = token;
+    config.record_latency = settings_.record_latency;
     for (const auto& s : st.slaves) {
       const auto port = s.ports->count(0) != 0 ? s.ports->at(0) : std::uint16_t{0};
       config.targets[s.address.host] = engine::HostTarget{s.data_address, port};

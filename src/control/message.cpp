@@ -85,6 +85,7 @@ json to_json(const LoadRequest& load) {
                           {"seed", load.seed},
                           {"token", load.token},
                           {"workers", load.workers},
+                          {"record_latency", load.record_latency},
                           {"file_sets", std::move(files)}});
 }
 
@@ -98,6 +99,7 @@ std::optional<LoadRequest> load_from_json(const json& m, std::string& error) {
     load.seed = m.at("seed").get<std::uint64_t>();
     load.token = m.at("token").get<std::uint32_t>();
     load.workers = m.at("workers").get<std::size_t>();
+    load.record_latency = m.value("record_latency", true);
     for (const auto& s : m.at("file_sets")) {
       engine::FileSet set{{s.at("path").get<std::string>(), s.at("is_directory").get<bool>()}, {}};
       for (const auto& f : s.at("files")) {

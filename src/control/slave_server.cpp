@@ -53,6 +53,7 @@ struct LoadedRun {
   engine::Plan plan;
   std::vector<std::size_t> timed;
   std::unique_ptr<engine::Engine> engine;
+  bool started = false;  ///< Loaded until the master's start, Running after it
   std::optional<sampling::CpuSample> cpu_before;
   std::optional<sampling::NicSample> nic_before;
   std::optional<sampling::CpuUsage> cpu;
@@ -170,6 +171,11 @@ asio::awaitable<void> SlaveServer::serve(tcp::socket socket) {
     SlaveEvent event = co_await events.next();
     if (auto* lost = std::get_if<PeerLost>(&event)) {
       end_reason = lost->error.closed_by_peer ? "master closed the connection" : lost->error.message;
+      if (!lost->error.closed_by_peer) {
+        // Tell a peer that sent garbage why it is being dropped (it may not be listening).
+        json out = message("error", {{"message", fmt::format("slave: {}", lost->error.message)}});
+        co_await send(std::move(out));
+      }
       break;
     }
     if (std::holds_alternative<Abort>(event)) {
@@ -279,6 +285,7 @@ asio::awaitable<void> SlaveServer::serve(tcp::socket socket) {
       config.token = load->token;
       config.listen_address = local_address;
       config.slave_side = true;
+      config.record_latency = load->record_latency;
       config.on_txn_done = [this, &events](std::size_t step) {
         asio::post(context_, [&events, step] { events.push(LocalStepDone{step}); });
       };
@@ -303,13 +310,14 @@ asio::awaitable<void> SlaveServer::serve(tcp::socket socket) {
       }
       continue;
     }
-    if (type == "start" && run && run->engine) {
+    if (type == "start" && run && run->engine && !run->started) {
+      run->started = true;
       const auto port = m.value("master_port", 0U);
       run->engine->set_peer(engine::HostTarget{master_address, static_cast<std::uint16_t>(port)});
       run->engine->start();
       continue;
     }
-    if (type == "proceed" && run && run->engine) {
+    if (type == "proceed" && run && run->started) {
       const auto step = m.value("step", std::size_t{0});
       if (!run->timed.empty() && step == run->timed.front()) {
         run->cpu_before = sampling::sample_cpu();
@@ -318,11 +326,11 @@ asio::awaitable<void> SlaveServer::serve(tcp::socket socket) {
       run->engine->release(step);
       continue;
     }
-    if (type == "end_step" && run && run->engine) {
+    if (type == "end_step" && run && run->started) {
       run->engine->end_txn(m.value("step", std::size_t{0}));
       continue;
     }
-    if (type == "finish" && run && run->engine) {
+    if (type == "finish" && run && run->started) {
       auto result = run->engine->finish();
       co_await asio::post(context_, asio::use_awaitable);
       json cpu = nullptr;

@@ -51,6 +51,7 @@ Engine::~Engine() {
     stop();
     finish();
   }
+  *alive_ = false;
 }
 
 std::string Engine::open_listeners(asio::io_context& control) {
@@ -127,8 +128,11 @@ void Engine::end_txn(std::size_t txn) {
 
 void Engine::arm_quiescence(std::size_t txn, std::uint64_t last_progress, int quiet_polls) {
   quiesce_timer_->expires_after(kQuiescencePoll);
-  quiesce_timer_->async_wait([this, txn, last_progress, quiet_polls](const boost::system::error_code& ec) {
-    if (ec || stopped_) return;
+  // A poll whose timer had already fired may still be queued when the engine goes away: `alive`
+  // says whether `this` may be touched.
+  quiesce_timer_->async_wait([this, alive = alive_, txn, last_progress,
+                              quiet_polls](const boost::system::error_code& ec) {
+    if (ec || !*alive || stopped_) return;
     const std::uint64_t now = progress();
     const int quiet = now == last_progress ? quiet_polls + 1 : 0;
     if (quiet < kQuietPollsNeeded) {

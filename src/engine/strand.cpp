@@ -117,16 +117,17 @@ awaitable<void> Strand::run_txn(const TxnPlan& txn) {
 }
 
 awaitable<bool> Strand::run_iteration(const TxnPlan& txn, Clock::time_point intended) {
-  const auto actual_start = Clock::now();
+  const bool timing = worker_.engine().config().record_latency;
+  const auto actual_start = timing ? Clock::now() : Clock::time_point{};
   for (const OpPlan& op : txn.ops) {
     for (std::uint64_t c = 0; c < op.common.count; ++c) {
-      const auto t0 = Clock::now();
+      const auto t0 = timing ? Clock::now() : Clock::time_point{};
       OpOutcome out = co_await execute(op);
       SlotStats& stats = worker_.slot(op.slot);
       switch (out.status) {
         case OpOutcome::Status::kOk:
           ++stats.counters.ops;
-          stats.latency.record(elapsed_ns(t0, Clock::now()));
+          if (timing) stats.latency.record(elapsed_ns(t0, Clock::now()));
           break;
         case OpOutcome::Status::kExpired:
           ++stats.counters.expired;
@@ -144,11 +145,15 @@ awaitable<bool> Strand::run_iteration(const TxnPlan& txn, Clock::time_point inte
       }
     }
   }
-  const auto end = Clock::now();
   SlotStats& stats = worker_.slot(txn.slot);
   ++stats.counters.ops;
-  stats.latency.record(elapsed_ns(intended, end));
-  if (txn.uncorrected_slot) worker_.slot(*txn.uncorrected_slot).latency.record(elapsed_ns(actual_start, end));
+  if (timing) {
+    const auto end = Clock::now();
+    stats.latency.record(elapsed_ns(intended, end));
+    if (txn.uncorrected_slot) {
+      worker_.slot(*txn.uncorrected_slot).latency.record(elapsed_ns(actual_start, end));
+    }
+  }
   worker_.count_progress();
   co_return true;
 }

@@ -161,7 +161,8 @@ TEST(Mirror, ReconnectToAnotherHostMovesTheConnection) {
       "<flowop type=\"connect\" options=\"remotehost=b protocol=tcp\"/>"
       "<flowop type=\"write\" options=\"size=2\"/>"
       "</transaction></group></profile>");
-  const auto& a = ops(mirror(m, "a"), 0, 0);
+  const Profile mirrored_a = mirror(m, "a");
+  const auto& a = ops(mirrored_a, 0, 0);
   ASSERT_EQ(a.size(), 3U);
   EXPECT_EQ(a[2].type, "disconnect");
   const Profile b = mirror(m, "b");

@@ -33,10 +33,13 @@ void parse_checked(const std::string& text) {
   }
 }
 
+/// Parses a hostile input. The bound is not a speed test (timings are measured, not asserted:
+/// these take milliseconds) but a guard against quadratic blow-ups and hangs, which turn
+/// milliseconds into minutes; it is wide enough for sanitizer builds on a loaded machine.
 void expect_fast(const std::string& text, const char* what) {
   const auto start = Clock::now();
   parse_checked(text);
-  EXPECT_LT(Clock::now() - start, std::chrono::milliseconds(500)) << what;
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(20)) << what;
 }
 
 std::string sample_profile() {

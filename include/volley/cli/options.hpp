@@ -25,6 +25,7 @@ struct RunOptions {
   std::string connect_timeout = "5s";         ///< --connect-timeout
   bool strict = false;                        ///< --strict: warnings are errors
   bool quiet = false;                         ///< --quiet: no live lines, only the final report
+  bool no_latency = false;                    ///< --no-latency: skip latency recording
 };
 
 /// `volley serve` (and uperf's `volley -s`).

@@ -25,6 +25,7 @@ struct RunOnceRequest {
   std::size_t slave_workers = 0;
   std::chrono::nanoseconds interval = std::chrono::seconds(1);
   std::chrono::milliseconds connect_timeout{5000};
+  bool record_latency = true;
   std::function<void(const report::RunReport&, const report::IntervalSample&)> on_interval;
 };
 

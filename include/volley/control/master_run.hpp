@@ -38,6 +38,7 @@ struct MasterSettings {
   std::size_t workers = 1;        ///< master worker threads
   std::size_t slave_workers = 0;  ///< 0: each slave's own default
   std::chrono::nanoseconds interval = std::chrono::seconds(1);
+  bool record_latency = true;  ///< off: no latency histograms on either side (cost measurement)
   std::chrono::milliseconds connect_timeout{5000};
   std::chrono::milliseconds silence_timeout{10000};
   /// Each interval as it ends (the report holds the run so far).

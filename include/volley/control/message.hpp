@@ -28,6 +28,7 @@ struct LoadRequest {
   std::uint32_t token = 0;
   std::size_t workers = 0;                       ///< 0: the slave's own default
   std::vector<engine::FileSet> file_sets;        ///< sendfile sizes (the slave has no files)
+  bool record_latency = true;
 };
 
 nlohmann::json make_hello();

@@ -50,6 +50,8 @@ struct EngineConfig {
   /// After a duration deadline, how long in-flight operations may finish before being cut (so that
   /// both ends count the same bytes).
   std::chrono::nanoseconds drain_grace = std::chrono::milliseconds(100);
+  /// Off: no clock reads and no histogram updates per operation (to measure what they cost).
+  bool record_latency = true;
   /// Called on a worker thread when every local strand has finished transaction `txn`.
   std::function<void(std::size_t txn)> on_txn_done;
 };
@@ -104,6 +106,7 @@ class Engine {
   std::map<std::uint16_t, std::uint16_t> listener_ports_;
   boost::asio::io_context* control_ = nullptr;
   std::unique_ptr<boost::asio::steady_timer> quiesce_timer_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for late timer handlers
   std::atomic<std::size_t> workers_pending_{0};
   std::atomic<bool> stopped_{false};
   std::vector<std::chrono::steady_clock::time_point> release_times_;

@@ -1,0 +1,238 @@
+// The engine over real loopback sockets, driven by hand (no slave, no control connection).
+#include "volley/engine/engine.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <chrono>
+#include <future>
+#include <string>
+
+#include <boost/asio/error.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+
+#include "volley/engine/error_kind.hpp"
+
+namespace volley::engine {
+namespace {
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+
+constexpr std::size_t kRefused = static_cast<std::size_t>(ErrorKind::kRefused);
+
+/// A loopback port nobody listens on: bound once by us, then released.
+std::uint16_t closed_port() {
+  asio::io_context context;
+  asio::ip::tcp::acceptor acceptor(context);
+  acceptor.open(asio::ip::tcp::v4());
+  acceptor.bind(asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  const std::uint16_t port = acceptor.local_endpoint().port();
+  acceptor.close();
+  return port;
+}
+
+profile::Flowop flowop(std::string type, profile::FlowopSpec spec, bool canfail = false) {
+  profile::Flowop f;
+  f.type = std::move(type);
+  f.spec = std::move(spec);
+  f.common.canfail = canfail;
+  return f;
+}
+
+profile::Profile connect_profile(bool canfail) {
+  profile::ConnectOp connect;
+  connect.connection.remotehost = "x";
+  profile::Transaction txn;
+  txn.bound = profile::Iterations{3};
+  txn.flowops = {flowop("connect", connect, canfail), flowop("nop", profile::NopOp{})};
+  profile::Group group;
+  group.name = "g";
+  group.nthreads = 2;
+  group.transactions = {txn};
+  profile::Profile p;
+  p.groups = {group};
+  return p;
+}
+
+Plan compile_or_fail(const profile::Profile& p) {
+  core::Diagnostics diags;
+  auto plan = compile(p, {}, diags);
+  EXPECT_TRUE(plan.has_value()) << diags.format(nullptr);
+  return plan ? std::move(*plan) : Plan{};
+}
+
+/// Runs every transaction of `plan` in turn; returns the result, or fails the test if a
+/// transaction is not done within `limit`.
+RunResult run_all(const Plan& plan, EngineConfig config, std::chrono::milliseconds limit,
+                  std::vector<std::chrono::milliseconds>* took = nullptr) {
+  std::vector<std::promise<void>> done(plan.txn_count);
+  config.on_txn_done = [&done](std::size_t txn) { done.at(txn).set_value(); };
+  Engine engine(plan, std::move(config));
+  engine.start();
+  for (std::size_t t = 0; t < plan.txn_count; ++t) {
+    const auto start = std::chrono::steady_clock::now();
+    engine.release(t);
+    if (done[t].get_future().wait_for(limit) != std::future_status::ready) {
+      ADD_FAILURE() << "transaction " << t << " did not finish within " << limit.count() << " ms";
+      engine.stop();
+      return engine.finish();
+    }
+    if (took != nullptr) {
+      took->push_back(std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::chrono::steady_clock::now() - start));
+    }
+  }
+  return engine.finish();
+}
+
+EngineConfig config_for_x(std::uint16_t port) {
+  EngineConfig config;
+  config.workers = 1;
+  config.targets["x"] = HostTarget{asio::ip::make_address("127.0.0.1"), port};
+  config.listen_address = asio::ip::make_address("127.0.0.1");
+  return config;
+}
+
+TEST(Engine, RefusedConnectWithCanfailGoesOn) {
+  const Plan plan = compile_or_fail(connect_profile(/*canfail=*/true));
+  const RunResult r = run_all(plan, config_for_x(closed_port()), 5000ms);
+
+  ASSERT_EQ(r.groups.size(), 1U);
+  EXPECT_EQ(r.groups[0].name, "g");
+  EXPECT_EQ(r.groups[0].strands, 2U);
+  ASSERT_EQ(r.groups[0].transactions.size(), 1U);
+  const TxnResult& txn = r.groups[0].transactions[0];
+  ASSERT_EQ(txn.flowops.size(), 2U);
+  const SlotCounters& connect = txn.flowops[0].stats.counters;
+  const SlotCounters& nop = txn.flowops[1].stats.counters;
+  EXPECT_EQ(txn.flowops[0].type, "connect");
+  EXPECT_EQ(connect.errors[kRefused], 6U);  // 2 strands x 3 iterations
+  EXPECT_EQ(connect.error_total(), 6U);
+  EXPECT_EQ(connect.ops, 0U);
+  EXPECT_EQ(nop.ops, 6U);
+  EXPECT_EQ(nop.error_total(), 0U);
+  EXPECT_EQ(txn.stats.counters.ops, 6U);  // every iteration completed
+  EXPECT_EQ(txn.stats.counters.errors[kRefused], 6U);
+  EXPECT_EQ(r.failed_strands, 0U);
+  EXPECT_EQ(r.connections_requested, 6U);
+  EXPECT_EQ(r.connections_established, 0U);
+  EXPECT_FALSE(r.error_samples.empty());
+  ASSERT_EQ(r.windows.size(), 1U);
+  EXPECT_FALSE(r.windows[0].is_duration);
+  EXPECT_GT(r.windows[0].start_unix_ns, 0);
+}
+
+TEST(Engine, RefusedConnectWithoutCanfailStopsTheStrand) {
+  const Plan plan = compile_or_fail(connect_profile(/*canfail=*/false));
+  const RunResult r = run_all(plan, config_for_x(closed_port()), 5000ms);
+
+  ASSERT_EQ(r.groups.size(), 1U);
+  const TxnResult& txn = r.groups[0].transactions[0];
+  ASSERT_EQ(txn.flowops.size(), 2U);
+  EXPECT_EQ(txn.flowops[0].stats.counters.errors[kRefused], 2U);
+  EXPECT_EQ(txn.flowops[0].stats.counters.error_total(), 2U);
+  EXPECT_EQ(txn.flowops[1].stats.counters.ops, 0U);
+  EXPECT_EQ(txn.stats.counters.ops, 0U);
+  EXPECT_EQ(r.failed_strands, 2U);
+  EXPECT_EQ(r.connections_requested, 2U);
+  EXPECT_EQ(r.connections_established, 0U);
+  ASSERT_FALSE(r.error_samples.empty());
+  EXPECT_NE(r.error_samples[0].message.find("127.0.0.1"), std::string::npos)
+      << r.error_samples[0].message;
+}
+
+TEST(Engine, UnknownRemotehostIsUnreachable) {
+  const Plan plan = compile_or_fail(connect_profile(/*canfail=*/true));
+  EngineConfig config = config_for_x(closed_port());
+  config.targets.clear();
+  config.targets["y"] = HostTarget{asio::ip::make_address("127.0.0.1"), 1};
+  const RunResult r = run_all(plan, config, 5000ms);
+  const auto& connect = r.groups.at(0).transactions.at(0).flowops.at(0).stats.counters;
+  EXPECT_EQ(connect.errors[static_cast<std::size_t>(ErrorKind::kUnreachable)], 6U);
+  EXPECT_EQ(r.groups[0].transactions[0].flowops[1].stats.counters.ops, 6U);
+}
+
+TEST(Engine, DurationTransactionWithThinkIsCutAtTheDeadline) {
+  profile::Transaction txn;
+  txn.bound = profile::Duration{300ms};
+  txn.flowops = {flowop("think", profile::ThinkOp{10ms, false})};
+  profile::Group group;
+  group.nthreads = 2;
+  group.transactions = {txn};
+  profile::Profile p;
+  p.groups = {group};
+  const Plan plan = compile_or_fail(p);
+
+  EngineConfig config;
+  config.workers = 1;
+  config.drain_grace = 50ms;
+  std::vector<std::chrono::milliseconds> took;
+  const RunResult r = run_all(plan, config, 1300ms, &took);  // duration + 1 s
+
+  ASSERT_EQ(took.size(), 1U);
+  EXPECT_GE(took[0], 290ms);
+  ASSERT_EQ(r.groups.size(), 1U);
+  EXPECT_EQ(r.groups[0].name, "group0");
+  const TxnResult& t = r.groups[0].transactions.at(0);
+  const SlotCounters& think = t.flowops.at(0).stats.counters;
+  EXPECT_GT(t.stats.counters.ops, 0U);
+  EXPECT_LE(t.stats.counters.ops, 2U * 30U);  // at most one iteration per 10 ms per strand
+  EXPECT_EQ(think.ops, t.stats.counters.ops);
+  EXPECT_EQ(think.expired, 2U);  // each strand's last think is cut at the deadline
+  EXPECT_EQ(think.error_total(), 0U);
+  EXPECT_EQ(t.stats.counters.error_total(), 0U);
+  EXPECT_EQ(r.failed_strands, 0U);
+  EXPECT_TRUE(r.error_samples.empty());
+  ASSERT_EQ(r.windows.size(), 1U);
+  EXPECT_TRUE(r.windows[0].is_duration);
+  EXPECT_GE(r.windows[0].elapsed, 290ms);
+  EXPECT_EQ(t.stats.latency.count(), t.stats.counters.ops);
+}
+
+TEST(Engine, StopBeforeReleaseFinishesWithoutWork) {
+  const Plan plan = compile_or_fail(connect_profile(true));
+  Engine engine(plan, config_for_x(closed_port()));
+  engine.start();
+  engine.stop();
+  const RunResult r = engine.finish();
+  EXPECT_EQ(r.connections_requested, 0U);
+  EXPECT_EQ(r.groups.at(0).transactions.at(0).stats.counters.ops, 0U);
+}
+
+TEST(Classify, KnownErrors) {
+  namespace e = asio::error;
+  EXPECT_EQ(classify(make_error_code(e::connection_refused)), ErrorKind::kRefused);
+  EXPECT_EQ(classify(make_error_code(e::connection_reset)), ErrorKind::kReset);
+  EXPECT_EQ(classify(make_error_code(e::connection_aborted)), ErrorKind::kReset);
+  EXPECT_EQ(classify(make_error_code(e::eof)), ErrorKind::kPeerClosed);
+  EXPECT_EQ(classify(make_error_code(e::broken_pipe)), ErrorKind::kPeerClosed);
+  EXPECT_EQ(classify(make_error_code(e::timed_out)), ErrorKind::kTimedOut);
+  EXPECT_EQ(classify(make_error_code(e::not_connected)), ErrorKind::kNotConnected);
+  EXPECT_EQ(classify(make_error_code(e::host_unreachable)), ErrorKind::kUnreachable);
+  EXPECT_EQ(classify(make_error_code(e::network_unreachable)), ErrorKind::kUnreachable);
+  EXPECT_EQ(classify(make_error_code(e::access_denied)), ErrorKind::kOther);
+}
+
+TEST(Classify, ErrnoValuesFromTheSystemCategory) {
+  const auto sys = [](int value) {
+    return boost::system::error_code(value, boost::system::system_category());
+  };
+  EXPECT_EQ(classify(sys(ECONNREFUSED)), ErrorKind::kRefused);
+  EXPECT_EQ(classify(sys(ECONNRESET)), ErrorKind::kReset);
+  EXPECT_EQ(classify(sys(ETIMEDOUT)), ErrorKind::kTimedOut);
+  EXPECT_EQ(classify(sys(EADDRNOTAVAIL)), ErrorKind::kUnreachable);
+  EXPECT_EQ(classify(sys(EPIPE)), ErrorKind::kPeerClosed);
+}
+
+TEST(ErrorKindNames, AreStable) {
+  EXPECT_EQ(to_string(ErrorKind::kRefused), "refused");
+  EXPECT_EQ(to_string(ErrorKind::kReset), "reset");
+  EXPECT_EQ(to_string(ErrorKind::kPeerClosed), "peer_closed");
+  EXPECT_EQ(to_string(ErrorKind::kTimedOut), "timed_out");
+  EXPECT_EQ(to_string(ErrorKind::kOther), "other");
+}
+
+}  // namespace
+}  // namespace volley::engine

@@ -1,0 +1,168 @@
+// DataListener: accepts data connections on loopback and routes them by their header.
+#include "volley/transport/data_listener.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
+
+namespace volley::transport {
+namespace {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+
+const asio::ip::address kLoopback = asio::ip::make_address("127.0.0.1");
+constexpr std::uint32_t kToken = 0x1234abcdU;
+
+struct Routed {
+  ConnectionHeader header;
+  bool open = false;
+  tcp::socket socket;
+};
+
+struct ListenerFixture : ::testing::Test {
+  asio::io_context context;
+  std::vector<Routed> routed;
+  DataListener listener{context, kToken,
+                        [this](const ConnectionHeader& h, tcp::socket s) {
+                          const bool open = s.is_open();
+                          routed.push_back(Routed{h, open, std::move(s)});
+                        }};
+
+  void open_and_start() {
+    ASSERT_EQ(listener.open(kLoopback, 0, std::nullopt), "");
+    ASSERT_NE(listener.port(), 0);
+    listener.start();
+  }
+
+  tcp::socket connect_and_send(const std::array<std::uint8_t, kConnectionHeaderBytes>& bytes) {
+    tcp::socket client(context);
+    client.connect(tcp::endpoint(kLoopback, listener.port()));
+    asio::write(client, asio::buffer(bytes));
+    return client;
+  }
+
+  /// Runs the listener's context until `done` holds, at most 3 s.
+  template <class Pred>
+  void run_until(Pred done) {
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+    while (!done() && std::chrono::steady_clock::now() < give_up) {
+      context.run_for(std::chrono::milliseconds(5));
+      if (context.stopped()) context.restart();
+    }
+    ASSERT_TRUE(done()) << "timed out";
+  }
+};
+
+TEST_F(ListenerFixture, OpenOnPortZeroGivesAPort) {
+  EXPECT_EQ(listener.port(), 0);  // not open yet
+  ASSERT_EQ(listener.open(kLoopback, 0, std::nullopt), "");
+  EXPECT_NE(listener.port(), 0);
+}
+
+TEST_F(ListenerFixture, OpenWithAWindowSize) {
+  ASSERT_EQ(listener.open(kLoopback, 0, std::uint64_t{256} * 1024), "");
+  EXPECT_NE(listener.port(), 0);
+}
+
+TEST_F(ListenerFixture, ValidHeaderIsRoutedWithItsFieldsAndAnOpenSocket) {
+  open_and_start();
+  tcp::socket client = connect_and_send(encode(ConnectionHeader{kToken, 2, 5, 9}));
+  run_until([&] { return !routed.empty(); });
+  ASSERT_EQ(routed.size(), 1U);
+  EXPECT_EQ(routed[0].header, (ConnectionHeader{kToken, 2, 5, 9}));
+  EXPECT_TRUE(routed[0].open);
+  EXPECT_EQ(listener.rejected(), 0U);
+
+  // The routed socket is the client's connection: bytes flow through it.
+  const std::string hello = "hi";
+  asio::write(client, asio::buffer(hello));
+  std::array<char, 2> got{};
+  asio::read(routed[0].socket, asio::buffer(got));
+  EXPECT_EQ(std::string(got.data(), got.size()), hello);
+}
+
+TEST_F(ListenerFixture, SeveralConnectionsAreEachRouted) {
+  open_and_start();
+  std::vector<tcp::socket> clients;
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    clients.push_back(connect_and_send(encode(ConnectionHeader{kToken, 0, i, 0})));
+  }
+  run_until([&] { return routed.size() == 4; });
+  std::vector<std::uint32_t> strands;
+  for (const auto& r : routed) strands.push_back(r.header.strand);
+  std::sort(strands.begin(), strands.end());
+  EXPECT_EQ(strands, (std::vector<std::uint32_t>{0, 1, 2, 3}));
+}
+
+TEST_F(ListenerFixture, WrongTokenIsRejected) {
+  open_and_start();
+  tcp::socket client = connect_and_send(encode(ConnectionHeader{kToken + 1, 0, 0, 0}));
+  run_until([&] { return listener.rejected() == 1; });
+  EXPECT_TRUE(routed.empty());
+}
+
+TEST_F(ListenerFixture, WrongMagicIsRejected) {
+  open_and_start();
+  auto bytes = encode(ConnectionHeader{kToken, 0, 0, 0});
+  bytes[0] = 'X';
+  tcp::socket client = connect_and_send(bytes);
+  run_until([&] { return listener.rejected() == 1; });
+  EXPECT_TRUE(routed.empty());
+}
+
+TEST_F(ListenerFixture, ShortHeaderThenCloseIsRejected) {
+  open_and_start();
+  tcp::socket client(context);
+  client.connect(tcp::endpoint(kLoopback, listener.port()));
+  const std::array<std::uint8_t, 5> partial{'V', 'L', 'Y', '1', 0};
+  asio::write(client, asio::buffer(partial));
+  client.close();
+  run_until([&] { return listener.rejected() == 1; });
+  EXPECT_TRUE(routed.empty());
+}
+
+TEST_F(ListenerFixture, RejectedConnectionDoesNotStopTheListener) {
+  open_and_start();
+  auto bad = encode(ConnectionHeader{kToken, 0, 0, 0});
+  bad[3] = '2';
+  tcp::socket c1 = connect_and_send(bad);
+  tcp::socket c2 = connect_and_send(encode(ConnectionHeader{kToken, 1, 1, 1}));
+  run_until([&] { return listener.rejected() == 1 && routed.size() == 1; });
+  EXPECT_EQ(routed[0].header, (ConnectionHeader{kToken, 1, 1, 1}));
+}
+
+TEST_F(ListenerFixture, PortInUseIsAnErrorSentence) {
+  tcp::acceptor busy(context, tcp::endpoint(kLoopback, 0));  // listening
+  const std::uint16_t port = busy.local_endpoint().port();
+  const std::string error = listener.open(kLoopback, port, std::nullopt);
+  EXPECT_NE(error, "");
+  EXPECT_NE(error.find(std::to_string(port)), std::string::npos) << error;
+  EXPECT_NE(error.find("127.0.0.1"), std::string::npos) << error;
+  EXPECT_EQ(listener.port(), 0);
+}
+
+TEST_F(ListenerFixture, CloseStopsAccepting) {
+  open_and_start();
+  const std::uint16_t port = listener.port();
+  listener.close();
+  EXPECT_EQ(listener.port(), 0);
+  tcp::socket client(context);
+  boost::system::error_code ec;
+  client.connect(tcp::endpoint(kLoopback, port), ec);
+  EXPECT_TRUE(ec) << "connected to a closed listener";
+  context.run_for(std::chrono::milliseconds(20));
+  EXPECT_TRUE(routed.empty());
+}
+
+}  // namespace
+}  // namespace volley::transport
