@@ -36,6 +36,10 @@ asio::awaitable<std::variant<json, ChannelError>> Channel::receive() {
   const std::string who = peer();
   std::array<std::uint8_t, 4> header{};
   auto [ec, n] = co_await asio::async_read(socket_, asio::buffer(header), kAwait);
+  if (ec == asio::error::eof && n > 0) {
+    co_return ChannelError{fmt::format("{} closed the control connection in the middle of a message",
+                                       who)};
+  }
   if (ec) co_return from_error(ec, who);
   auto length = decode_length(header);
   if (auto* bad = std::get_if<DecodeError>(&length)) {
@@ -43,6 +47,11 @@ asio::awaitable<std::variant<json, ChannelError>> Channel::receive() {
   }
   std::string payload(std::get<std::uint32_t>(length), '\0');
   auto [body_ec, m] = co_await asio::async_read(socket_, asio::buffer(payload), kAwait);
+  if (body_ec == asio::error::eof) {
+    // A close in the middle of a message is a broken peer, not an orderly goodbye.
+    co_return ChannelError{fmt::format("{} closed the control connection in the middle of a message",
+                                       who)};
+  }
   if (body_ec) co_return from_error(body_ec, who);
   auto decoded = decode_payload(payload);
   if (auto* bad = std::get_if<DecodeError>(&decoded)) {

@@ -1,5 +1,6 @@
 #include "volley/control/master_run.hpp"
 
+#include <charconv>
 #include <optional>
 #include <random>
 #include <variant>
@@ -152,10 +153,10 @@ awaitable<void> MasterRun::run() {
     if (auto* m = std::get_if<SlaveMessage>(&event)) {
       auto& s = st.slaves[m->slave];
       s.last_heard = Clock::now();
-      const std::string type = m->message.value("type", "");
+      const std::string type = text_field(m->message, "type");
       if (!s.greeted && type == "error") {
         // The slave refused our greeting (a protocol version mismatch, say): its sentence says why.
-        fail(fmt::format("slave {}: {}", s.address.host, m->message.value("message", "")));
+        fail(fmt::format("slave {}: {}", s.address.host, text_field(m->message, "message")));
       } else if (!s.greeted) {
         if (auto problem = check_hello(m->message, s.channel->peer()); !problem.empty()) {
           fail(problem);
@@ -164,24 +165,35 @@ awaitable<void> MasterRun::run() {
         }
       } else if (type == "loaded") {
         std::map<std::uint16_t, std::uint16_t> ports;
-        const json announced = m->message.value("ports", json::object());
-        for (const auto& [k, v] : announced.items()) {
-          if (!v.is_number_unsigned()) continue;
-          ports[static_cast<std::uint16_t>(std::stoul(k))] = v.get<std::uint16_t>();
+        const auto announced = m->message.find("ports");
+        if (announced != m->message.end() && announced->is_object()) {
+          for (const auto& [k, v] : announced->items()) {
+            unsigned requested = 0;
+            const auto [end, ec] = std::from_chars(k.data(), k.data() + k.size(), requested);
+            if (ec != std::errc{} || end != k.data() + k.size() || requested > 65535 ||
+                !v.is_number_unsigned() || v.get<std::uint64_t>() > 65535) {
+              continue;  // not a port: ignore it rather than trust it
+            }
+            ports[static_cast<std::uint16_t>(requested)] = v.get<std::uint16_t>();
+          }
         }
         s.ports = std::move(ports);
       } else if (type == "rejected") {
         fail(fmt::format("slave {} rejected the profile:\n{}", s.address.host,
-                         m->message.value("message", "")));
+                         text_field(m->message, "message")));
       } else if (type == "step_done") {
-        s.steps_done = m->message.value("step", std::size_t{0});
+        if (const auto step = uint_field(m->message, "step")) {
+          s.steps_done = static_cast<std::size_t>(*step);
+        } else {
+          fail(fmt::format("slave {} sent a malformed step_done", s.address.host));
+        }
       } else if (type == "results") {
         s.results = m->message;
       } else if (type == "error") {
-        fail(fmt::format("slave {}: {}", s.address.host, m->message.value("message", "")));
+        fail(fmt::format("slave {}: {}", s.address.host, text_field(m->message, "message")));
       } else if (type == "abort") {
         fail(fmt::format("slave {} aborted the run: {}", s.address.host,
-                         m->message.value("reason", "")));
+                         text_field(m->message, "reason")));
       } else if (type != "ping") {
         fail(fmt::format("slave {} sent an unexpected '{}' message", s.address.host, type));
       }

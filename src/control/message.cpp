@@ -46,6 +46,20 @@ engine::SlotStats stats_from_json(const json& j) {
 
 }  // namespace
 
+std::string text_field(const json& m, std::string_view key, std::string_view fallback) {
+  if (!m.is_object()) return std::string(fallback);
+  const auto it = m.find(key);
+  if (it == m.end() || !it->is_string()) return std::string(fallback);
+  return it->get<std::string>();
+}
+
+std::optional<std::uint64_t> uint_field(const json& m, std::string_view key) {
+  if (!m.is_object()) return std::nullopt;
+  const auto it = m.find(key);
+  if (it == m.end() || !it->is_number_unsigned()) return std::nullopt;
+  return it->get<std::uint64_t>();
+}
+
 json message(std::string_view type, json fields) {
   fields["type"] = type;
   return fields;
@@ -58,13 +72,14 @@ json make_hello() {
 }
 
 std::string check_hello(const json& m, const std::string& peer) {
-  if (m.value("type", "") != "hello" || m.value("magic", "") != kMagic) {
+  if (text_field(m, "type") != "hello" || text_field(m, "magic") != kMagic) {
     return fmt::format("{} is not a volley slave or master (unexpected greeting)", peer);
   }
-  const auto version = m.value("protocol_version", 0U);
+  const auto version = uint_field(m, "protocol_version");
   if (version != kProtocolVersion) {
     return fmt::format("{} speaks control protocol {} (volley {}), this volley speaks {}", peer,
-                       version, m.value("volley_version", "?"), kProtocolVersion);
+                       version ? std::to_string(*version) : std::string("?"),
+                       text_field(m, "volley_version", "?"), kProtocolVersion);
   }
   return {};
 }
@@ -99,7 +114,7 @@ std::optional<LoadRequest> load_from_json(const json& m, std::string& error) {
     load.seed = m.at("seed").get<std::uint64_t>();
     load.token = m.at("token").get<std::uint32_t>();
     load.workers = m.at("workers").get<std::size_t>();
-    load.record_latency = m.value("record_latency", true);
+    load.record_latency = !m.contains("record_latency") || m.at("record_latency").get<bool>();
     for (const auto& s : m.at("file_sets")) {
       engine::FileSet set{{s.at("path").get<std::string>(), s.at("is_directory").get<bool>()}, {}};
       for (const auto& f : s.at("files")) {

@@ -98,7 +98,16 @@ asio::awaitable<void> SlaveServer::accept_loop() {
     auto [ec, socket] = co_await acceptor_.async_accept(kAwait);
     if (ec == asio::error::operation_aborted || stopping_) break;
     if (ec) continue;  // EMFILE and friends: the master sees its own error; keep serving
-    asio::co_spawn(context_, serve(std::move(socket)), asio::detached);
+    asio::co_spawn(context_, serve(std::move(socket)), [this](std::exception_ptr e) {
+      if (!e) return;
+      // Sessions treat peer input as values; an exception here is a bug, and it must cost one
+      // session, not the slave.
+      try {
+        std::rethrow_exception(e);
+      } catch (const std::exception& ex) {
+        if (settings_.log) settings_.log(std::string("session ended by an internal error: ") + ex.what());
+      }
+    });
   }
 }
 
@@ -220,7 +229,7 @@ asio::awaitable<void> SlaveServer::serve(tcp::socket socket) {
     }
     const json& m = std::get<PeerMessage>(event).message;
     last_heard = Clock::now();
-    const std::string type = m.value("type", "");
+    const std::string type = text_field(m, "type");
     if (!greeted) {
       if (auto problem = check_hello(m, who); !problem.empty()) {
         {
@@ -243,7 +252,7 @@ asio::awaitable<void> SlaveServer::serve(tcp::socket socket) {
       break;
     }
     if (type == "abort") {
-      end_reason = fmt::format("master aborted: {}", m.value("reason", "no reason given"));
+      end_reason = fmt::format("master aborted: {}", text_field(m, "reason", "no reason given"));
       break;
     }
     if (type == "load" && !run) {
@@ -312,13 +321,22 @@ asio::awaitable<void> SlaveServer::serve(tcp::socket socket) {
     }
     if (type == "start" && run && run->engine && !run->started) {
       run->started = true;
-      const auto port = m.value("master_port", 0U);
+      const auto port = uint_field(m, "master_port").value_or(0);
+      if (port > 65535) {
+        end_reason = "malformed start message";
+        break;
+      }
       run->engine->set_peer(engine::HostTarget{master_address, static_cast<std::uint16_t>(port)});
       run->engine->start();
       continue;
     }
     if (type == "proceed" && run && run->started) {
-      const auto step = m.value("step", std::size_t{0});
+      const auto step_field = uint_field(m, "step");
+      if (!step_field || *step_field >= run->plan.txn_count) {
+        end_reason = "malformed proceed message";
+        break;
+      }
+      const auto step = static_cast<std::size_t>(*step_field);
       if (!run->timed.empty() && step == run->timed.front()) {
         run->cpu_before = sampling::sample_cpu();
         run->nic_before = sampling::sample_nics();
@@ -327,7 +345,12 @@ asio::awaitable<void> SlaveServer::serve(tcp::socket socket) {
       continue;
     }
     if (type == "end_step" && run && run->started) {
-      run->engine->end_txn(m.value("step", std::size_t{0}));
+      const auto step_field = uint_field(m, "step");
+      if (!step_field || *step_field >= run->plan.txn_count) {
+        end_reason = "malformed end_step message";
+        break;
+      }
+      run->engine->end_txn(static_cast<std::size_t>(*step_field));
       continue;
     }
     if (type == "finish" && run && run->started) {

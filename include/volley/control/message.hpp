@@ -41,6 +41,13 @@ std::optional<LoadRequest> load_from_json(const nlohmann::json& message, std::st
 nlohmann::json to_json(const engine::RunResult& result);
 std::optional<engine::RunResult> run_result_from_json(const nlohmann::json& j, std::string& error);
 
+/// A peer's field read without trusting it: the string at `key`, or `fallback` when it is missing
+/// or not a string. Never throws (nlohmann's value() throws on a wrongly typed field).
+std::string text_field(const nlohmann::json& message, std::string_view key,
+                       std::string_view fallback = "");
+/// The unsigned integer at `key`, or nullopt when missing, negative or not an integer.
+std::optional<std::uint64_t> uint_field(const nlohmann::json& message, std::string_view key);
+
 /// A message with just a type and optional fields.
 nlohmann::json message(std::string_view type, nlohmann::json fields = nlohmann::json::object());
 
