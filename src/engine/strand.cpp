@@ -106,28 +106,36 @@ awaitable<void> Strand::run_txn(const TxnPlan& txn) {
     const auto now = Clock::now();
     if (deadline_ && now >= *deadline_) break;
     auto intended = now;
+    auto started = now;
     if (period) {
       // Intended start times come from the schedule, not from when the last one ended, so a
       // slow response does not hide the requests that should have been sent meanwhile (wrk2).
       intended = start + std::chrono::duration_cast<Clock::duration>(*period * static_cast<double>(i));
-      if (intended > now && !co_await sleep_until(intended)) break;
+      if (intended > now) {
+        if (!co_await sleep_until(intended)) break;
+        started = Clock::now();
+      }
     }
-    if (!co_await run_iteration(txn, intended)) break;
+    if (!co_await run_iteration(txn, intended, started)) break;
   }
 }
 
-awaitable<bool> Strand::run_iteration(const TxnPlan& txn, Clock::time_point intended) {
+awaitable<bool> Strand::run_iteration(const TxnPlan& txn, Clock::time_point intended,
+                                      Clock::time_point started) {
+  // One clock read per operation: each operation's end is the next one's start. The clock costs
+  // ~27 ns here, a ping-pong round trip ~10 us of CPU, so this keeps recording around 1%.
   const bool timing = worker_.engine().config().record_latency;
-  const auto actual_start = timing ? Clock::now() : Clock::time_point{};
+  const auto actual_start = started;
+  auto previous = started;
   for (const OpPlan& op : txn.ops) {
     for (std::uint64_t c = 0; c < op.common.count; ++c) {
-      const auto t0 = timing ? Clock::now() : Clock::time_point{};
       OpOutcome out = co_await execute(op);
+      const auto done = timing ? Clock::now() : Clock::time_point{};
       SlotStats& stats = worker_.slot(op.slot);
       switch (out.status) {
         case OpOutcome::Status::kOk:
           ++stats.counters.ops;
-          if (timing) stats.latency.record(elapsed_ns(t0, Clock::now()));
+          if (timing) stats.latency.record(elapsed_ns(previous, done));
           break;
         case OpOutcome::Status::kExpired:
           ++stats.counters.expired;
@@ -143,15 +151,15 @@ awaitable<bool> Strand::run_iteration(const TxnPlan& txn, Clock::time_point inte
           if (cut_ == CutReason::kEnded || cut_ == CutReason::kStopped) co_return false;
           break;
       }
+      previous = done;
     }
   }
   SlotStats& stats = worker_.slot(txn.slot);
   ++stats.counters.ops;
   if (timing) {
-    const auto end = Clock::now();
-    stats.latency.record(elapsed_ns(intended, end));
+    stats.latency.record(elapsed_ns(intended, previous));
     if (txn.uncorrected_slot) {
-      worker_.slot(*txn.uncorrected_slot).latency.record(elapsed_ns(actual_start, end));
+      worker_.slot(*txn.uncorrected_slot).latency.record(elapsed_ns(actual_start, previous));
     }
   }
   worker_.count_progress();

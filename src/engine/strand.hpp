@@ -54,7 +54,10 @@ class Strand {
   };
 
   boost::asio::awaitable<void> run_txn(const TxnPlan& txn);
-  boost::asio::awaitable<bool> run_iteration(const TxnPlan& txn, Clock::time_point intended);
+  /// One pass over the transaction's flowops; `intended` is when it should have started (the
+  /// pacing schedule), `started` when it did. False when the strand must stop.
+  boost::asio::awaitable<bool> run_iteration(const TxnPlan& txn, Clock::time_point intended,
+                                             Clock::time_point started);
   boost::asio::awaitable<OpOutcome> execute(const OpPlan& op);
   boost::asio::awaitable<OpOutcome> do_connect(const OpPlan& op, const profile::ConnectOp& c);
   boost::asio::awaitable<OpOutcome> do_accept(const OpPlan& op, const profile::AcceptOp& a);
