@@ -414,10 +414,10 @@ awaitable<void> MasterRun::run() {
           },
           std::chrono::hours(24 * 365), "the slaves to finish the step");
     }
-    st.running = false;
     st.interval_timer.cancel();
     // The last, partial interval: interval sums then equal the totals.
-    if (st.failure.empty() || st.interrupted) co_await handle(IntervalTick{});
+    co_await handle(IntervalTick{});
+    st.running = false;
   }
   report_.duration = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - st.run_start);
   if (st.run_start == Clock::time_point{}) report_.duration = {};

@@ -92,6 +92,14 @@ TEST(Loopback, PingPongWithLocalSlave) {
   const auto& lat = step["latency_ns"];
   EXPECT_LE(lat["p50"].get<double>(), lat["p99"].get<double>());
   EXPECT_LE(lat["p99"].get<double>(), lat["max"].get<double>());
+  // The interval series adds up to the totals (the last, partial interval included).
+  std::uint64_t in_intervals = 0;
+  for (const auto& interval : doc["intervals"]) {
+    for (const auto& t : interval["transactions"]) {
+      if (t["name"].get<std::string>().ends_with("txn2")) in_intervals += t["transactions"].get<std::uint64_t>();
+    }
+  }
+  EXPECT_EQ(in_intervals, step["transactions"].get<std::uint64_t>());
 }
 
 TEST(Loopback, SeparateSlaveServesMastersOneAfterAnother) {
