@@ -26,7 +26,7 @@ Engine::Engine(const Plan& plan, EngineConfig config)
       windows_(plan.txn_count) {
   const std::size_t n_workers = std::max<std::size_t>(
       1, std::min<std::uint64_t>(config_.workers, std::max<std::uint64_t>(plan.total_strands, 1)));
-  for (std::size_t i = 0; i < n_workers; ++i) workers_.push_back(std::make_unique<Worker>(*this, i));
+  for (std::size_t i = 0; i < n_workers; ++i) workers_.push_back(std::make_unique<Worker>(*this));
   // Round-robin over every strand of every group, so each group spreads over all workers.
   std::size_t next = 0;
   placement_.resize(plan.groups.size());

@@ -19,9 +19,8 @@ constexpr std::size_t kMaxErrorSamples = 20;
 constexpr std::size_t kReleasedAll = std::numeric_limits<std::size_t>::max();
 }  // namespace
 
-Worker::Worker(Engine& engine, std::size_t index)
+Worker::Worker(Engine& engine)
     : engine_(engine),
-      index_(index),
       interval_(engine.plan().slots.size()),
       totals_(engine.plan().slots.size()),
       buffer_(engine.plan().io_buffer_bytes, 'v'),
@@ -130,7 +129,6 @@ asio::awaitable<void> Worker::wait_release(std::size_t txn) {
 void Worker::on_release(std::size_t txn, Clock::time_point start) {
   if (stopping_) return;
   released_ = txn + 1;
-  current_txn_ = txn;
   done_in_txn_ = 0;
   txn_start_ = start;
   release_timer_.cancel();

@@ -30,7 +30,7 @@ class Worker {
  public:
   using Clock = std::chrono::steady_clock;
 
-  Worker(Engine& engine, std::size_t index);
+  explicit Worker(Engine& engine);
   ~Worker();
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
@@ -84,7 +84,6 @@ class Worker {
   void fold_interval();
 
   Engine& engine_;
-  std::size_t index_;
   boost::asio::io_context context_{1};  // first: destroyed last, after every strand
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> guard_;
   std::thread thread_;
@@ -96,7 +95,6 @@ class Worker {
   boost::asio::steady_timer cut_timer_;
   std::size_t released_ = 0;  ///< transactions released: strands may run txn < released_
   std::size_t done_in_txn_ = 0;
-  std::size_t current_txn_ = 0;
   Clock::time_point txn_start_{};
   bool stopping_ = false;
   std::atomic<std::uint64_t> progress_{0};

@@ -22,8 +22,7 @@ struct PendingHeader {
 }  // namespace
 
 DataListener::DataListener(asio::io_context& context, std::uint32_t token, Route route)
-    : context_(context),
-      token_(token),
+    : token_(token),
       route_(std::move(route)),
       acceptor_(context),
       alive_(std::make_shared<bool>(true)) {}

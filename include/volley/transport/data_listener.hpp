@@ -40,7 +40,6 @@ class DataListener {
   void accept_next();
   void read_header(boost::asio::ip::tcp::socket socket);
 
-  boost::asio::io_context& context_;
   std::uint32_t token_;
   Route route_;
   boost::asio::ip::tcp::acceptor acceptor_;
