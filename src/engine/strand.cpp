@@ -188,12 +188,16 @@ awaitable<OpOutcome> Strand::execute(const OpPlan& op) {
             return ready(OpOutcome{});
           },
           [&](const profile::WriteOp& w) {
-            return do_write(op, draw_size(w.size), w.chunk_bytes);
+            return transfer(op, Direction::kWrite, draw_size(w.size), w.chunk_bytes);
           },
-          [&](const profile::ReadOp& r) { return do_read(op, draw_size(r.size), r.chunk_bytes); },
+          [&](const profile::ReadOp& r) {
+            return transfer(op, Direction::kRead, draw_size(r.size), r.chunk_bytes);
+          },
           [&](const profile::SendfileOp& s) { return do_sendfile(op, 1, s.chunk_bytes); },
           [&](const profile::SendfilevOp& s) { return do_sendfile(op, s.nfiles, s.chunk_bytes); },
-          [&](const profile::RecvFileOp& r) { return do_read(op, draw_file_bytes(op, r.nfiles), {}); },
+          [&](const profile::RecvFileOp& r) {
+            return transfer(op, Direction::kRead, draw_file_bytes(op, r.nfiles), {});
+          },
           [&](const profile::ThinkOp& t) { return do_think(t); },
           [&](const profile::NopOp&) { return ready(OpOutcome{}); },
       },
@@ -278,68 +282,50 @@ awaitable<OpOutcome> Strand::do_accept(const OpPlan& op, const profile::AcceptOp
   }
 }
 
-awaitable<OpOutcome> Strand::do_write(const OpPlan& op, std::uint64_t bytes,
+awaitable<std::optional<OpOutcome>> Strand::wait_ready(Socket& socket, Socket::wait_type what,
+                                                      const char* op_name) {
+  active_ = &socket;
+  auto [ec] = co_await socket.async_wait(what, kAwait);
+  active_ = nullptr;
+  if (!ec) co_return std::nullopt;
+  if (ec == asio::error::operation_aborted) co_return aborted_outcome();
+  co_return failure_from(ec, op_name);
+}
+
+awaitable<OpOutcome> Strand::transfer(const OpPlan& op, Direction direction, std::uint64_t bytes,
                                       std::optional<std::uint64_t> chunk) {
   Connection* c = find(op.common.connection);
   if (c == nullptr) co_return not_connected(op);
+  const bool writing = direction == Direction::kWrite;
+  const char* name = writing ? "write" : "read";
   const std::span<char> buffer = worker_.buffer();
   const std::uint64_t per_call = std::min<std::uint64_t>(buffer.size(), chunk.value_or(buffer.size()));
   std::uint64_t left = bytes;
   while (left > 0) {
     error_code ec;
-    const auto n = std::min(left, per_call);
-    // Try the system call first: a small write almost always fits the socket buffer, and going
-    // straight to it saves a trip through the event loop.
-    const std::size_t done = c->socket.write_some(asio::buffer(buffer.data(), n), ec);
+    const auto piece = asio::buffer(buffer.data(), std::min(left, per_call));
+    // Try the system call first: a small write almost always fits the socket buffer, and a read
+    // often finds its data already there; going straight to it saves a trip through the event
+    // loop. Only when the socket is not ready does the strand wait for it.
+    const std::size_t done = writing ? c->socket.write_some(piece, ec) : c->socket.read_some(piece, ec);
     if (ec == asio::error::would_block || ec == asio::error::try_again) {
-      active_ = &c->socket;
-      auto [wait_ec] = co_await c->socket.async_wait(Socket::wait_write, kAwait);
-      active_ = nullptr;
-      if (wait_ec) {
-        if (wait_ec == asio::error::operation_aborted) co_return aborted_outcome();
-        co_return failure_from(wait_ec, "write");
+      if (auto stop = co_await wait_ready(c->socket, writing ? Socket::wait_write : Socket::wait_read, name)) {
+        co_return *stop;
       }
       continue;
     }
-    add_written(op, done);
-    if (ec) co_return failure_from(ec, "write");
-    left -= done;
-    worker_.count_progress();
-  }
-  co_return OpOutcome{};
-}
-
-awaitable<OpOutcome> Strand::do_read(const OpPlan& op, std::uint64_t bytes,
-                                     std::optional<std::uint64_t> chunk) {
-  Connection* c = find(op.common.connection);
-  if (c == nullptr) co_return not_connected(op);
-  const std::span<char> buffer = worker_.buffer();
-  const std::uint64_t per_call = std::min<std::uint64_t>(buffer.size(), chunk.value_or(buffer.size()));
-  std::uint64_t left = bytes;
-  while (left > 0) {
-    error_code ec;
-    const auto n = std::min(left, per_call);
-    const std::size_t done = c->socket.read_some(asio::buffer(buffer.data(), n), ec);
-    if (ec == asio::error::would_block || ec == asio::error::try_again) {
-      active_ = &c->socket;
-      auto [wait_ec] = co_await c->socket.async_wait(Socket::wait_read, kAwait);
-      active_ = nullptr;
-      if (wait_ec) {
-        if (wait_ec == asio::error::operation_aborted) co_return aborted_outcome();
-        co_return failure_from(wait_ec, "read");
-      }
-      continue;
+    if (writing) {
+      add_written(op, done);
+    } else {
+      add_read(op, done);
     }
-    add_read(op, done);
-    if (ec) {
-      if (ec == asio::error::eof) {
-        co_return OpOutcome{OpOutcome::Status::kFailed, ErrorKind::kPeerClosed,
-                            fmt::format("read: peer closed the connection with {} of {} bytes "
-                                        "still to come",
-                                        left, bytes)};
-      }
-      co_return failure_from(ec, "read");
+    if (ec == asio::error::eof) {
+      co_return OpOutcome{OpOutcome::Status::kFailed, ErrorKind::kPeerClosed,
+                          fmt::format("read: peer closed the connection with {} of {} bytes "
+                                      "still to come",
+                                      left, bytes)};
     }
+    if (ec) co_return failure_from(ec, name);
     left -= done;
     worker_.count_progress();
   }
@@ -373,15 +359,8 @@ awaitable<OpOutcome> Strand::do_sendfile(const OpPlan& op, std::uint64_t nfiles,
         continue;
       }
       if (sent < 0 && (errno == EAGAIN || errno == EINTR)) {
-        active_ = &c->socket;
-        auto [wait_ec] = co_await c->socket.async_wait(Socket::wait_write, kAwait);
-        active_ = nullptr;
-        if (wait_ec == asio::error::operation_aborted) {
-          out = aborted_outcome();
-          break;
-        }
-        if (wait_ec) {
-          out = failure_from(wait_ec, "sendfile");
+        if (auto stop = co_await wait_ready(c->socket, Socket::wait_write, "sendfile")) {
+          out = std::move(*stop);
           break;
         }
         continue;

@@ -61,10 +61,15 @@ class Strand {
   boost::asio::awaitable<OpOutcome> execute(const OpPlan& op);
   boost::asio::awaitable<OpOutcome> do_connect(const OpPlan& op, const profile::ConnectOp& c);
   boost::asio::awaitable<OpOutcome> do_accept(const OpPlan& op, const profile::AcceptOp& a);
-  boost::asio::awaitable<OpOutcome> do_write(const OpPlan& op, std::uint64_t bytes,
+  enum class Direction { kRead, kWrite };
+  /// Moves exactly `bytes` on the op's connection, at most `chunk` per system call.
+  boost::asio::awaitable<OpOutcome> transfer(const OpPlan& op, Direction direction,
+                                             std::uint64_t bytes,
                                              std::optional<std::uint64_t> chunk);
-  boost::asio::awaitable<OpOutcome> do_read(const OpPlan& op, std::uint64_t bytes,
-                                            std::optional<std::uint64_t> chunk);
+  /// Waits until `socket` is ready; nullopt when it is, else the outcome that ends the op.
+  boost::asio::awaitable<std::optional<OpOutcome>> wait_ready(Socket& socket,
+                                                             Socket::wait_type what,
+                                                             const char* op_name);
   boost::asio::awaitable<OpOutcome> do_sendfile(const OpPlan& op, std::uint64_t nfiles,
                                                 std::optional<std::uint64_t> chunk);
   boost::asio::awaitable<OpOutcome> do_think(const profile::ThinkOp& t);
