@@ -373,3 +373,84 @@ TEST(Loopback, EveryShippedProfileRunsBriefly) {
 
 }  // namespace
 }  // namespace volley::test
+
+namespace volley::test {
+namespace {
+
+/// A port that is free on 127.0.0.1 now (bound, read, closed).
+std::uint16_t free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+bool accepts_connections(const std::string& address, std::uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  ::inet_pton(AF_INET, address.c_str(), &a.sin_addr);
+  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  ::close(fd);
+  return ok;
+}
+
+TEST(Loopback, TwoSlavesOneControlConnectionEach) {
+  // Two hosts on one machine: 127.0.0.1 and 127.0.0.2 are both loopback. Each group talks to
+  // its own slave; each slave runs only its mirror of the profile.
+  TempDir dir;
+  const std::uint16_t port = free_port();
+  Process first({VOLLEY_BINARY, "serve", "--listen", fmt::format("127.0.0.1:{}", port), "-q", "--workers", "1"});
+  Process second({VOLLEY_BINARY, "serve", "--listen", fmt::format("127.0.0.2:{}", port), "-q", "--workers", "1"});
+  for (int i = 0; i < 100 && !(accepts_connections("127.0.0.1", port) && accepts_connections("127.0.0.2", port)); ++i) {
+    std::this_thread::sleep_for(20ms);
+  }
+  const auto profile = dir.write("two.xml", R"XML(<?xml version="1.0"?>
+<profile name="two slaves">
+  <group nthreads="2" name="to-a">
+    <transaction iterations="1"><flowop type="connect" options="remotehost=$a protocol=tcp"/></transaction>
+    <transaction duration="500ms">
+      <flowop type="write" options="size=64"/>
+      <flowop type="read" options="size=64"/>
+    </transaction>
+  </group>
+  <group nthreads="3" name="to-b">
+    <transaction iterations="1"><flowop type="connect" options="remotehost=$b protocol=tcp"/></transaction>
+    <transaction duration="500ms">
+      <flowop type="write" options="size=1k"/>
+      <flowop type="read" options="size=16"/>
+    </transaction>
+  </group>
+</profile>
+)XML");
+  const auto out = dir.path() / "r.json";
+  const auto r = run_volley({"run", profile, "-P", std::to_string(port), "--set", "a=127.0.0.1",
+                             "--set", "b=127.0.0.2", "--json", out, "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json doc = read_json(out);
+  ASSERT_EQ(doc["slaves"].size(), 2U);
+  EXPECT_EQ(doc["totals"]["connections_established"].get<std::uint64_t>(), 5U);
+  std::uint64_t slave_bytes = 0;
+  for (const auto& slave : doc["slaves"]) {
+    // A slave runs strands only for the group whose connections go to it.
+    const auto& groups = slave["groups"];
+    const bool is_a = slave["host"] == "127.0.0.1";
+    EXPECT_EQ(groups[0]["strands"].get<std::uint64_t>(), is_a ? 2U : 0U);
+    EXPECT_EQ(groups[1]["strands"].get<std::uint64_t>(), is_a ? 0U : 3U);
+    slave_bytes += slave["totals"]["bytes"].get<std::uint64_t>();
+  }
+  EXPECT_EQ(slave_bytes, doc["totals"]["bytes"].get<std::uint64_t>());
+  first.signal(SIGTERM);
+  second.signal(SIGTERM);
+  EXPECT_EQ(first.wait(5s).exit_code, 0);
+  EXPECT_EQ(second.wait(5s).exit_code, 0);
+}
+
+}  // namespace
+}  // namespace volley::test
