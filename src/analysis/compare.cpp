@@ -113,6 +113,16 @@ Comparison compare_series(const Series& base, const Series& next) {
       if (!is_volatile(d.key)) c.snapshot_differences.push_back(std::move(d));
     }
   }
+  // Slaves are matched by position (the profile's remotehost order); their keys say which.
+  const std::size_t slaves = std::min(base.system_remote.size(), next.system_remote.size());
+  for (std::size_t i = 0; i < slaves; ++i) {
+    if (!has_snapshot(base.system_remote[i]) || !has_snapshot(next.system_remote[i])) continue;
+    for (auto& d : sampling::diff_snapshots(base.system_remote[i], next.system_remote[i])) {
+      if (is_volatile(d.key)) continue;
+      d.key = fmt::format("slave{}:{}", i + 1, d.key);
+      c.snapshot_differences.push_back(std::move(d));
+    }
+  }
   return c;
 }
 
@@ -154,7 +164,7 @@ std::string format_comparison(const Comparison& c) {
     out += fmt::format("only in BASE: {}={}\n", name, list_values(c.only_in_base));
   if (!c.only_in_new.empty())
     out += fmt::format("only in NEW: {}={}\n", name, list_values(c.only_in_new));
-  out += "system snapshot differences (master host):\n";
+  out += "system snapshot differences (master host; slaveN: keys are the Nth slave's host):\n";
   if (!c.base_has_snapshot) {
     out += "  no snapshot in BASE\n";
   } else if (!c.new_has_snapshot) {

@@ -76,9 +76,7 @@ json make_sweep_document(const SweepInfo& info, const std::vector<SweepPoint>& p
                      {"values", std::move(values)},
                      {"spacing", spacing_name(info.spacing)}};
   doc["repeat"] = info.repeat;
-  doc["system"] = json{{"local", info.system_local},
-                       {"remote", nullptr},
-                       {"remote_note", "the slave's snapshot is not transported yet"}};
+  doc["system"] = json{{"local", info.system_local}, {"remote", remote_snapshots(points)}};
   json out_points = json::array();
   for (const SweepPoint& p : points) {
     out_points.push_back(
@@ -87,6 +85,32 @@ json make_sweep_document(const SweepInfo& info, const std::vector<SweepPoint>& p
   doc["points"] = std::move(out_points);
   return doc;
 }
+
+json remote_snapshots(const std::vector<SweepPoint>& points) {
+  for (const SweepPoint& p : points) {
+    for (const json& run : p.runs) {
+      const auto system = run.find("system");
+      if (system == run.end() || !system->is_object()) continue;
+      const auto remote = system->find("remote");
+      if (remote != system->end() && remote->is_array() && !remote->empty()) return *remote;
+    }
+  }
+  return json::array();
+}
+
+namespace {
+
+/// Reads `system.local` / `system.remote` of a sweep or run document into `s`.
+void read_snapshots(const json& doc, Series& s) {
+  const auto system = doc.find("system");
+  if (system == doc.end() || !system->is_object()) return;
+  if (const auto local = system->find("local"); local != system->end()) s.system_local = *local;
+  if (const auto remote = system->find("remote"); remote != system->end() && remote->is_array()) {
+    s.system_remote = *remote;
+  }
+}
+
+}  // namespace
 
 SeriesParse series_from_document(const json& doc) {
   if (!doc.is_object()) return fail("not a volley result document (expected a JSON object)");
@@ -98,6 +122,7 @@ SeriesParse series_from_document(const json& doc) {
     }
     Series s;
     s.points.push_back(SweepPoint{nullptr, {doc}});
+    read_snapshots(doc, s);
     return SeriesParse{std::move(s), {}};
   }
   if (*kind != "sweep") return fail(fmt::format("unknown document kind {}", kind->dump()));
@@ -123,9 +148,7 @@ SeriesParse series_from_document(const json& doc) {
     s.points.push_back(std::move(point));
   }
   s.log_x = use_log_axis(values, spacing);
-  if (const auto system = doc.find("system"); system != doc.end() && system->is_object()) {
-    if (system->contains("local")) s.system_local = (*system)["local"];
-  }
+  read_snapshots(doc, s);
   return SeriesParse{std::move(s), {}};
 }
 

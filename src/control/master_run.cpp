@@ -19,6 +19,7 @@
 #include "volley/control/message.hpp"
 #include "volley/control/sampling_wire.hpp"
 #include "volley/engine/engine.hpp"
+#include "volley/sampling/system_snapshot.hpp"
 
 namespace volley::control {
 
@@ -126,6 +127,8 @@ awaitable<void> MasterRun::run() {
   report_.start_unix_ns = unix_now_ns();
   report_.master.role = "master";
   report_.master.host = "master";
+  // Before the run, so reading /proc and /sys and running tc does not disturb what is measured.
+  report_.master.system = sampling::read_system_snapshot();
 
   // Housekeeping ticks: pings, silence checks, handshake deadlines.
   std::function<void()> arm_tick = [&] {
@@ -450,6 +453,9 @@ awaitable<void> MasterRun::run() {
       }
       side.cpu = cpu_usage_from_json(s.results->value("cpu", json()));
       side.nic = nic_rates_from_json(s.results->value("nic", json()));
+      if (const auto system = s.results->find("system"); system != s.results->end() && system->is_object()) {
+        side.system = *system;
+      }
     }
     report_.slaves.push_back(std::move(side));
     if (s.channel && s.channel->is_open() && !s.lost) {

@@ -19,6 +19,7 @@
 #include "volley/profile/parser.hpp"
 #include "volley/sampling/cpu_sampler.hpp"
 #include "volley/sampling/nic_sampler.hpp"
+#include "volley/sampling/system_snapshot.hpp"
 
 namespace volley::control {
 
@@ -58,6 +59,7 @@ struct LoadedRun {
   std::optional<sampling::NicSample> nic_before;
   std::optional<sampling::CpuUsage> cpu;
   std::optional<sampling::NicRates> nic;
+  nlohmann::json system;  ///< this host's snapshot, read at load time (before the run)
 };
 
 }  // namespace
@@ -288,6 +290,7 @@ asio::awaitable<void> SlaveServer::serve(tcp::socket socket) {
       }
       loaded->plan = std::move(*plan);
       loaded->timed = engine::timed_steps(loaded->plan);
+      loaded->system = sampling::read_system_snapshot();
       engine::EngineConfig config;
       config.workers = load->workers > 0 ? load->workers : settings_.default_workers;
       config.seed = load->seed;
@@ -360,10 +363,11 @@ asio::awaitable<void> SlaveServer::serve(tcp::socket socket) {
       json nic = nullptr;
       if (run->cpu) sampling::to_json(cpu, *run->cpu);
       if (run->nic) sampling::to_json(nic, *run->nic);
+      json system = std::move(run->system);
       run.reset();
       log(fmt::format("master {}: run finished", who));
       {
-        json out = message("results", {{"result", to_json(result)}, {"cpu", cpu}, {"nic", nic}});
+        json out = message("results", {{"result", to_json(result)}, {"cpu", cpu}, {"nic", nic}, {"system", system}});
         if (!co_await send(std::move(out))) {
         end_reason = "send failed";
       }

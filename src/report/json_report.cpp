@@ -231,6 +231,9 @@ json to_json_document(const RunReport& report) {
   doc["cpu"] = json{{"local", cpu_side_json(report.master, master_timed)},
                     {"remote", std::move(cpu_remote)}};
   doc["nic"] = json{{"local", nic_side_json(report.master)}, {"remote", std::move(nic_remote)}};
+  nlohmann::json system_remote = nlohmann::json::array();
+  for (const auto& s : report.slaves) system_remote.push_back(s.system);
+  doc["system"] = nlohmann::json{{"local", report.master.system}, {"remote", std::move(system_remote)}};
   doc["intervals"] = intervals_json(report);
   return doc;
 }

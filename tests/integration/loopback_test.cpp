@@ -100,6 +100,10 @@ TEST(Loopback, PingPongWithLocalSlave) {
     }
   }
   EXPECT_EQ(in_intervals, step["transactions"].get<std::uint64_t>());
+  // Both ends recorded the system they ran on.
+  EXPECT_TRUE(doc["system"]["local"].contains("kernel"));
+  ASSERT_EQ(doc["system"]["remote"].size(), 1U);
+  EXPECT_TRUE(doc["system"]["remote"][0].contains("sysctl"));
 }
 
 TEST(Loopback, SeparateSlaveServesMastersOneAfterAnother) {

@@ -196,10 +196,12 @@ TEST(JsonReportStatus, EmptyReportIsCompleteAndValid) {
   for (const char* key :
        {"schema_version", "volley_version", "status", "failure", "profile", "command_line", "seed",
         "workers", "start_time", "start_unix_ns", "duration_s", "timed_steps", "groups", "totals",
-        "slaves", "comparison", "cpu", "nic", "intervals"}) {
+        "slaves", "comparison", "cpu", "nic", "system", "intervals"}) {
     EXPECT_TRUE(doc.contains(key)) << key;
   }
-  EXPECT_EQ(doc.size(), 19u);
+  EXPECT_EQ(doc.size(), 20u);
+  EXPECT_TRUE(doc["system"]["local"].is_null());
+  EXPECT_TRUE(doc["system"]["remote"].is_array() && doc["system"]["remote"].empty());
   EXPECT_TRUE(doc["start_time"].is_null());
   EXPECT_TRUE(doc["profile"]["name"].is_null());
   EXPECT_TRUE(doc["groups"].is_array() && doc["groups"].empty());

@@ -196,8 +196,8 @@ inline RunReport make_report() {
   r.start_unix_ns = kStartUnixNs;
   r.duration = std::chrono::milliseconds(6500);
   r.timed_steps = {1};
-  r.master = {"master", "master", make_result(false), make_cpu(true), make_nic()};
-  r.slaves.push_back({"slave", "slave1", make_result(true), make_cpu(false), std::nullopt});
+  r.master = {"master", "master", make_result(false), make_cpu(true), make_nic(), nullptr};
+  r.slaves.push_back({"slave", "slave1", make_result(true), make_cpu(false), std::nullopt, nullptr});
   r.slot_names = make_slot_names();
   r.intervals = make_intervals();
   return r;

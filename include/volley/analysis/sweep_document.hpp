@@ -42,6 +42,10 @@ struct SweepInfo {
   nlohmann::json system_local;  ///< the snapshot of the master's host
 };
 
+/// The slaves' snapshots of a sweep: those its first run carries (`system.remote`), as the
+/// slaves do not change during a sweep. An empty array when no run has one.
+[[nodiscard]] nlohmann::json remote_snapshots(const std::vector<SweepPoint>& points);
+
 /// A value as the document holds it: a number when the text is one, else the text.
 [[nodiscard]] nlohmann::json value_json(const std::string& text);
 
@@ -58,6 +62,7 @@ struct Series {
   bool log_x = false;     ///< draw on a log axis (see use_log_axis)
   std::vector<SweepPoint> points;
   nlohmann::json system_local;  ///< null when the document has no snapshot
+  nlohmann::json system_remote = nlohmann::json::array();  ///< one snapshot per slave
 };
 
 /// A Series, or why the document is not a sweep or run document.

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "volley/engine/run_result.hpp"
 #include "volley/engine/slot_stats.hpp"
 #include "volley/sampling/cpu_sampler.hpp"
@@ -27,6 +29,7 @@ struct SideReport {
   engine::RunResult result;
   std::optional<sampling::CpuUsage> cpu;  ///< over the timed part (see RunReport::timed_steps)
   std::optional<sampling::NicRates> nic;  ///< over the timed part
+  nlohmann::json system;  ///< sampling::read_system_snapshot() of that host; null when unknown
 };
 
 /// One interval of the master's time series: the counters of every stat slot (indexed like
