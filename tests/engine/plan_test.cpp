@@ -1,4 +1,5 @@
 // compile(): a Profile becomes a Plan with dense stat slots; scan_file_sets() reads sendfile sizes.
+#include "support/temp_dir.hpp"
 #include "volley/engine/plan.hpp"
 
 #include <gtest/gtest.h>
@@ -200,32 +201,12 @@ TEST(DisplayNames, DefaultsAndGivenNames) {
 
 // ---- sendfile sources ------------------------------------------------------------------------
 
-class TempDir {
+/// A scratch folder whose files hold `bytes` bytes each.
+class TempDir : public test::TempDir {
  public:
-  TempDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = fs::temp_directory_path() /
-            (std::string("volley_plan_test_") + std::to_string(::getpid()) + "_" + info->name());
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  [[nodiscard]] const fs::path& path() const { return path_; }
   fs::path write(const std::string& relative, std::size_t bytes) const {
-    const fs::path file = path_ / relative;
-    fs::create_directories(file.parent_path());
-    std::ofstream out(file, std::ios::binary);
-    out << std::string(bytes, 'z');
-    return file;
+    return test::TempDir::write(relative, std::string(bytes, 'z'));
   }
-
- private:
-  fs::path path_;
 };
 
 profile::Profile sendfile_profile(const std::string& path, bool directory) {

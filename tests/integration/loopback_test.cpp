@@ -16,6 +16,7 @@
 
 #include "support/paths.hpp"
 #include "support/process.hpp"
+#include "support/temp_dir.hpp"
 #include "volley/cli/local_slave.hpp"
 
 namespace volley::test {
@@ -55,6 +56,30 @@ void expect_clean_mirrored_run(const json& doc, std::uint64_t connections) {
   ASSERT_EQ(doc["comparison"].size(), 1U);
   EXPECT_EQ(doc["comparison"][0]["master_bytes"], doc["comparison"][0]["slave_bytes"]);
   EXPECT_EQ(doc["comparison"][0]["master_ops"], doc["comparison"][0]["slave_ops"]);
+}
+
+/// A port that is free on 127.0.0.1 now (bound, read, closed).
+std::uint16_t free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+bool accepts_connections(const std::string& address, std::uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  ::inet_pton(AF_INET, address.c_str(), &a.sin_addr);
+  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  ::close(fd);
+  return ok;
 }
 
 /// A `volley serve` of the test's own on an ephemeral loopback port, logging to stderr.
@@ -227,17 +252,8 @@ TEST(Loopback, ConnectDisconnectLoopAndTwoGroups) {
 TEST(Loopback, SlaveNotThereIsAClearErrorWithExit1) {
   TempDir dir;
   const auto profile = dir.write("pp.xml", pingpong("1s"));
-  // A port nobody listens on: bind one, read its number, close it.
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
   const auto start = std::chrono::steady_clock::now();
-  const auto r = run_volley({"run", profile, "-P", std::to_string(ntohs(a.sin_port)), "--set",
+  const auto r = run_volley({"run", profile, "-P", std::to_string(free_port()), "--set",
                              "h=127.0.0.1", "--set", "t=2", "-q"}, 20s);
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("cannot reach slave"), std::string::npos) << r.err;
@@ -380,30 +396,6 @@ TEST(Loopback, EveryShippedProfileRunsBriefly) {
 
 namespace volley::test {
 namespace {
-
-/// A port that is free on 127.0.0.1 now (bound, read, closed).
-std::uint16_t free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
-
-bool accepts_connections(const std::string& address, std::uint16_t port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  ::inet_pton(AF_INET, address.c_str(), &a.sin_addr);
-  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-  ::close(fd);
-  return ok;
-}
 
 TEST(Loopback, TwoSlavesOneControlConnectionEach) {
   // Two hosts on one machine: 127.0.0.1 and 127.0.0.2 are both loopback. Each group talks to

@@ -9,34 +9,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/temp_dir.hpp"
+
 namespace volley::sampling {
 namespace {
 
 using namespace std::chrono_literals;
 
-// A scratch root directory removed at the end of the test.
-class TempRoot {
- public:
-  TempRoot() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "volley-cpu-XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data());
-  }
-  TempRoot(const TempRoot&) = delete;
-  TempRoot& operator=(const TempRoot&) = delete;
-  ~TempRoot() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  void write(const std::string& relative, const std::string& text) const {
-    const auto file = path_ / relative;
-    std::filesystem::create_directories(file.parent_path());
-    std::ofstream(file) << text;
-  }
-  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+using TempRoot = test::TempDir;
 
 constexpr const char* kProcStat =
     "cpu  100 0 50 800 10 5 5 30 7 0\n"

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "support/temp_dir.hpp"
 #include "volley/sampling/text_file.hpp"
 
 namespace volley::sampling {
@@ -15,32 +16,7 @@ namespace {
 
 using nlohmann::json;
 
-// A scratch root directory removed at the end of the test.
-class TempRoot {
- public:
-  TempRoot() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "volley-snap-XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data());
-  }
-  TempRoot(const TempRoot&) = delete;
-  TempRoot& operator=(const TempRoot&) = delete;
-  ~TempRoot() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  void write(const std::string& relative, const std::string& text) const {
-    const auto file = path_ / relative;
-    std::filesystem::create_directories(file.parent_path());
-    std::ofstream(file) << text;
-  }
-  void mkdir(const std::string& relative) const {
-    std::filesystem::create_directories(path_ / relative);
-  }
-  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+using TempRoot = test::TempDir;
 
 // A small but complete host: two CPUs (cpu1 without scaling_cur_freq), eth0 with two rx queues
 // and IRQs, lo without a speed file.

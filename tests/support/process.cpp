@@ -101,17 +101,4 @@ ProcessResult run_volley(const std::vector<std::string>& args, std::chrono::mill
   return p.wait(limit);
 }
 
-TempDir::TempDir() : path_(unique_path("volley-test-dir")) { fs::create_directories(path_); }
-
-TempDir::~TempDir() {
-  std::error_code ignored;
-  fs::remove_all(path_, ignored);
-}
-
-fs::path TempDir::write(const std::string& name, const std::string& text) const {
-  const fs::path p = path_ / name;
-  std::ofstream(p, std::ios::binary) << text;
-  return p;
-}
-
 }  // namespace volley::test

@@ -43,19 +43,4 @@ class Process {
 ProcessResult run_volley(const std::vector<std::string>& args,
                          std::chrono::milliseconds limit = std::chrono::seconds(60));
 
-/// A fresh temporary directory, removed by the destructor.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
-  /// Writes `text` to `name` inside the directory and returns the full path.
-  std::filesystem::path write(const std::string& name, const std::string& text) const;
-
- private:
-  std::filesystem::path path_;
-};
-
 }  // namespace volley::test
