@@ -219,10 +219,14 @@ awaitable<void> MasterRun::run() {
         sample.since_run_start = std::chrono::duration_cast<std::chrono::nanoseconds>(st.last_interval - st.run_start);
         sample.length = std::chrono::duration_cast<std::chrono::nanoseconds>(now - st.last_interval);
         sample.step = st.current_step;
-        sample.slots = st.engine->take_interval();
         st.last_interval = now;
-        report_.intervals.push_back(std::move(sample));
-        if (settings_.on_interval) settings_.on_interval(report_, report_.intervals.back());
+        // The workers answer on this thread later; samples arrive in the order they were taken.
+        st.engine->take_interval(context_, [this, sample = std::move(sample)](
+                                               std::vector<engine::SlotStats> slots) mutable {
+          sample.slots = std::move(slots);
+          report_.intervals.push_back(std::move(sample));
+          if (settings_.on_interval) settings_.on_interval(report_, report_.intervals.back());
+        });
       }
     } else if (std::holds_alternative<Tick>(event)) {
       const auto now = Clock::now();
