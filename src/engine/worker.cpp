@@ -121,7 +121,7 @@ std::vector<SlotStats> Worker::take_totals() {
 
 asio::awaitable<void> Worker::yield() {
   inline_work_ = 0;
-  co_await asio::post(context_.get_executor(), asio::use_awaitable);
+  return asio::post(context_.get_executor(), asio::use_awaitable);  // no coroutine frame of its own
 }
 
 asio::awaitable<void> Worker::wait_release(std::size_t txn) {

@@ -31,8 +31,9 @@ class Worker {
  public:
   using Clock = std::chrono::steady_clock;
   /// Operations or system calls a strand may run without suspending before it yields. Large
-  /// enough that yielding (one post, ~0.2 us) costs well under 1% of the operations it follows;
-  /// small enough that a cut, a ping or an interval sample waits tens of microseconds at most.
+  /// enough that yielding (a trip through the event loop, a few us) is amortised over many
+  /// operations; small enough that a cut, a ping or an interval sample waits tens of
+  /// microseconds, not the rest of a step.
   static constexpr std::uint32_t kYieldBudget = 64;
 
   explicit Worker(Engine& engine);
