@@ -1,12 +1,8 @@
 // Profiles outside the ping-pong happy path, end to end through the real CLI: each must run and
 // end on both sides (cooperative strands, cuts that reach every state), with random sizes drawn
 // alike on every host and uperf's connection pool semantics. Every bound below is a hang guard.
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -16,6 +12,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "support/net.hpp"
 #include "support/paths.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
@@ -167,10 +164,10 @@ TEST(Liveness, TimedOutLargeWriteCountsItsBytesOnBothSides) {
 class TwoSlaves {
  public:
   TwoSlaves()
-      : port_(pick_port()),
+      : port_(free_port()),
         first_({VOLLEY_BINARY, "serve", "--listen", fmt::format("127.0.0.1:{}", port_), "-q"}),
         second_({VOLLEY_BINARY, "serve", "--listen", fmt::format("127.0.0.2:{}", port_), "-q"}) {
-    for (int i = 0; i < 200 && !(accepts("127.0.0.1") && accepts("127.0.0.2")); ++i) {
+    for (int i = 0; i < 200 && !(accepts_connections("127.0.0.1", port_) && accepts_connections("127.0.0.2", port_)); ++i) {
       std::this_thread::sleep_for(20ms);
     }
   }
@@ -183,28 +180,6 @@ class TwoSlaves {
   [[nodiscard]] std::string port() const { return std::to_string(port_); }
 
  private:
-  static std::uint16_t pick_port() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t len = sizeof a;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    ::close(fd);
-    return ntohs(a.sin_port);
-  }
-  [[nodiscard]] bool accepts(const std::string& address) const {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port_);
-    ::inet_pton(AF_INET, address.c_str(), &a.sin_addr);
-    const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-    ::close(fd);
-    return ok;
-  }
-
   std::uint16_t port_;
   Process first_;
   Process second_;
