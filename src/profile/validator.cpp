@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <set>
@@ -22,6 +23,12 @@ struct ConnectionState {
   SourceLocation opened_at;
   SourceLocation closed_at;  ///< line 0 until a disconnect closes one
 };
+
+/// Counts beyond this are clamped in the arithmetic below (no strand opens 2^40 connections), so
+/// that any `count=` or `iterations=` a profile gives cannot overflow it.
+constexpr std::uint64_t kClamp = std::uint64_t{1} << 40;
+
+std::int64_t clamped(std::uint64_t n) { return static_cast<std::int64_t>(std::min(n, kClamp)); }
 
 std::string describe(std::uint32_t conn) {
   return conn == 0 ? std::string("the anonymous connection") : fmt::format("connection {}", conn);
@@ -46,7 +53,7 @@ class ConnectionTracker {
     std::map<std::uint32_t, std::int64_t> delta;
     for (const Flowop& op : txn.flowops) {
       const std::uint32_t conn = op.common.connection;
-      const auto n = static_cast<std::int64_t>(op.common.count);
+      const std::int64_t n = clamped(op.common.count);
       switch (kind(op)) {
         case Kind::kOpens:
           open(op);
@@ -74,7 +81,7 @@ class ConnectionTracker {
       const auto start = at_start.contains(conn) ? at_start[conn] : std::optional<std::uint64_t>(0);
       const std::int64_t d = delta[conn];
       if (!start || d >= 0 || reported.contains(conn)) continue;
-      const std::int64_t first = static_cast<std::int64_t>(*start) + u.before;
+      const std::int64_t first = clamped(*start) + u.before;
       if (first < 1) continue;  // already reported for the first iteration
       const std::uint64_t fails_in = 1 + static_cast<std::uint64_t>((first + (-d) - 1) / (-d));
       if (rounds != 0 && fails_in > rounds) continue;
@@ -89,13 +96,14 @@ class ConnectionTracker {
       const std::int64_t d = delta[conn];
       const auto start = at_start.contains(conn) ? at_start[conn] : std::optional<std::uint64_t>(0);
       if (!start || !state.most || d == 0) continue;
-      if (d > 0 && rounds == 0) {
-        state.most.reset();  // a duration loop that opens more than it closes: no bound
-      } else if (rounds != 0) {
-        const std::int64_t end = static_cast<std::int64_t>(*start) + static_cast<std::int64_t>(rounds) * d;
-        state.most = static_cast<std::uint64_t>(std::max<std::int64_t>(end, 0));
+      const auto step = static_cast<std::uint64_t>(d > 0 ? d : -d);
+      if (d < 0) {
+        // Closes more than it opens: drained (a duration always gets there).
+        state.most = rounds != 0 && rounds <= *start / step ? *start - rounds * step : 0;
+      } else if (rounds == 0 || rounds > (UINT64_MAX - *start) / step) {
+        state.most.reset();  // opens more than it closes, without a bound that fits
       } else {
-        state.most = 0;
+        state.most = *start + rounds * step;
       }
     }
   }
@@ -122,7 +130,11 @@ class ConnectionTracker {
 
   void open(const Flowop& op) {
     auto& state = states_[op.common.connection];
-    if (state.most) *state.most += op.common.count;
+    if (state.most && *state.most <= kClamp) {
+      *state.most += std::min(op.common.count, kClamp);
+    } else {
+      state.most.reset();  // more than any strand can open: no bound worth tracking
+    }
     state.opened_at = op.location;
   }
 

@@ -108,6 +108,17 @@ TEST(Validate, DisconnectCountBeyondThePoolIsAnError) {
             "are open\n");
 }
 
+TEST(Validate, HugeCountsDoNotOverflowThePoolArithmetic) {
+  Flowop open = connect(0, 2);
+  open.common.count = ~std::uint64_t{0};
+  Flowop close = op("disconnect", DisconnectOp{}, 0, 3);
+  close.common.count = ~std::uint64_t{0};
+  const Profile fine = iterated({{~std::uint64_t{0}, {open}}, {~std::uint64_t{0}, {close}}});
+  EXPECT_FALSE(validate(fine).has_errors()) << validate(fine).format(nullptr);
+  const Profile drained = iterated({{3, {connect(0, 2)}}, {~std::uint64_t{0}, {op("disconnect", DisconnectOp{}, 0, 3)}}});
+  EXPECT_TRUE(validate(drained).has_errors());
+}
+
 TEST(Validate, ConnectDisconnectLoopInADurationIsValid) {
   Profile p = one_group({});
   Transaction t;
