@@ -152,7 +152,9 @@ void Engine::stop() {
 }
 
 std::uint64_t Engine::progress() const {
-  std::uint64_t sum = 0;
+  // Connections the listeners routed count too: while thousands of connects wait in the accept
+  // backlog, the strands that will accept them make no progress of their own.
+  std::uint64_t sum = routed_.load(std::memory_order_relaxed);
   for (const auto& w : workers_) sum += w->progress();
   return sum;
 }
@@ -191,6 +193,7 @@ void Engine::route(const transport::ConnectionHeader& header, asio::ip::tcp::soc
     return;  // not a strand of this run: the socket closes here
   }
   const auto [worker, local] = placement_[header.group][header.strand];
+  routed_.fetch_add(1, std::memory_order_relaxed);
   boost::system::error_code ec;
   const auto protocol = socket.local_endpoint(ec).protocol();
   if (ec) return;

@@ -86,8 +86,8 @@ class Engine {
   /// Joins the workers (after the last on_txn_done, or after stop()) and merges their results.
   RunResult finish();
 
-  /// Operations and system calls completed so far on all workers (any thread; relaxed, for
-  /// progress checks).
+  /// Operations and system calls completed so far on all workers, plus data connections routed
+  /// to them (any thread; relaxed, for progress checks).
   [[nodiscard]] std::uint64_t progress() const;
   /// Some strand is inside a think (any thread; relaxed).
   [[nodiscard]] bool thinking() const;
@@ -119,6 +119,7 @@ class Engine {
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for late timer handlers
   std::atomic<std::size_t> workers_pending_{0};
   std::atomic<bool> stopped_{false};
+  std::atomic<std::uint64_t> routed_{0};  ///< data connections handed to strands
   std::vector<std::chrono::steady_clock::time_point> release_times_;
   std::vector<TxnWindow> windows_;
   std::size_t active_workers_ = 0;
