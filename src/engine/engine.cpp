@@ -123,16 +123,22 @@ void Engine::end_txn(std::size_t txn) {
     return;
   }
   if (!quiesce_timer_) quiesce_timer_ = std::make_unique<asio::steady_timer>(*control_);
+  // The previous step's poll may still be running (it stops only after quiet polls, and the next
+  // step keeps it busy). It is superseded: its step ended on this side before the master went on.
+  ++quiesce_generation_;
   arm_quiescence(txn, progress(), 0);
 }
 
 void Engine::arm_quiescence(std::size_t txn, std::uint64_t last_progress, int quiet_polls) {
   quiesce_timer_->expires_after(kQuiescencePoll);
   // A poll whose timer had already fired may still be queued when the engine goes away: `alive`
-  // says whether `this` may be touched.
-  quiesce_timer_->async_wait([this, alive = alive_, txn, last_progress,
-                              quiet_polls](const boost::system::error_code& ec) {
-    if (ec || !*alive || stopped_) return;
+  // says whether `this` may be touched. Likewise when end_txn() re-arms the timer for a newer
+  // step: re-arming cannot cancel a handler already queued, so the handler checks its generation;
+  // a stale one that went on would re-arm the timer for its own step (cancelling the newer
+  // step's poll) and then cut a step that is over, leaving the newer one uncut forever.
+  quiesce_timer_->async_wait([this, alive = alive_, txn, last_progress, quiet_polls,
+                              generation = quiesce_generation_](const boost::system::error_code& ec) {
+    if (ec || !*alive || stopped_ || generation != quiesce_generation_) return;
     const std::uint64_t now = progress();
     // A thinking strand is not waiting for the master: it will go on by itself.
     const int quiet = now == last_progress && !thinking() ? quiet_polls + 1 : 0;

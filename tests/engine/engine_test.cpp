@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <future>
@@ -14,6 +16,7 @@
 #include <boost/asio/error.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include "volley/engine/error_kind.hpp"
 
@@ -205,6 +208,50 @@ TEST(Engine, StopBeforeReleaseFinishesWithoutWork) {
   const RunResult r = engine.finish();
   EXPECT_EQ(r.connections_requested, 0U);
   EXPECT_EQ(r.groups.at(0).transactions.at(0).stats.counters.ops, 0U);
+}
+
+TEST(Engine, SlaveCutOfAStepIsNotLostToTheStaleQuiescencePollOfThePreviousStep) {
+  // The rare hang of issue 8 (a slave that never sends step_done after a timed step): the slave's
+  // quiescence poll for step 0 was still running when end_txn(1) re-armed the shared timer, its
+  // handler already queued; it then re-armed the timer for step 0, cancelling step 1's poll, and
+  // finally cut step 0 (long done), so step 1 was never cut. Here the two timers are made to
+  // expire in that order on purpose: a timer due before the step-0 poll delivers end_txn(1).
+  profile::Transaction setup;
+  setup.bound = profile::Iterations{1};
+  setup.flowops = {flowop("nop", profile::NopOp{})};
+  profile::Transaction timed;  // a slave mirror with nothing to answer: it waits to be cut
+  timed.bound = profile::Duration{10s};
+  profile::Group group;
+  group.nthreads = 1;
+  group.transactions = {setup, timed};
+  profile::Profile p;
+  p.groups = {group};
+  const Plan plan = compile_or_fail(p);
+
+  asio::io_context control;
+  std::array<std::atomic<bool>, 2> done{};
+  EngineConfig config;
+  config.workers = 1;
+  config.slave_side = true;
+  config.listen_address = asio::ip::make_address("127.0.0.1");
+  config.on_txn_done = [&done](std::size_t txn) { done.at(txn) = true; };
+  Engine engine(plan, std::move(config));
+  ASSERT_EQ(engine.open_listeners(control), "");
+  engine.start();
+  engine.release(0);
+  for (int i = 0; i < 500 && !done[0]; ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_TRUE(done[0]);
+  engine.release(1);
+  asio::steady_timer end_step_1(control);
+  end_step_1.expires_at(std::chrono::steady_clock::now());
+  end_step_1.async_wait([&engine](const boost::system::error_code&) { engine.end_txn(1); });
+  engine.end_txn(0);  // its first poll is due 10 ms later than end_step_1
+  std::this_thread::sleep_for(50ms);  // both are due before the control thread looks
+  const auto deadline = std::chrono::steady_clock::now() + 5s;  // a hang guard
+  while (!done[1] && std::chrono::steady_clock::now() < deadline) control.run_for(20ms);
+  EXPECT_TRUE(done[1]) << "the slave never ended step 1 after the master's end_step";
+  engine.stop();
+  engine.finish();
 }
 
 TEST(Classify, KnownErrors) {

@@ -116,6 +116,7 @@ class Engine {
   std::map<std::uint16_t, std::uint16_t> listener_ports_;
   boost::asio::io_context* control_ = nullptr;
   std::unique_ptr<boost::asio::steady_timer> quiesce_timer_;
+  std::uint64_t quiesce_generation_ = 0;  ///< which end_txn() the pending poll belongs to
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for late timer handlers
   std::atomic<std::size_t> workers_pending_{0};
   std::atomic<bool> stopped_{false};
