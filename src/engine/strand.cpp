@@ -244,6 +244,10 @@ awaitable<OpOutcome> Strand::do_connect(const OpPlan& op, const profile::Connect
     close(op.common.connection);
     co_return failure_from(ec, "socket");
   }
+  if (cut_ != CutReason::kNone) {  // see wait_ready
+    close(op.common.connection);
+    co_return aborted_outcome();
+  }
   active_ = &socket;
   worker_.budget_renewed();
   auto [connect_ec] = co_await socket.async_connect(endpoint, kAwait);
@@ -282,6 +286,7 @@ awaitable<OpOutcome> Strand::do_accept(const OpPlan& op, const profile::AcceptOp
       worker_.count_connection(true);
       co_return OpOutcome{};
     }
+    if (cut_ != CutReason::kNone) co_return aborted_outcome();  // see wait_ready
     awaiting_conn_ = id;
     worker_.budget_renewed();
     timer_.expires_at(Clock::time_point::max());
@@ -293,6 +298,10 @@ awaitable<OpOutcome> Strand::do_accept(const OpPlan& op, const profile::AcceptOp
 
 awaitable<std::optional<OpOutcome>> Strand::wait_ready(Socket& socket, Socket::wait_type what,
                                                       const char* op_name) {
+  // A cut cancels the wait in progress, and only that one: one that came while this strand was
+  // runnable (its last wait already complete, its resumption queued) must be seen here, or the
+  // strand would wait for data that never comes, and its step would never end.
+  if (cut_ != CutReason::kNone) co_return aborted_outcome();
   active_ = &socket;
   worker_.budget_renewed();
   auto [ec] = co_await socket.async_wait(what, kAwait);
@@ -432,6 +441,7 @@ awaitable<OpOutcome> Strand::do_think(const profile::ThinkOp& t) {
 }
 
 awaitable<bool> Strand::sleep_until(Clock::time_point when) {
+  if (cut_ != CutReason::kNone) co_return false;  // see wait_ready
   const bool truncated = deadline_ && when > *deadline_;
   timer_.expires_at(truncated ? *deadline_ : when);
   worker_.budget_renewed();
