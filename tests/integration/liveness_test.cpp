@@ -223,6 +223,47 @@ TEST(Liveness, OneStrandTwoHostsRandomSizesAgree) {
   EXPECT_EQ(slave_bytes, doc["totals"]["bytes"].get<std::uint64_t>());
 }
 
+TEST(Liveness, OneStrandTwoHostsDirPicksAgree) {
+  // Files of different sizes: a slave that picked another file than the master would wait for
+  // bytes that never come (or leave some unread).
+  TempDir dir;
+  for (int i = 1; i <= 5; ++i) dir.write(fmt::format("files/f{}", i), std::string(std::size_t(1000 * i + 7), 'x'));
+  TwoSlaves slaves;
+  const auto profile = dir.write("dir.xml", R"XML(<?xml version="1.0"?>
+<profile name="dir two hosts">
+  <group nthreads="2">
+    <transaction iterations="1">
+      <flowop type="connect" options="remotehost=$a protocol=tcp conn=1"/>
+      <flowop type="connect" options="remotehost=$b protocol=tcp conn=2"/>
+    </transaction>
+    <transaction duration="1s">
+      <flowop type="sendfile" options="dir=$d conn=1"/>
+      <flowop type="read" options="size=8 conn=1"/>
+      <flowop type="sendfile" options="dir=$d conn=2"/>
+      <flowop type="read" options="size=8 conn=2"/>
+    </transaction>
+    <transaction iterations="1">
+      <flowop type="disconnect" options="conn=1"/>
+      <flowop type="disconnect" options="conn=2"/>
+    </transaction>
+  </group>
+</profile>
+)XML");
+  const auto out = dir.path() / "r.json";
+  const auto r = run_volley({"run", profile, "-P", slaves.port(), "--set", "a=127.0.0.1", "--set",
+                             "b=127.0.0.2", "--set", "d=" + (dir.path() / "files").string(),
+                             "--json", out, "-q"},
+                            60s);
+  ASSERT_FALSE(r.timed_out) << r.err;
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json doc = read_json(out);
+  ASSERT_FALSE(doc.is_discarded());
+  EXPECT_GT(iterations(doc, 0, 1), 10U);
+  std::uint64_t slave_bytes = 0;
+  for (const auto& slave : doc["slaves"]) slave_bytes += slave["totals"]["bytes"].get<std::uint64_t>();
+  EXPECT_EQ(slave_bytes, doc["totals"]["bytes"].get<std::uint64_t>());
+}
+
 /// uperf's own profiles (tests/data/profiles/uperf/) run with equal counts on both sides.
 class UperfProfile : public ::testing::TestWithParam<std::string> {};
 
