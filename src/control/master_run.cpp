@@ -237,16 +237,19 @@ awaitable<void> MasterRun::run() {
         sample.since_run_start = std::chrono::duration_cast<std::chrono::nanoseconds>(st.last_interval - st.run_start);
         sample.length = std::chrono::duration_cast<std::chrono::nanoseconds>(now - st.last_interval);
         sample.step = st.current_step;
+        st.last_interval = now;
+        // The workers answer on this thread later; samples arrive in the order they were taken.
         // Only counters and a few percentiles are kept: the series must not grow with the
         // histograms' size. The full histograms go to the latency log, if asked for, and go.
-        const std::vector<engine::SlotStats> slots = st.engine->take_interval();
-        report::summarize_interval(report_.slot_names, slots, sample);
-        st.last_interval = now;
-        report_.intervals.push_back(std::move(sample));
-        if (settings_.on_interval_histograms) {
-          settings_.on_interval_histograms(report_, report_.intervals.back(), slots);
-        }
-        if (settings_.on_interval) settings_.on_interval(report_, report_.intervals.back());
+        st.engine->take_interval(context_, [this, sample = std::move(sample)](
+                                               std::vector<engine::SlotStats> slots) mutable {
+          report::summarize_interval(report_.slot_names, slots, sample);
+          report_.intervals.push_back(std::move(sample));
+          if (settings_.on_interval_histograms) {
+            settings_.on_interval_histograms(report_, report_.intervals.back(), slots);
+          }
+          if (settings_.on_interval) settings_.on_interval(report_, report_.intervals.back());
+        });
       }
     } else if (std::holds_alternative<Tick>(event)) {
       const auto now = Clock::now();
