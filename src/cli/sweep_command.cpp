@@ -48,6 +48,7 @@ std::vector<std::string> sweep_command_line(const SweepOptions& o, const std::st
   std::vector<std::string> line{"volley", "sweep", o.profile, "--vary", o.vary};
   for (const auto& s : o.set) line.insert(line.end(), {"--set", s});
   if (o.local) line.emplace_back("--local");
+  if (o.allow_empty) line.emplace_back("--allow-empty");
   line.insert(line.end(), {"--repeat", std::to_string(o.repeat), "--seed", std::to_string(o.seed)});
   line.emplace_back("# this run: " + binding);
   return line;
@@ -173,6 +174,7 @@ int sweep_command(const SweepOptions& options) {
       request.slave_workers = options.slave_workers;
       request.connect_timeout =
           std::chrono::duration_cast<std::chrono::milliseconds>(*connect_timeout.value);
+      request.allow_empty = options.allow_empty;
       report::RunReport result = run_once(request);
       result.command_line = sweep_command_line(options, binding);
       if (result.status == report::RunStatus::kFailed) {

@@ -40,6 +40,8 @@ void add_sweep_and_compare(CLI::App& app, SweepCompareOptions& options) {
   sweep->add_option("--html", s.html, "Write an HTML report with charts to FILE")
       ->type_name("FILE");
   sweep->add_flag("-q,--quiet", s.quiet, "No progress line");
+  sweep->add_flag("--allow-empty", s.allow_empty,
+                  "Accept a timed step with no transaction or a group with no iteration as ok");
   sweep->footer(
       "Example:\n  volley sweep profiles/pingpong.xml --local --vary t=1..64x4 -n 3 --json s.json "
       "--html s.html\nExit status: 0 every run ok, 1 some run failed, 2 bad input (nothing run), "

@@ -105,6 +105,7 @@ struct MasterRun::State {
   /// short by a failure is measured up to its last progress, not over the dead time after it.
   std::uint64_t last_progress = 0;
   Clock::time_point last_progress_at{};
+  Clock::time_point last_tick = Clock::now();
   /// The step running when the run failed, if its local strands had not finished it.
   std::optional<std::size_t> failed_in_step;
   std::optional<sampling::CpuSample> cpu_before;
@@ -262,10 +263,14 @@ awaitable<void> MasterRun::run() {
       // While steps run a dead link must be noticed within seconds; loading and reporting may
       // legitimately keep a slave busy longer.
       const auto silence_limit = st.running ? settings_.link_timeout : settings_.silence_timeout;
+      // A tick far later than its 250 ms means this thread was held up itself: the slaves'
+      // messages may be waiting behind it, unread. Judge silence on a later tick.
+      const bool master_was_stalled = now - st.last_tick > 4 * kTick;
+      st.last_tick = now;
       for (std::size_t i = 0; i < st.slaves.size(); ++i) {
         auto& s = st.slaves[i];
         if (!s.channel || !s.channel->is_open() || s.results) continue;
-        if (now - s.last_heard > silence_limit) {
+        if (!master_was_stalled && now - s.last_heard > silence_limit) {
           std::string why = fmt::format(
               "slave {} has been silent for {:.1f} s (the link or the slave is down)",
               s.address.host, std::chrono::duration<double>(now - s.last_heard).count());

@@ -74,9 +74,7 @@ SideComparison compare_with_master(const RunReport& report, std::size_t slave) {
   SideComparison c;
   c.host = side.host;
   c.missing = side.missing;
-  c.master = report.slaves.size() == 1 && !has_hosts(report)
-                 ? timed_totals(report.master.result, report.timed_steps)
-                 : master_share(report, side.host, &report.timed_steps);
+  c.master = master_share(report, side.host, &report.timed_steps);
   if (side.missing.empty()) c.slave = timed_totals(side.result, report.timed_steps);
   fill_differences(c);
   return c;

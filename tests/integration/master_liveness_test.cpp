@@ -1,12 +1,8 @@
 // The master's side of an honest run, end to end through the real CLI against real slaves: a
 // dead link is noticed within seconds and the report keeps what was measured; a run that did
 // not do its work is not "ok"; the master's data listener serves slaves on several networks.
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -15,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "support/net.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
 
@@ -27,51 +24,6 @@ using namespace std::chrono_literals;
 json read_json(const std::filesystem::path& p) {
   std::ifstream in(p);
   return json::parse(in, nullptr, false);
-}
-
-/// A port free on both 127.0.0.1 and ::1 now (bound on the IPv6 wildcard, read, closed).
-std::uint16_t free_port() {
-  const int fd = ::socket(AF_INET6, SOCK_STREAM, 0);
-  sockaddr_in6 a{};
-  a.sin6_family = AF_INET6;
-  a.sin6_addr = in6addr_any;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin6_port);
-}
-
-bool accepts_connections(const std::string& address, std::uint16_t port) {
-  const bool v6 = address.find(':') != std::string::npos;
-  const int fd = ::socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM, 0);
-  bool ok = false;
-  if (v6) {
-    sockaddr_in6 a{};
-    a.sin6_family = AF_INET6;
-    a.sin6_port = htons(port);
-    ::inet_pton(AF_INET6, address.c_str(), &a.sin6_addr);
-    ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-  } else {
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    ::inet_pton(AF_INET, address.c_str(), &a.sin_addr);
-    ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-  }
-  ::close(fd);
-  return ok;
-}
-
-bool ipv6_loopback_available() {
-  const int fd = ::socket(AF_INET6, SOCK_STREAM, 0);
-  if (fd < 0) return false;
-  sockaddr_in6 a{};
-  a.sin6_family = AF_INET6;
-  a.sin6_addr = in6addr_loopback;
-  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-  ::close(fd);
-  return ok;
 }
 
 /// `volley serve` on ADDRESS:port, waited for until it accepts.

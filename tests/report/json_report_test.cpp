@@ -18,7 +18,7 @@ class JsonReport : public ::testing::Test {
 };
 
 TEST_F(JsonReport, RunIdentity) {
-  EXPECT_EQ(doc_["schema_version"], 1);
+  EXPECT_EQ(doc_["schema_version"], 2);
   EXPECT_EQ(doc_["volley_version"], "0.1.0");
   EXPECT_EQ(doc_["status"], "ok");
   EXPECT_TRUE(doc_["failure"].is_null());

@@ -8,7 +8,10 @@ namespace volley::test {
 /// A port that is free on 127.0.0.1 now (bound, read, closed).
 std::uint16_t free_port();
 
-/// Whether something accepts TCP connections on address:port now.
+/// Whether something accepts TCP connections on address:port now (IPv4, or IPv6 such as "::1").
 bool accepts_connections(const std::string& address, std::uint16_t port);
+
+/// Whether this host has an IPv6 loopback address (::1) one can bind.
+bool ipv6_loopback_available();
 
 }  // namespace volley::test

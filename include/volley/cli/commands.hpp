@@ -35,6 +35,7 @@ struct SweepOptions {
   std::string json;                    ///< --json FILE ("-" = stdout)
   std::string html;                    ///< --html FILE
   bool quiet = false;                  ///< -q: no progress line
+  bool allow_empty = false;            ///< --allow-empty, as for `volley run`
 };
 
 /// `volley compare BASE NEW`.

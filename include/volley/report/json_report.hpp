@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// The JSON result document of one run (schema_version 1; every key is described in
+/// The JSON result document of one run (schema_version 2; every key is described in
 /// docs/results.md). Complete and valid for failed and interrupted runs too: what is missing is
 /// null or an empty array, never left out (except latency_uncorrected_ns, which only paced
 /// transactions have).
@@ -16,7 +16,7 @@
 namespace volley::report {
 
 /// Version of the document layout; bumped when a key changes meaning or disappears.
-inline constexpr int kJsonSchemaVersion = 1;
+inline constexpr int kJsonSchemaVersion = 2;
 
 /// The whole document. Thread: any.
 [[nodiscard]] nlohmann::json to_json_document(const RunReport& report);
