@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <chrono>
 #include <future>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <thread>
 
@@ -284,6 +286,97 @@ TEST(ErrorKindNames, AreStable) {
   EXPECT_EQ(to_string(ErrorKind::kTimedOut), "timed_out");
   EXPECT_EQ(to_string(ErrorKind::kOther), "other");
 }
+
+/// One group of `strands` strands running one transaction of `flowops` (an hour by default).
+Plan one_txn_plan(std::vector<profile::Flowop> flowops, std::uint64_t strands = 2,
+                  std::variant<profile::Iterations, profile::Duration> bound =
+                      profile::Duration{std::chrono::hours(1)}) {
+  profile::Transaction txn;
+  txn.bound = bound;
+  txn.flowops = std::move(flowops);
+  profile::Group group;
+  group.nthreads = strands;
+  group.transactions = {txn};
+  profile::Profile p;
+  p.groups = {group};
+  return compile_or_fail(p);
+}
+
+/// stop() then finish() must return in every state a strand can be in. A stuck worker cannot be
+/// recovered from inside the test, so a hang ends the test binary with a message.
+void expect_prompt_stop(const Plan& plan, bool slave_side) {
+  EngineConfig config;
+  config.workers = 1;
+  config.slave_side = slave_side;
+  Engine engine(plan, std::move(config));
+  engine.start();
+  engine.release(0);
+  std::this_thread::sleep_for(100ms);  // let the strands settle in their state
+  auto stopped = std::async(std::launch::async, [&engine] {
+    engine.stop();
+    return engine.finish();
+  });
+  if (stopped.wait_for(20s) != std::future_status::ready) {
+    std::fprintf(stderr, "Engine::stop() + finish() hung\n");
+    std::_Exit(1);
+  }
+  const RunResult r = stopped.get();
+  EXPECT_EQ(r.failed_strands, 0U);
+}
+
+TEST(EngineStop, NopLoopOnASlave) {
+  // A slave has no deadline: only the stop can end this loop, and it must reach the strand.
+  const profile::Iterations forever{std::uint64_t{1} << 62};
+  expect_prompt_stop(one_txn_plan({flowop("nop", profile::NopOp{})}, 2, forever), /*slave_side=*/true);
+}
+
+TEST(EngineStop, NopLoopOnAMaster) {
+  expect_prompt_stop(one_txn_plan({flowop("nop", profile::NopOp{})}), false);
+}
+
+TEST(EngineStop, BusyThink) {
+  expect_prompt_stop(one_txn_plan({flowop("think", profile::ThinkOp{std::chrono::hours(1), true})}), false);
+}
+
+TEST(EngineStop, IdleThink) {
+  expect_prompt_stop(one_txn_plan({flowop("think", profile::ThinkOp{std::chrono::hours(1), false})}), false);
+}
+
+TEST(EngineStop, WaitingAccept) {
+  expect_prompt_stop(one_txn_plan({flowop("accept", profile::AcceptOp{})}), false);
+}
+
+TEST(EngineStop, SlaveMirrorOfOnlyThinkWaitsForTheCut) {
+  expect_prompt_stop(one_txn_plan({flowop("think", profile::ThinkOp{1ms, false})}), true);
+}
+
+TEST(EngineInterval, TakesDoNotWaitForASpinningWorker) {
+  // One worker, one strand spinning in a busy think and one in a nop loop: interval takes are
+  // answered while they run, and every answer comes back on the control context, in order.
+  const Plan plan = one_txn_plan({flowop("think", profile::ThinkOp{std::chrono::hours(1), true})}, 1);
+  EngineConfig config;
+  config.workers = 1;
+  Engine engine(plan, std::move(config));
+  asio::io_context control;
+  engine.start();
+  engine.release(0);
+  std::vector<int> answered;
+  for (int i = 0; i < 5; ++i) {
+    engine.take_interval(control, [&answered, i](std::vector<SlotStats> slots) {
+      EXPECT_FALSE(slots.empty());
+      answered.push_back(i);
+    });
+  }
+  const auto give_up = std::chrono::steady_clock::now() + 20s;
+  while (answered.size() < 5 && std::chrono::steady_clock::now() < give_up) {
+    control.run_for(10ms);
+    control.restart();
+  }
+  EXPECT_EQ(answered, (std::vector<int>{0, 1, 2, 3, 4}));
+  engine.stop();
+  engine.finish();
+}
+
 
 }  // namespace
 }  // namespace volley::engine
