@@ -66,20 +66,31 @@ void Process::signal(int sig) const {
 }
 
 ProcessResult Process::wait(std::chrono::milliseconds limit) {
+  return wait(limit, SIGKILL, std::chrono::milliseconds(0));
+}
+
+ProcessResult Process::wait(std::chrono::milliseconds limit, int sig,
+                            std::chrono::milliseconds grace) {
   ProcessResult result;
   if (pid_ <= 0) {
     result.err = "could not start the process";
     return result;
   }
-  const auto deadline = std::chrono::steady_clock::now() + limit;
+  auto deadline = std::chrono::steady_clock::now() + limit;
   int status = 0;
   for (;;) {
     const pid_t r = ::waitpid(pid_, &status, WNOHANG);
     if (r == pid_) break;
     if (std::chrono::steady_clock::now() > deadline) {
+      result.timed_out = true;
+      if (sig != SIGKILL) {
+        ::kill(pid_, sig);
+        sig = SIGKILL;
+        deadline = std::chrono::steady_clock::now() + grace;
+        continue;
+      }
       ::kill(pid_, SIGKILL);
       ::waitpid(pid_, &status, 0);
-      result.timed_out = true;
       break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));

@@ -30,6 +30,9 @@ class Process {
   void signal(int sig) const;
   /// Waits up to `limit`; kills the process (SIGKILL) when it has not exited by then.
   ProcessResult wait(std::chrono::milliseconds limit);
+  /// The same, but at `limit` first sends `sig` (SIGINT: volley then prints what it measured,
+  /// which says where it was stuck) and allows `grace` for it before SIGKILL.
+  ProcessResult wait(std::chrono::milliseconds limit, int sig, std::chrono::milliseconds grace);
   /// What it printed so far.
   [[nodiscard]] std::string stderr_so_far() const;
 

@@ -1,0 +1,344 @@
+// Multi-host runs on a real (virtual) network: the master and two slaves each in a network
+// namespace of their own, on different 198.18.0.0/15 subnets joined by veth pairs:
+//
+//   slave A (198.18.1.2) ── veth ── (198.18.1.1) master (198.18.2.1) ── veth ── (198.18.2.2) slave B
+//
+// The slaves are real `volley serve` processes started with `ip netns exec` and stopped by PID;
+// the master is `volley run` in its own namespace. The namespaces are made by each test under
+// unique names and deleted when it ends, whatever happens. Needs root (CAP_NET_ADMIN) and `ip`:
+// skipped with a message otherwise.
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "support/process.hpp"
+#include "support/temp_dir.hpp"
+
+namespace volley::test {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+constexpr const char* kSlaveA = "198.18.1.2";
+constexpr const char* kSlaveB = "198.18.2.2";
+constexpr std::uint16_t kControlPort = 20000;  // each slave has a namespace of its own
+
+std::string ip_binary() {
+  for (const char* p : {"/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"}) {
+    if (fs::exists(p)) return p;
+  }
+  return {};
+}
+
+/// Runs `ip ARGS...`; returns "" or what went wrong.
+std::string ip(const std::vector<std::string>& args) {
+  std::vector<std::string> full{ip_binary()};
+  full.insert(full.end(), args.begin(), args.end());
+  Process p(full);
+  const ProcessResult r = p.wait(20s);
+  if (r.exit_code == 0) return {};
+  std::string command = "ip";
+  for (const auto& a : args) command += " " + a;
+  return fmt::format("`{}` failed (exit {}): {}", command, r.exit_code, r.err);
+}
+
+/// Three namespaces (master, a, b) and the two veth links; deleted on destruction.
+class Topology {
+ public:
+  Topology() {
+    static std::atomic<int> counter{0};
+    const std::string suffix = fmt::format("{}-{}", ::getpid(), counter++);
+    master_ = "volley-m-" + suffix;
+    a_ = "volley-a-" + suffix;
+    b_ = "volley-b-" + suffix;
+  }
+  ~Topology() {
+    for (const auto& ns : created_) ip({"netns", "del", ns});
+  }
+  Topology(const Topology&) = delete;
+  Topology& operator=(const Topology&) = delete;
+
+  /// Builds everything; returns "" or why it could not (then the test is skipped).
+  std::string create() {
+    for (const auto* ns : {&master_, &a_, &b_}) {
+      if (auto problem = ip({"netns", "add", *ns}); !problem.empty()) return problem;
+      created_.push_back(*ns);
+    }
+    const std::vector<std::vector<std::string>> steps = {
+        {"-n", master_, "link", "add", "name", "to-a", "type", "veth", "peer", "name", "to-m", "netns", a_},
+        {"-n", master_, "link", "add", "name", "to-b", "type", "veth", "peer", "name", "to-m", "netns", b_},
+        {"-n", master_, "addr", "add", "198.18.1.1/24", "dev", "to-a"},
+        {"-n", master_, "addr", "add", "198.18.2.1/24", "dev", "to-b"},
+        {"-n", a_, "addr", "add", std::string(kSlaveA) + "/24", "dev", "to-m"},
+        {"-n", b_, "addr", "add", std::string(kSlaveB) + "/24", "dev", "to-m"},
+        {"-n", master_, "link", "set", "dev", "lo", "up"},
+        {"-n", master_, "link", "set", "dev", "to-a", "up"},
+        {"-n", master_, "link", "set", "dev", "to-b", "up"},
+        {"-n", a_, "link", "set", "dev", "lo", "up"},
+        {"-n", a_, "link", "set", "dev", "to-m", "up"},
+        {"-n", b_, "link", "set", "dev", "lo", "up"},
+        {"-n", b_, "link", "set", "dev", "to-m", "up"},
+    };
+    for (const auto& step : steps) {
+      if (auto problem = ip(step); !problem.empty()) return problem;
+    }
+    return {};
+  }
+
+  [[nodiscard]] const std::string& master() const { return master_; }
+  [[nodiscard]] const std::string& a() const { return a_; }
+  [[nodiscard]] const std::string& b() const { return b_; }
+
+ private:
+  std::string master_;
+  std::string a_;
+  std::string b_;
+  std::vector<std::string> created_;
+};
+
+/// Whether a TCP connect from inside namespace `ns` to address:port succeeds (a thread of ours
+/// joins the namespace for the attempt; a network namespace is per thread).
+bool reachable_from(const std::string& ns, const std::string& address, std::uint16_t port) {
+  bool ok = false;
+  std::thread([&] {
+    const int nsfd = ::open(("/var/run/netns/" + ns).c_str(), O_RDONLY | O_CLOEXEC);
+    if (nsfd < 0) return;
+    const bool entered = ::setns(nsfd, CLONE_NEWNET) == 0;
+    ::close(nsfd);
+    if (!entered) return;
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    ::inet_pton(AF_INET, address.c_str(), &a.sin_addr);
+    ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    ::close(fd);
+  }).join();
+  return ok;
+}
+
+std::unique_ptr<Process> in_namespace(const std::string& ns, std::vector<std::string> command) {
+  std::vector<std::string> full{ip_binary(), "netns", "exec", ns};
+  full.insert(full.end(), command.begin(), command.end());
+  return std::make_unique<Process>(full);
+}
+
+/// A `volley serve` in namespace `ns` on address:20000 (`ip netns exec` execs it: the PID is
+/// the slave's own).
+std::unique_ptr<Process> start_slave(const std::string& ns, const std::string& address) {
+  auto slave = in_namespace(ns, {VOLLEY_BINARY, "serve", "--listen",
+                                 fmt::format("{}:{}", address, kControlPort), "-q", "--workers", "1"});
+  for (int i = 0; i < 250 && !reachable_from(ns, address, kControlPort); ++i) std::this_thread::sleep_for(20ms);
+  return slave;
+}
+
+json read_json(const fs::path& p) {
+  std::ifstream in(p);
+  return json::parse(in, nullptr, false);
+}
+
+/// Per-direction bytes of every transaction: the master's equal the sum of its slaves'.
+void expect_equal_bytes(const json& doc) {
+  const auto& groups = doc["groups"];
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    for (std::size_t t = 0; t < groups[g]["transactions"].size(); ++t) {
+      std::uint64_t master_written = 0;
+      std::uint64_t master_read = 0;
+      for (const auto& f : groups[g]["transactions"][t]["flowops"]) {
+        master_written += f["bytes_written"].get<std::uint64_t>();
+        master_read += f["bytes_read"].get<std::uint64_t>();
+      }
+      std::uint64_t slaves_written = 0;
+      std::uint64_t slaves_read = 0;
+      for (const auto& slave : doc["slaves"]) {
+        for (const auto& f : slave["groups"][g]["transactions"][t]["flowops"]) {
+          slaves_written += f["bytes_written"].get<std::uint64_t>();
+          slaves_read += f["bytes_read"].get<std::uint64_t>();
+        }
+      }
+      EXPECT_EQ(master_written, slaves_read) << "group " << g << " transaction " << t;
+      EXPECT_EQ(master_read, slaves_written) << "group " << g << " transaction " << t;
+    }
+  }
+}
+
+/// A group per slave: `open` (connect or accept) to $a and $b, then a ping-pong for `duration`.
+std::string two_slave_profile(const std::string& open, const std::string& duration) {
+  return fmt::format(R"XML(<?xml version="1.0"?>
+<profile name="two subnets">
+  <group nthreads="2" name="to-a">
+    <transaction iterations="1"><flowop type="{0}" options="remotehost=$a protocol=tcp"/></transaction>
+    <transaction duration="{1}">
+      <flowop type="write" options="size=64"/>
+      <flowop type="read" options="size=64"/>
+    </transaction>
+    <transaction iterations="1"><flowop type="disconnect"/></transaction>
+  </group>
+  <group nthreads="3" name="to-b">
+    <transaction iterations="1"><flowop type="{0}" options="remotehost=$b protocol=tcp conn=2"/></transaction>
+    <transaction duration="{1}">
+      <flowop type="write" options="size=1k conn=2"/>
+      <flowop type="read" options="size=rand(16,2k) conn=2"/>
+    </transaction>
+    <transaction iterations="1"><flowop type="disconnect" options="conn=2"/></transaction>
+  </group>
+</profile>
+)XML",
+                     open, duration);
+}
+
+class MultiHost : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "network namespace tests need root (CAP_NET_ADMIN)";
+    if (ip_binary().empty()) GTEST_SKIP() << "network namespace tests need the `ip` command (iproute2)";
+    if (auto problem = topology_.create(); !problem.empty()) {
+      GTEST_SKIP() << "cannot make network namespaces here: " << problem;
+    }
+    slave_a_ = start_slave(topology_.a(), kSlaveA);
+    slave_b_ = start_slave(topology_.b(), kSlaveB);
+    ASSERT_TRUE(reachable_from(topology_.master(), kSlaveA, kControlPort)) << slave_a_->stderr_so_far();
+    ASSERT_TRUE(reachable_from(topology_.master(), kSlaveB, kControlPort)) << slave_b_->stderr_so_far();
+  }
+
+  void TearDown() override {
+    // SIGTERM stops a slave promptly whatever it was doing (issue 8); the Process destructor
+    // would SIGKILL it anyway.
+    for (auto* slave : {&slave_a_, &slave_b_}) {
+      if (!*slave) continue;
+      (*slave)->signal(SIGTERM);
+      const ProcessResult r = (*slave)->wait(10s);
+      EXPECT_FALSE(r.timed_out) << "a slave ignored SIGTERM for 10 s";
+      slave->reset();
+    }
+  }
+
+  /// `volley run` in the master's namespace against both slaves.
+  std::unique_ptr<Process> start_master(const fs::path& profile, const fs::path& out) {
+    return in_namespace(topology_.master(),
+                        {VOLLEY_BINARY, "run", profile.string(), "-P", std::to_string(kControlPort),
+                         "--set", fmt::format("a={}", kSlaveA), "--set", fmt::format("b={}", kSlaveB),
+                         "--json", out.string(), "-q"});
+  }
+
+  /// Runs `profile` (a long one), does `interfere` 1.5 s in, and checks the master's report: it
+  /// names slave B, exits 1 within `bound` of the interference, and keeps what was measured.
+  void expect_slave_b_lost(const fs::path& profile, const std::function<void()>& interfere,
+                           std::chrono::seconds bound) {
+    const auto out = dir_.path() / "lost.json";
+    auto master = start_master(profile, out);
+    std::this_thread::sleep_for(1500ms);
+    interfere();
+    const auto at = std::chrono::steady_clock::now();
+    const ProcessResult r = master->wait(60s);
+    const auto took = std::chrono::steady_clock::now() - at;
+    ASSERT_FALSE(r.timed_out) << "the master did not end within 60 s of losing slave B";
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_LT(took, bound) << "the master noticed only after "
+                           << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms";
+    const json doc = read_json(out);
+    ASSERT_FALSE(doc.is_discarded());
+    EXPECT_EQ(doc["status"], "failed");
+    ASSERT_TRUE(doc["failure"].is_string());
+    EXPECT_NE(doc["failure"].get<std::string>().find(kSlaveB), std::string::npos) << doc["failure"];
+    // What was measured before the loss is kept: both groups had done work.
+    EXPECT_GT(doc["groups"][0]["transactions"][1]["transactions"].get<std::uint64_t>(), 0U);
+    EXPECT_GT(doc["groups"][1]["transactions"][1]["transactions"].get<std::uint64_t>(), 0U);
+  }
+
+  TempDir dir_;
+  Topology topology_;  // destroyed after the slaves (members go in reverse order)
+  std::unique_ptr<Process> slave_a_;
+  std::unique_ptr<Process> slave_b_;
+};
+
+TEST_F(MultiHost, ConnectSideProfileOverTwoSubnets) {
+  const auto profile = dir_.write("connect.xml", two_slave_profile("connect", "1s"));
+  const auto out = dir_.path() / "r.json";
+  const ProcessResult r = start_master(profile, out)->wait(60s);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const json doc = read_json(out);
+  ASSERT_FALSE(doc.is_discarded());
+  EXPECT_EQ(doc["status"], "ok") << doc["failure"];
+  ASSERT_EQ(doc["slaves"].size(), 2U);
+  EXPECT_EQ(doc["totals"]["connections_established"].get<std::uint64_t>(), 5U);
+  EXPECT_GT(doc["groups"][0]["transactions"][1]["transactions"].get<std::uint64_t>(), 0U);
+  EXPECT_GT(doc["groups"][1]["transactions"][1]["transactions"].get<std::uint64_t>(), 0U);
+  for (const auto& slave : doc["slaves"]) {
+    const bool is_a = slave["host"] == kSlaveA;
+    EXPECT_EQ(slave["groups"][0]["strands"].get<std::uint64_t>(), is_a ? 2U : 0U);
+    EXPECT_EQ(slave["groups"][1]["strands"].get<std::uint64_t>(), is_a ? 0U : 3U);
+  }
+  expect_equal_bytes(doc);
+}
+
+TEST_F(MultiHost, AcceptSideProfileOverTwoSubnets) {
+  // The slaves connect back to the master, each to the master's address on its own subnet:
+  // the master's data listener must accept on both.
+  const auto profile = dir_.write("accept.xml", two_slave_profile("accept", "1s"));
+  const auto out = dir_.path() / "r.json";
+  const ProcessResult r = start_master(profile, out)->wait(30s);  // a 1 s run: a hang guard
+  EXPECT_FALSE(r.timed_out) << "the run did not end";
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const json doc = read_json(out);
+  ASSERT_FALSE(doc.is_discarded());
+  EXPECT_EQ(doc["status"], "ok") << doc["failure"];
+  EXPECT_EQ(doc["totals"]["connections_established"].get<std::uint64_t>(), 5U);
+  EXPECT_GT(doc["groups"][1]["transactions"][1]["transactions"].get<std::uint64_t>(), 0U);
+  expect_equal_bytes(doc);
+}
+
+TEST_F(MultiHost, LinkDownMidRunIsReportedWithinSeconds) {
+  const auto profile = dir_.write("pp.xml", two_slave_profile("connect", "30s"));
+  // A dead link is detected within 3 s (issue 8); 8 s here is that plus slack for a loaded
+  // machine, and still less than the 10 s control silence that used to be the only detector.
+  expect_slave_b_lost(
+      profile, [this] { EXPECT_EQ(ip({"-n", topology_.master(), "link", "set", "dev", "to-b", "down"}), ""); }, 8s);
+}
+
+TEST_F(MultiHost, SlaveKilledMidRunIsReportedPromptly) {
+  const auto profile = dir_.write("pp.xml", two_slave_profile("connect", "30s"));
+  expect_slave_b_lost(
+      profile,
+      [this] {
+        slave_b_->signal(SIGKILL);
+        slave_b_->wait(5s);
+        slave_b_.reset();
+      },
+      8s);
+  // Slave A, which lost its master mid-run, is idle again and serves the next master.
+  const auto again = dir_.write("a-only.xml", R"XML(<?xml version="1.0"?>
+<profile name="a only">
+  <group nthreads="2">
+    <transaction iterations="1"><flowop type="connect" options="remotehost=$a protocol=tcp"/></transaction>
+    <transaction duration="300ms"><flowop type="write" options="size=64"/><flowop type="read" options="size=64"/></transaction>
+  </group>
+</profile>
+)XML");
+  const ProcessResult r = start_master(again, dir_.path() / "again.json")->wait(60s);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+}  // namespace
+}  // namespace volley::test

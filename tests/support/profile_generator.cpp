@@ -1,0 +1,318 @@
+#include "support/profile_generator.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace volley::test {
+
+namespace {
+
+using std::chrono::milliseconds;
+
+constexpr const char* kHosts[] = {"127.0.0.1", "127.0.0.2"};
+/// Bytes of the files write_generator_files() makes (for the time estimate of sendfile).
+constexpr std::uint64_t kFileBytes = 100 * 1024;
+constexpr std::uint64_t kDirFileBytes[] = {1000, 50 * 1024, 200 * 1024 + 7};
+/// What an iteration-bound step may take at most by the estimate below; keeps each run short.
+constexpr double kStepBudgetMs = 150;
+
+/// splitmix64: a portable stream (equal seeds give equal profiles with any standard library).
+class Random {
+ public:
+  explicit Random(std::uint64_t seed) : state_(seed) {}
+  std::uint64_t next() {
+    std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  /// Uniform in [lo, hi] (the modulo bias is irrelevant here).
+  std::uint64_t between(std::uint64_t lo, std::uint64_t hi) { return lo + next() % (hi - lo + 1); }
+  bool chance(unsigned percent) { return next() % 100 < percent; }
+  template <class T, std::size_t N>
+  const T& pick(const T (&items)[N]) {
+    return items[next() % N];
+  }
+
+ private:
+  std::uint64_t state_;
+};
+
+struct Connection {
+  std::uint32_t id = 0;  ///< 0: the strand's anonymous connection
+  std::string host;
+  bool master_accepts = false;
+};
+
+/// One transaction of one group, with what the time estimate needs.
+struct Txn {
+  std::vector<std::string> flowops;  ///< rendered <flowop .../> elements
+  std::optional<milliseconds> duration;
+  std::uint64_t iterations = 1;
+  double iteration_ms = 0;  ///< estimated cost of one pass over the body
+  std::string attributes;   ///< name=, rate=
+};
+
+struct Group {
+  std::uint64_t strands = 1;
+  bool nprocs = false;
+  std::string name;
+  std::vector<Txn> txns;
+};
+
+class Generator {
+ public:
+  explicit Generator(std::uint64_t seed) : random_(seed) {}
+
+  GeneratedProfile run(std::uint64_t seed) {
+    GeneratedProfile out;
+    out.seed = seed;
+    const bool two_hosts = random_.chance(35);
+    const std::uint64_t n_groups = random_.between(1, 3);
+    std::vector<Group> groups;
+    for (std::uint64_t g = 0; g < n_groups; ++g) groups.push_back(make_group(g, two_hosts));
+    out.two_slaves = hosts_used_.size() > 1;
+    out.nominal = nominal(groups);
+    out.text = render(seed, groups);
+    return out;
+  }
+
+ private:
+  Group make_group(std::uint64_t index, bool two_hosts) {
+    Group group;
+    group.strands = random_.chance(10) ? 6 : random_.between(1, 4);
+    group.nprocs = random_.chance(10);
+    if (random_.chance(30)) group.name = fmt::format("g{}", index);
+    next_conn_id_ = 1;
+    // Connections that stay open from the set-up transaction to the tear-down.
+    std::vector<Connection> open;
+    const std::uint64_t n_open = random_.between(random_.chance(15) ? 0 : 1, 3);
+    for (std::uint64_t i = 0; i < n_open; ++i) {
+      const bool anonymous = i == 0 && random_.chance(50);
+      open.push_back(new_connection(anonymous ? 0 : fresh_id(), two_hosts));
+    }
+    const bool anonymous_is_open = !open.empty() && open.front().id == 0;
+
+    Txn setup;
+    for (const auto& c : open) {
+      if (random_.chance(10)) add_think_or_nop(setup);
+      add_open(setup, c);
+    }
+    if (setup.flowops.empty()) add_think_or_nop(setup);
+    group.txns.push_back(std::move(setup));
+
+    const std::uint64_t n_body = random_.between(1, 3);
+    for (std::uint64_t b = 0; b < n_body; ++b) {
+      Txn body;
+      const std::uint64_t items = random_.between(1, 5);
+      bool cycled = false;
+      for (std::uint64_t i = 0; i < items; ++i) {
+        const auto roll = random_.between(0, 99);
+        if (roll < 55 && !open.empty()) {
+          add_io(body, open[random_.next() % open.size()]);
+        } else if (roll < 65 && !open.empty()) {
+          add_sendfile(body, open[random_.next() % open.size()]);
+        } else if (roll < 82 && !cycled) {
+          // A connection opened and closed within one pass, so every repeat of the body finds
+          // it closed again: uperf's connect/disconnect-per-iteration pattern.
+          cycled = true;
+          const bool anonymous = !anonymous_is_open && random_.chance(50);
+          const Connection c = new_connection(anonymous ? 0 : fresh_id(), two_hosts);
+          add_open(body, c);
+          const std::uint64_t uses = random_.between(0, 3);
+          for (std::uint64_t u = 0; u < uses; ++u) add_io(body, c);
+          add_flowop(body, "disconnect", conn_option(c), 0.05);
+        } else {
+          add_think_or_nop(body);
+        }
+      }
+      if (random_.chance(45)) {
+        body.duration = milliseconds(random_.pick({100, 150, 200, 300}));
+      } else {
+        body.iterations = random_.between(1, 40);
+        const double per_strand = std::max(1.0, static_cast<double>(group.strands) / 2.0);
+        const double fits = kStepBudgetMs / std::max(0.001, body.iteration_ms * per_strand);
+        body.iterations = std::clamp<std::uint64_t>(body.iterations, 1,
+                                                    std::max<std::uint64_t>(1, static_cast<std::uint64_t>(fits)));
+      }
+      if (random_.chance(20)) body.attributes += fmt::format(" name=\"body{}\"", b);
+      if (random_.chance(10)) body.attributes += " rate=\"2k\"";
+      group.txns.push_back(std::move(body));
+    }
+
+    if (!open.empty() && random_.chance(70)) {
+      Txn teardown;
+      for (std::size_t i = open.size(); i-- > 0;) add_flowop(teardown, "disconnect", conn_option(open[i]), 0.05);
+      group.txns.push_back(std::move(teardown));
+    }
+    return group;
+  }
+
+  std::uint32_t fresh_id() {
+    // Ids are unique within the group, sometimes large (any u32 but 0 is valid).
+    const std::uint32_t id = random_.chance(10) ? static_cast<std::uint32_t>(random_.between(1000, 4000000000U))
+                                                : next_conn_id_;
+    ++next_conn_id_;
+    return id;
+  }
+
+  Connection new_connection(std::uint32_t id, bool two_hosts) {
+    Connection c;
+    c.id = id;
+    c.host = two_hosts ? random_.pick(kHosts) : kHosts[0];
+    c.master_accepts = random_.chance(20);
+    hosts_used_.insert(c.host);
+    return c;
+  }
+
+  static std::string conn_option(const Connection& c) {
+    return c.id == 0 ? std::string() : fmt::format("conn={}", c.id);
+  }
+
+  void add_flowop(Txn& txn, const std::string& type, const std::string& options, double cost_ms) {
+    txn.flowops.push_back(fmt::format(R"(<flowop type="{}" options="{}"/>)", type, options));
+    txn.iteration_ms += cost_ms;
+  }
+
+  void add_open(Txn& txn, const Connection& c) {
+    std::string options = fmt::format("remotehost={} protocol=tcp", c.host);
+    if (c.id != 0) options += " " + conn_option(c);
+    if (random_.chance(30)) options += " tcp_nodelay";
+    if (random_.chance(10)) options += random_.chance(50) ? " wndsz=64k" : " wndsz=256k";
+    add_flowop(txn, c.master_accepts ? "accept" : "connect", options, 0.5);
+  }
+
+  std::string size_spec(std::uint64_t& max_bytes) {
+    static constexpr std::uint64_t kFixed[] = {1, 7, 64, 100, 512, 1024, 4096, 16384, 65536, 204800};
+    if (random_.chance(70)) {
+      max_bytes = random_.pick(kFixed);
+      return std::to_string(max_bytes);
+    }
+    static constexpr std::uint64_t kLow[] = {1, 16, 64, 1000};
+    static constexpr std::uint64_t kHigh[] = {128, 4096, 65536};
+    const std::uint64_t low = random_.pick(kLow);
+    const std::uint64_t high = std::max(low, random_.pick(kHigh));
+    max_bytes = high;
+    return fmt::format("rand({},{})", low, high);
+  }
+
+  void add_io(Txn& txn, const Connection& c) {
+    static constexpr const char* kTypes[] = {"write", "read", "send", "recv"};
+    const std::string type = random_.pick(kTypes);
+    std::uint64_t max_bytes = 0;
+    std::string options = "size=" + size_spec(max_bytes);
+    if (random_.chance(15)) options += fmt::format(" rsize={}", random_.pick({1, 100, 1024, 8192}));
+    std::uint64_t count = 1;
+    if (random_.chance(20)) {
+      count = random_.between(2, 3);
+      options += fmt::format(" count={}", count);
+    }
+    if (c.id != 0) options += " " + conn_option(c);
+    if (random_.chance(10)) options += " canfail";
+    if (random_.chance(5)) options += " timeout=5s";
+    add_flowop(txn, type, options, static_cast<double>(count) * (0.05 + static_cast<double>(max_bytes) / 1e5));
+  }
+
+  void add_sendfile(Txn& txn, const Connection& c) {
+    std::string options;
+    std::string type = "sendfile";
+    std::uint64_t bytes = kFileBytes;
+    const auto roll = random_.between(0, 2);
+    if (roll == 0) {
+      options = "file=$file";
+    } else if (roll == 1) {
+      options = "dir=$dir";
+      bytes = kDirFileBytes[2];
+    } else {
+      type = "sendfilev";
+      const std::uint64_t nfiles = random_.between(1, 3);
+      options = fmt::format("dir=$dir nfiles={}", nfiles);
+      bytes = nfiles * kDirFileBytes[2];
+    }
+    if (random_.chance(50)) options += fmt::format(" size={}", random_.pick({4096, 65536}));
+    if (c.id != 0) options += " " + conn_option(c);
+    if (random_.chance(10)) options += " canfail";
+    add_flowop(txn, type, options, 0.1 + static_cast<double>(bytes) / 1e5);
+  }
+
+  void add_think_or_nop(Txn& txn) {
+    if (random_.chance(40)) {
+      std::string options = random_.chance(20) ? "count=2" : "";
+      add_flowop(txn, "nop", options, 0.01);
+      return;
+    }
+    static constexpr const char* kThinks[] = {"50us", "200us", "1ms", "3ms"};
+    static constexpr double kThinkMs[] = {0.05, 0.2, 1, 3};
+    const std::size_t which = random_.next() % 4;
+    std::string options = fmt::format("duration={}", kThinks[which]);
+    if (which <= 2 && random_.chance(25)) options += " busy";
+    add_flowop(txn, "think", options, kThinkMs[which] + 0.05);
+  }
+
+  static milliseconds nominal(const std::vector<Group>& groups) {
+    std::size_t steps = 0;
+    for (const auto& g : groups) steps = std::max(steps, g.txns.size());
+    double total_ms = 0;
+    for (std::size_t t = 0; t < steps; ++t) {
+      double longest = 0;
+      for (const auto& g : groups) {
+        if (t >= g.txns.size()) continue;
+        const Txn& txn = g.txns[t];
+        const double per_strand = std::max(1.0, static_cast<double>(g.strands) / 2.0);
+        const double ms = txn.duration ? static_cast<double>(txn.duration->count())
+                                       : txn.iteration_ms * static_cast<double>(txn.iterations) * per_strand;
+        longest = std::max(longest, ms);
+      }
+      total_ms += longest + 20;  // the barrier's round trips
+    }
+    return milliseconds(static_cast<std::int64_t>(total_ms) + 1);
+  }
+
+  static std::string render(std::uint64_t seed, const std::vector<Group>& groups) {
+    std::string out = fmt::format("<?xml version=\"1.0\"?>\n<profile name=\"generated seed {}\">\n", seed);
+    for (const auto& g : groups) {
+      out += fmt::format("  <group {}=\"{}\"{}>\n", g.nprocs ? "nprocs" : "nthreads", g.strands,
+                         g.name.empty() ? "" : fmt::format(" name=\"{}\"", g.name));
+      for (const auto& t : g.txns) {
+        const std::string bound = t.duration ? fmt::format("duration=\"{}ms\"", t.duration->count())
+                                             : fmt::format("iterations=\"{}\"", t.iterations);
+        out += fmt::format("    <transaction {}{}>\n", bound, t.attributes);
+        for (const auto& f : t.flowops) out += "      " + f + "\n";
+        out += "    </transaction>\n";
+      }
+      out += "  </group>\n";
+    }
+    out += "</profile>\n";
+    return out;
+  }
+
+  Random random_;
+  std::uint32_t next_conn_id_ = 1;
+  std::set<std::string> hosts_used_;
+};
+
+}  // namespace
+
+GeneratedProfile generate_profile(std::uint64_t seed) { return Generator(seed).run(seed); }
+
+std::vector<std::string> write_generator_files(const std::filesystem::path& folder) {
+  namespace fs = std::filesystem;
+  auto write = [](const fs::path& path, std::uint64_t bytes) {
+    fs::create_directories(path.parent_path());
+    std::ofstream(path, std::ios::binary) << std::string(bytes, 'f');
+  };
+  write(folder / "file.bin", kFileBytes);
+  for (std::size_t i = 0; i < std::size(kDirFileBytes); ++i) {
+    write(folder / "files" / fmt::format("f{}.bin", i), kDirFileBytes[i]);
+  }
+  return {"--set", fmt::format("file={}", (folder / "file.bin").string()), "--set",
+          fmt::format("dir={}", (folder / "files").string())};
+}
+
+}  // namespace volley::test
