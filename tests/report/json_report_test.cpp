@@ -196,10 +196,10 @@ TEST(JsonReportStatus, EmptyReportIsCompleteAndValid) {
   for (const char* key :
        {"schema_version", "volley_version", "status", "failure", "profile", "command_line", "seed",
         "workers", "start_time", "start_unix_ns", "duration_s", "timed_steps", "groups", "totals",
-        "slaves", "comparison", "cpu", "nic", "system", "intervals"}) {
+        "slaves", "comparison", "comparison_sum", "cpu", "nic", "system", "intervals"}) {
     EXPECT_TRUE(doc.contains(key)) << key;
   }
-  EXPECT_EQ(doc.size(), 20u);
+  EXPECT_EQ(doc.size(), 21u);
   EXPECT_TRUE(doc["system"]["local"].is_null());
   EXPECT_TRUE(doc["system"]["remote"].is_array() && doc["system"]["remote"].empty());
   EXPECT_TRUE(doc["start_time"].is_null());
