@@ -87,7 +87,7 @@ CLI::Validator unsigned_in(std::uint64_t lo, std::uint64_t hi) {
         }
         return {};
       },
-      fmt::format("UINT:{}..{}", lo, hi));
+      fmt::format("{}..{}", lo, hi));
 }
 
 void add_serve_options(CLI::App& cmd, ServeOptions& serve) {
@@ -117,12 +117,12 @@ void add_serve_options(CLI::App& cmd, ServeOptions& serve) {
   cmd.add_option("--max-io-bytes", serve.max_io_bytes, "One read or write buffer")
       ->capture_default_str()->check(unsigned_in(1, core::kMaxIoBytes))->group(limits);
   cmd.add_option("--max-frame-bytes", serve.max_frame_bytes,
-                 "One control message after authentication (before it: 4096)")
+                 "One control message after the hello (before it: 4096)")
       ->capture_default_str()->check(unsigned_in(4096, 1ULL << 30))->group(limits);
   cmd.add_option("--hello-timeout", serve.hello_timeout,
-                 "How long a new connection has to greet (and authenticate)")
+                 "How long a new connection has to send its hello")
       ->capture_default_str()->group(limits);
-  cmd.footer("Example:\n  volley serve --listen 0.0.0.0:20000 --key-file /etc/volley/key");
+  cmd.footer("Example:\n  volley serve --listen 0.0.0.0:20000 --max-sessions 4");
 }
 
 int serve_command(const ServeOptions& options) {
