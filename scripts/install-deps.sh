@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config
-  libpugixml-dev libboost1.81-dev libfmt-dev nlohmann-json3-dev libcli11-dev
+  libpugixml-dev libboost1.81-dev libfmt-dev nlohmann-json3-dev libcli11-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   iproute2 procps
 )

@@ -65,12 +65,21 @@ int App::main(int argc, char** argv) {
   run_cmd->add_flag("--local", run.local,
                     "Start a slave of our own on loopback for this run (a separate process) and "
                     "point every remotehost at it; sets h=127.0.0.1 unless --set h= is given");
-  run_cmd->add_option("-P,--port", run.port, "Control port of the slaves")->capture_default_str();
-  run_cmd->add_option("--workers", run.workers, "Worker threads on the master (default: one per core)");
+  run_cmd->add_option("-P,--port", run.port, "Control port of the slaves (1..65535)")
+      ->capture_default_str()
+      ->check(unsigned_in(1, 65535));
+  run_cmd->add_option("--workers", run.workers,
+                      "Worker threads on the master (default: one per core; at most 1024)")
+      ->check(unsigned_in(0, 1024));
   run_cmd->add_option("--slave-workers", run.slave_workers,
-                      "Worker threads each slave uses for this run (default: the slave's own)");
-  run_cmd->add_option("--seed", run.seed, "Seed for random sizes and file picks")->capture_default_str();
-  run_cmd->add_option("-i,--interval", run.interval, "Interval of the live lines and the time series")
+                      "Worker threads each slave uses for this run (default: the slave's own; at "
+                      "most 1024)")
+      ->check(unsigned_in(0, 1024));
+  run_cmd->add_option("--seed", run.seed, "Seed for random sizes and file picks (0..2^64-1)")
+      ->capture_default_str()
+      ->check(unsigned_in(0, UINT64_MAX));
+  run_cmd->add_option("-i,--interval", run.interval,
+                      "Interval of the live lines and the time series (100ms..365 days)")
       ->capture_default_str();
   run_cmd->add_option("--json", run.json, "Write the result document to FILE (- for stdout)")->type_name("FILE");
   run_cmd->add_option("--csv", run.csv, "Write one row per interval and transaction to FILE")->type_name("FILE");
@@ -95,13 +104,7 @@ int App::main(int argc, char** argv) {
 
   ServeOptions serve;
   auto* serve_cmd = app.add_subcommand("serve", "Serve masters as a slave (uperf: -s)");
-  serve_cmd->add_option("--listen", serve.listen, "Control address and port")->capture_default_str();
-  serve_cmd->add_option("--workers", serve.workers, "Default worker threads per run (default: one per core)");
-  serve_cmd->add_option("--announce-fd", serve.announce_fd, "Write the bound port to this descriptor")
-      ->group("");
-  serve_cmd->add_flag("--exit-with-parent", serve.exit_with_parent, "Exit when the parent exits")->group("");
-  serve_cmd->add_flag("-q,--quiet", serve.quiet, "Log nothing");
-  serve_cmd->footer("Example:\n  volley serve --listen 0.0.0.0:20000");
+  add_serve_options(*serve_cmd, serve);
 
   CheckOptions check;
   auto* check_cmd = app.add_subcommand("check", "Validate profiles and print every problem");

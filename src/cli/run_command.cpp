@@ -20,6 +20,7 @@
 #include "volley/cli/run_once.hpp"
 #include "volley/control/master_run.hpp"
 #include "volley/core/exit_code.hpp"
+#include "volley/core/limits.hpp"
 #include "volley/core/units.hpp"
 #include "volley/report/csv_report.hpp"
 #include "volley/report/json_report.hpp"
@@ -91,6 +92,12 @@ int run_command(const RunOptions& options, int argc, char** argv) {
   const auto interval = core::parse_duration(options.interval);
   if (!interval.value) {
     std::cerr << "volley: --interval: " << interval.error << "\n";
+    return core::to_int(core::ExitCode::kBadInput);
+  }
+  if (*interval.value < core::kMinInterval) {
+    std::cerr << fmt::format("volley: --interval {}: the shortest interval is {} (shorter ones cost "
+                             "more throughput than they show)\n",
+                             options.interval, core::format_duration(core::kMinInterval));
     return core::to_int(core::ExitCode::kBadInput);
   }
   const auto connect_timeout = core::parse_duration(options.connect_timeout);

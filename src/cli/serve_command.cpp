@@ -4,6 +4,9 @@
 #include <csignal>
 #include <iostream>
 #include <optional>
+#include <charconv>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 #include <boost/asio/io_context.hpp>
@@ -14,6 +17,8 @@
 #include "volley/cli/commands.hpp"
 #include "volley/control/slave_server.hpp"
 #include "volley/core/exit_code.hpp"
+#include "volley/core/limits.hpp"
+#include "volley/core/units.hpp"
 
 namespace volley::cli {
 
@@ -53,9 +58,76 @@ std::optional<asio::ip::tcp::endpoint> parse_listen(const std::string& text, std
   return asio::ip::tcp::endpoint(address, static_cast<std::uint16_t>(number));
 }
 
+/// A duration flag of `volley serve`, or nullopt after printing why not.
+std::optional<std::chrono::nanoseconds> serve_duration(const std::string& flag,
+                                                       const std::string& text) {
+  const auto parsed = core::parse_duration(text);
+  if (!parsed.value || parsed.value->count() == 0) {
+    std::cerr << fmt::format("volley serve: {} '{}': {}\n", flag, text,
+                             parsed.error.empty() ? "must be longer than 0" : parsed.error);
+    return std::nullopt;
+  }
+  return *parsed.value;
+}
+
+/// After a stop request, the most the process waits for its sessions to wind down before it
+/// exits anyway: SIGTERM must always work, whatever state a session is in.
+constexpr auto kStopDeadline = std::chrono::milliseconds(1500);
+
 }  // namespace
 
+CLI::Validator unsigned_in(std::uint64_t lo, std::uint64_t hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& text) -> std::string {
+        std::uint64_t value = 0;
+        const char* end = text.data() + text.size();
+        const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+        if (text.empty() || ec != std::errc{} || ptr != end || value < lo || value > hi) {
+          return fmt::format("'{}' is not a whole number in {}..{}", text, lo, hi);
+        }
+        return {};
+      },
+      fmt::format("{}..{}", lo, hi));
+}
+
+void add_serve_options(CLI::App& cmd, ServeOptions& serve) {
+  cmd.add_option("--listen", serve.listen, "Control address and port")->capture_default_str();
+  cmd.add_option("--workers", serve.workers,
+                 "Default worker threads per run (default: one per core; at most 1024)")
+      ->check(unsigned_in(0, core::kMaxWorkers));
+  cmd.add_option("--announce-fd", serve.announce_fd, "Write the bound port to this descriptor")
+      ->group("");
+  cmd.add_flag("--exit-with-parent", serve.exit_with_parent, "Exit when the parent exits")->group("");
+  cmd.add_flag("-q,--quiet", serve.quiet, "Log nothing");
+  const std::string limits = "Limits (a request beyond one is refused, naming the flag)";
+  cmd.add_option("--max-sessions", serve.max_sessions, "Masters served at once")
+      ->capture_default_str()->check(unsigned_in(1, 100000))->group(limits);
+  cmd.add_option("--max-strands", serve.max_strands, "Strands in one run")
+      ->capture_default_str()->check(unsigned_in(1, 10'000'000))->group(limits);
+  cmd.add_option("--max-connections", serve.max_connections, "Data connections in one run")
+      ->capture_default_str()->check(unsigned_in(1, 10'000'000))->group(limits);
+  cmd.add_option("--max-workers", serve.max_workers, "Worker threads in one run")
+      ->capture_default_str()->check(unsigned_in(1, core::kMaxWorkers))->group(limits);
+  cmd.add_option("--max-run", serve.max_run, "Timed steps of one run, summed (a duration)")
+      ->capture_default_str()->group(limits);
+  cmd.add_option("--max-think", serve.max_think, "One think flowop (a duration)")
+      ->capture_default_str()->group(limits);
+  cmd.add_option("--max-profile-bytes", serve.max_profile_bytes, "Size of a profile")
+      ->capture_default_str()->check(unsigned_in(1, 1ULL << 30))->group(limits);
+  cmd.add_option("--max-io-bytes", serve.max_io_bytes, "One read or write buffer")
+      ->capture_default_str()->check(unsigned_in(1, core::kMaxIoBytes))->group(limits);
+  cmd.add_option("--max-frame-bytes", serve.max_frame_bytes,
+                 "One control message after the hello (before it: 4096)")
+      ->capture_default_str()->check(unsigned_in(4096, 1ULL << 30))->group(limits);
+  cmd.add_option("--hello-timeout", serve.hello_timeout,
+                 "How long a new connection has to send its hello")
+      ->capture_default_str()->group(limits);
+  cmd.footer("Example:\n  volley serve --listen 0.0.0.0:20000 --max-sessions 4");
+}
+
 int serve_command(const ServeOptions& options) {
+  // A peer that resets a connection during sendfile or a write must cost an error, not the slave.
+  ::signal(SIGPIPE, SIG_IGN);
   if (options.exit_with_parent) {
     // The master that started us for --local may die without stopping us: go with it.
     ::prctl(PR_SET_PDEATHSIG, SIGTERM);
@@ -67,10 +139,24 @@ int serve_command(const ServeOptions& options) {
     std::cerr << "volley serve: " << error << "\n";
     return core::to_int(core::ExitCode::kBadInput);
   }
+  const auto max_run = serve_duration("--max-run", options.max_run);
+  const auto max_think = serve_duration("--max-think", options.max_think);
+  const auto hello_timeout = serve_duration("--hello-timeout", options.hello_timeout);
+  if (!max_run || !max_think || !hello_timeout) return core::to_int(core::ExitCode::kBadInput);
   raise_file_limit();
   asio::io_context context(1);
   control::SlaveSettings settings;
-  settings.default_workers = default_workers(options.workers);
+  settings.default_workers = std::min<std::size_t>(default_workers(options.workers), options.max_workers);
+  settings.limits.max_sessions = options.max_sessions;
+  settings.limits.max_strands = options.max_strands;
+  settings.limits.max_connections = options.max_connections;
+  settings.limits.max_workers = options.max_workers;
+  settings.limits.max_run = std::chrono::duration_cast<std::chrono::seconds>(*max_run);
+  settings.limits.max_think = std::chrono::duration_cast<std::chrono::seconds>(*max_think);
+  settings.limits.max_profile_bytes = options.max_profile_bytes;
+  settings.limits.max_io_bytes = options.max_io_bytes;
+  settings.limits.max_frame_bytes = options.max_frame_bytes;
+  settings.limits.hello_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(*hello_timeout);
   if (!options.quiet) {
     settings.log = [](const std::string& line) { std::cerr << "volley serve: " << line << std::endl; };
   }
@@ -90,13 +176,35 @@ int serve_command(const ServeOptions& options) {
   }
   asio::signal_set signals(context, SIGINT, SIGTERM);
   bool interrupted = false;
+  // Sessions end promptly after stop() (engines are joined off this thread); should one still be
+  // winding down at the deadline, the process exits anyway: an operator's SIGTERM always works.
+  std::mutex stop_mutex;
+  std::condition_variable stop_cv;
+  bool stopped = false;
+  std::optional<std::thread> watchdog;
   signals.async_wait([&](const boost::system::error_code& ec, int) {
     if (ec) return;
     interrupted = true;
+    watchdog.emplace([&] {
+      std::unique_lock lock(stop_mutex);
+      if (!stop_cv.wait_for(lock, kStopDeadline, [&] { return stopped; })) {
+        static constexpr char kLine[] = "volley serve: sessions did not end in time; exiting\n";
+        [[maybe_unused]] const auto n = ::write(2, kLine, sizeof kLine - 1);
+        std::_Exit(core::to_int(core::ExitCode::kOk));
+      }
+    });
     server.stop();
   });
   server.start();
   context.run();
+  if (watchdog) {
+    {
+      std::lock_guard lock(stop_mutex);
+      stopped = true;
+    }
+    stop_cv.notify_one();
+    watchdog->join();
+  }
   return core::to_int(interrupted ? core::ExitCode::kOk : core::ExitCode::kRunFailed);
 }
 

@@ -21,13 +21,24 @@ namespace {
 constexpr auto kAwait = asio::as_tuple(asio::use_awaitable);
 constexpr auto kSendTimeout = std::chrono::seconds(5);
 
+/// The sequence number as 8 big-endian bytes, prefixed to the payload under the MAC.
+std::string sequence_bytes(std::uint64_t n) {
+  std::string out(8, '\0');
+  for (int i = 7; i >= 0; --i) {
+    out[static_cast<std::size_t>(i)] = static_cast<char>(n & 0xff);
+    n >>= 8;
+  }
+  return out;
+}
+
 ChannelError from_error(const boost::system::error_code& ec, const std::string& peer) {
   if (ec == asio::error::eof) return {fmt::format("{} closed the control connection", peer), true};
   return {fmt::format("control connection to {}: {}", peer, ec.message()), false};
 }
 }  // namespace
 
-Channel::Channel(asio::ip::tcp::socket socket) : socket_(std::move(socket)) {
+Channel::Channel(asio::ip::tcp::socket socket)
+    : socket_(std::move(socket)), max_frame_bytes_(kMaxFrameBytes) {
   boost::system::error_code ignored;
   socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
 }
@@ -41,7 +52,7 @@ asio::awaitable<std::variant<json, ChannelError>> Channel::receive() {
                                        who)};
   }
   if (ec) co_return from_error(ec, who);
-  auto length = decode_length(header);
+  auto length = decode_length(header, max_frame_bytes_);
   if (auto* bad = std::get_if<DecodeError>(&length)) {
     co_return ChannelError{fmt::format("{} sent a bad control message: {}", who, bad->message)};
   }
@@ -53,6 +64,21 @@ asio::awaitable<std::variant<json, ChannelError>> Channel::receive() {
                                        who)};
   }
   if (body_ec) co_return from_error(body_ec, who);
+  if (!receive_key_.empty()) {
+    if (payload.size() < kMacBytes) {
+      co_return ChannelError{fmt::format("{} sent a control message without authentication", who)};
+    }
+    const std::string_view body(payload.data(), payload.size() - kMacBytes);
+    const std::string_view mac(payload.data() + body.size(), kMacBytes);
+    const std::string expected = hmac(receive_key_, sequence_bytes(receive_sequence_) + std::string(body));
+    if (!same_secret(mac, expected)) {
+      co_return ChannelError{fmt::format("{} sent a control message that fails authentication "
+                                         "(forged, replayed or out of order)",
+                                         who)};
+    }
+    ++receive_sequence_;
+    payload.resize(body.size());
+  }
   auto decoded = decode_payload(payload);
   if (auto* bad = std::get_if<DecodeError>(&decoded)) {
     co_return ChannelError{fmt::format("{} sent a bad control message: {}", who, bad->message)};
@@ -62,7 +88,11 @@ asio::awaitable<std::variant<json, ChannelError>> Channel::receive() {
 
 asio::awaitable<std::variant<std::monostate, ChannelError>> Channel::send(json message) {
   const std::string who = peer();
-  const std::string frame = encode_frame(message);
+  std::string payload = message.dump();
+  if (!send_key_.empty()) {
+    payload += hmac(send_key_, sequence_bytes(send_sequence_++) + payload);
+  }
+  const std::string frame = encode_payload(payload);
   // A peer that stops reading must not stall us: a send that cannot finish in time fails.
   asio::steady_timer guard(socket_.get_executor());
   guard.expires_after(kSendTimeout);
@@ -82,6 +112,13 @@ asio::awaitable<std::variant<std::monostate, ChannelError>> Channel::send(json m
   }
   if (ec) co_return from_error(ec, who);
   co_return std::monostate{};
+}
+
+void Channel::authenticate_frames(Secret send_key, Secret receive_key) {
+  send_key_ = std::move(send_key);
+  receive_key_ = std::move(receive_key);
+  send_sequence_ = 0;
+  receive_sequence_ = 0;
 }
 
 void Channel::close() {

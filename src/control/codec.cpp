@@ -4,8 +4,9 @@
 
 namespace volley::control {
 
-std::string encode_frame(const nlohmann::json& message) {
-  const std::string payload = message.dump();
+std::string encode_frame(const nlohmann::json& message) { return encode_payload(message.dump()); }
+
+std::string encode_payload(std::string_view payload) {
   const auto n = static_cast<std::uint32_t>(payload.size());
   std::string frame;
   frame.reserve(4 + payload.size());
@@ -17,13 +18,14 @@ std::string encode_frame(const nlohmann::json& message) {
   return frame;
 }
 
-std::variant<std::uint32_t, DecodeError> decode_length(const std::array<std::uint8_t, 4>& header) {
+std::variant<std::uint32_t, DecodeError> decode_length(const std::array<std::uint8_t, 4>& header,
+                                                      std::uint32_t max_bytes) {
   const std::uint32_t n = (std::uint32_t{header[0]} << 24) | (std::uint32_t{header[1]} << 16) |
                           (std::uint32_t{header[2]} << 8) | std::uint32_t{header[3]};
   if (n == 0) return DecodeError{"empty control message"};
-  if (n > kMaxFrameBytes) {
+  if (n > max_bytes) {
     return DecodeError{fmt::format("control message of {} bytes exceeds the {} byte limit", n,
-                                   kMaxFrameBytes)};
+                                   max_bytes)};
   }
   return n;
 }

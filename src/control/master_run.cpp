@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "volley/control/channel.hpp"
+#include "volley/control/codec.hpp"
 #include "volley/control/event_queue.hpp"
 #include "volley/control/message.hpp"
 #include "volley/control/sampling_wire.hpp"
@@ -78,6 +79,7 @@ struct MasterRun::State {
     bool reader_alive = false;
     bool lost = false;
     bool greeted = false;
+    AnnouncedLimits limits;  ///< from the slave's hello
     std::optional<std::map<std::uint16_t, std::uint16_t>> ports;
     std::optional<std::size_t> steps_done;  ///< highest step reported done
     std::optional<json> results;
@@ -179,6 +181,7 @@ awaitable<void> MasterRun::run() {
           fail(problem);
         } else {
           s.greeted = true;
+          s.limits = announced_limits(m->message);
         }
       } else if (type == "loaded") {
         std::map<std::uint16_t, std::uint16_t> ports;
@@ -325,7 +328,7 @@ awaitable<void> MasterRun::run() {
   // 1. Reach every slave.
   for (std::size_t i = 0; i < settings_.slaves.size() && st.failure.empty(); ++i) {
     const SlaveAddress& address = settings_.slaves[i];
-    st.slaves.push_back(State::Slave{address, {}, {}, false, false, false, {}, {}, {}, Clock::now(), Clock::now(), {}});
+    st.slaves.push_back(State::Slave{address, {}, {}, false, false, false, {}, {}, {}, {}, Clock::now(), Clock::now(), {}});
     tcp::resolver resolver(context_);
     auto [resolve_ec, endpoints] = co_await resolver.async_resolve(
         address.control_host, std::to_string(address.control_port), kAwait);
@@ -392,7 +395,16 @@ awaitable<void> MasterRun::run() {
       LoadRequest load{settings_.profile_text, settings_.profile_file, settings_.variables,
                        st.slaves[i].address.host, settings_.seed, token, settings_.slave_workers,
                        file_sets, settings_.record_latency};
-      co_await send_to(i, to_json(load));
+      json load_message = to_json(load);
+      // A load beyond the slave's limits would be cut off by a reset and its reason lost: say it
+      // here, in the slave's words.
+      const auto frame_bytes = encode_frame(load_message).size() - 4;
+      if (auto problem = check_load_fits(st.slaves[i].limits, frame_bytes, load.profile_text.size());
+          !problem.empty()) {
+        fail(fmt::format("slave {}: {}", st.slaves[i].address.host, problem));
+        break;
+      }
+      co_await send_to(i, std::move(load_message));
     }
     co_await wait_until([&] { return all_slaves([](const State::Slave& s) { return s.ports.has_value(); }); },
                         kLoadTimeout, "the slaves to load the profile");

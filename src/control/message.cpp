@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "volley/core/printable.hpp"
+
 namespace volley::control {
 
 using nlohmann::json;
@@ -71,6 +73,37 @@ json make_hello() {
                            {"volley_version", VOLLEY_VERSION}});
 }
 
+json make_hello(const AnnouncedLimits& limits) {
+  json hello = make_hello();
+  hello["limits"] = {{"max_frame_bytes", limits.max_frame_bytes},
+                     {"max_profile_bytes", limits.max_profile_bytes}};
+  return hello;
+}
+
+AnnouncedLimits announced_limits(const json& hello) {
+  AnnouncedLimits limits;
+  const auto it = hello.is_object() ? hello.find("limits") : hello.end();
+  if (it == hello.end() || !it->is_object()) return limits;
+  limits.max_frame_bytes = uint_field(*it, "max_frame_bytes").value_or(0);
+  limits.max_profile_bytes = uint_field(*it, "max_profile_bytes").value_or(0);
+  return limits;
+}
+
+std::string check_load_fits(const AnnouncedLimits& limits, std::uint64_t frame_bytes,
+                            std::uint64_t profile_bytes) {
+  if (limits.max_profile_bytes > 0 && profile_bytes > limits.max_profile_bytes) {
+    return fmt::format("the profile is {} bytes; the slave accepts at most {} (volley serve "
+                       "--max-profile-bytes)",
+                       profile_bytes, limits.max_profile_bytes);
+  }
+  if (limits.max_frame_bytes > 0 && frame_bytes > limits.max_frame_bytes) {
+    return fmt::format("the load message is {} bytes; the slave accepts at most {} (volley serve "
+                       "--max-frame-bytes)",
+                       frame_bytes, limits.max_frame_bytes);
+  }
+  return {};
+}
+
 std::string check_hello(const json& m, const std::string& peer) {
   if (text_field(m, "type") != "hello" || text_field(m, "magic") != kMagic) {
     return fmt::format("{} is not a volley slave or master (unexpected greeting)", peer);
@@ -79,7 +112,7 @@ std::string check_hello(const json& m, const std::string& peer) {
   if (version != kProtocolVersion) {
     return fmt::format("{} speaks control protocol {} (volley {}), this volley speaks {}", peer,
                        version ? std::to_string(*version) : std::string("?"),
-                       text_field(m, "volley_version", "?"), kProtocolVersion);
+                       core::printable(text_field(m, "volley_version", "?"), 40), kProtocolVersion);
   }
   return {};
 }

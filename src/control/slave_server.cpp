@@ -11,7 +11,10 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <fmt/format.h>
 
+#include "off_thread.hpp"
 #include "volley/control/channel.hpp"
+#include "volley/control/codec.hpp"
+#include "volley/core/printable.hpp"
 #include "volley/control/event_queue.hpp"
 #include "volley/control/message.hpp"
 #include "volley/engine/engine.hpp"
@@ -32,7 +35,9 @@ namespace {
 
 constexpr auto kAwait = asio::as_tuple(asio::use_awaitable);
 constexpr auto kTick = std::chrono::milliseconds(500);
-constexpr auto kHelloTimeout = std::chrono::seconds(10);
+/// After an accept fails for want of descriptors (EMFILE, ENFILE, ENOBUFS), wait this long before
+/// the next attempt instead of spinning on the same error.
+constexpr auto kAcceptBackoff = std::chrono::milliseconds(100);
 
 struct PeerMessage {
   json message;
@@ -55,6 +60,12 @@ struct LoadedRun {
   std::vector<std::size_t> timed;
   std::unique_ptr<engine::Engine> engine;
   bool started = false;  ///< Loaded until the master's start, Running after it
+  /// Where the barrier is: the next step the master may release, the last step it released and
+  /// ended, and the last step every local strand finished.
+  std::size_t next_release = 0;
+  std::optional<std::size_t> released;
+  std::optional<std::size_t> ended;
+  std::optional<std::size_t> done;
   std::optional<sampling::CpuSample> cpu_before;
   std::optional<sampling::NicSample> nic_before;
   std::optional<sampling::CpuUsage> cpu;
@@ -62,7 +73,91 @@ struct LoadedRun {
   nlohmann::json system;  ///< this host's snapshot, read at load time (before the run)
 };
 
+bool out_of_descriptors(const boost::system::error_code& ec) {
+  return ec == asio::error::no_descriptors || ec == asio::error::no_buffer_space ||
+         ec == boost::system::errc::too_many_files_open_in_system ||
+         ec == asio::error::no_memory;
+}
+
+/// The first limit `plan` exceeds, as the sentence to send back, or "".
+std::string check_limits(const engine::Plan& plan, std::size_t workers, const SlaveLimits& limits) {
+  if (plan.total_strands > limits.max_strands) {
+    return fmt::format("the profile asks for {} strands; this slave allows at most {} per run "
+                       "(volley serve --max-strands)",
+                       plan.total_strands, limits.max_strands);
+  }
+  if (workers > limits.max_workers) {
+    return fmt::format("the master asks for {} workers; this slave allows at most {} per run "
+                       "(volley serve --max-workers)",
+                       workers, limits.max_workers);
+  }
+  if (plan.io_buffer_bytes > limits.max_io_bytes) {
+    return fmt::format("the profile reads or writes {} bytes in one call; this slave allows at most "
+                       "{} (volley serve --max-io-bytes)",
+                       plan.io_buffer_bytes, limits.max_io_bytes);
+  }
+  std::uint64_t connections = 0;
+  std::chrono::nanoseconds duration{0};
+  for (const auto& group : plan.groups) {
+    std::uint64_t per_strand = 0;
+    for (const auto& txn : group.txns) {
+      if (const auto* d = std::get_if<profile::Duration>(&txn.bound)) duration += d->length;
+      for (const auto& op : txn.ops) {
+        if (std::holds_alternative<profile::ConnectOp>(op.spec) ||
+            std::holds_alternative<profile::AcceptOp>(op.spec)) {
+          ++per_strand;
+        }
+        const auto* think = std::get_if<profile::ThinkOp>(&op.spec);
+        if (think != nullptr && think->duration > limits.max_think) {
+          return fmt::format("the profile thinks for {} s at once; this slave allows at most {} s "
+                             "(volley serve --max-think)",
+                             std::chrono::duration_cast<std::chrono::seconds>(think->duration).count(),
+                             limits.max_think.count());
+        }
+      }
+    }
+    // Saturating: the strand count is already bounded, but keep the sum from wrapping.
+    const std::uint64_t add = per_strand > limits.max_connections
+                                  ? limits.max_connections + 1
+                                  : std::min<std::uint64_t>(per_strand * group.strands,
+                                                            limits.max_connections + 1);
+    connections = std::min<std::uint64_t>(connections + add, limits.max_connections + 1);
+  }
+  if (connections > limits.max_connections) {
+    return fmt::format("the profile opens more than {} connections; this slave allows at most {} "
+                       "per run (volley serve --max-connections)",
+                       limits.max_connections, limits.max_connections);
+  }
+  if (duration > limits.max_run) {
+    return fmt::format("the profile's timed steps last {} s; this slave allows at most {} s per run "
+                       "(volley serve --max-run)",
+                       std::chrono::duration_cast<std::chrono::seconds>(duration).count(),
+                       limits.max_run.count());
+  }
+  return {};
+}
+
 }  // namespace
+
+/// One master's session. Owned by serve()'s frame; the reader coroutine and the engine's
+/// notifications point into it, so serve() waits for both to be gone before it ends.
+struct SlaveServer::Session {
+  Session(asio::io_context& context, tcp::socket socket)
+      : channel(std::move(socket)), events(context), ticker(context) {}
+  Channel channel;
+  EventQueue<SlaveEvent> events;
+  asio::steady_timer ticker;
+  bool ticking = true;
+  bool reader_alive = false;
+  std::string who;
+  asio::ip::address local_address;
+  asio::ip::address master_address;
+  std::unique_ptr<LoadedRun> run;
+  bool greeted = false;
+  Clock::time_point last_heard = Clock::now();
+  Clock::time_point started = Clock::now();
+  std::string end_reason;
+};
 
 SlaveServer::SlaveServer(asio::io_context& context, SlaveSettings settings)
     : context_(context), settings_(std::move(settings)), acceptor_(context) {}
@@ -95,19 +190,48 @@ void SlaveServer::stop() {
   for (auto& [id, hook] : abort_hooks_) hook();
 }
 
+void SlaveServer::log(const std::string& line) const {
+  if (settings_.log) settings_.log(line);
+}
+
 asio::awaitable<void> SlaveServer::accept_loop() {
+  asio::steady_timer backoff(context_);
   while (!stopping_) {
     auto [ec, socket] = co_await acceptor_.async_accept(kAwait);
     if (ec == asio::error::operation_aborted || stopping_) break;
-    if (ec) continue;  // EMFILE and friends: the master sees its own error; keep serving
+    if (ec) {
+      // Out of descriptors: the pending connection stays in the backlog; retrying at once would
+      // spin on the same error. Other errors (a peer that reset before accept) need no pause.
+      if (out_of_descriptors(ec)) {
+        backoff.expires_after(kAcceptBackoff);
+        co_await backoff.async_wait(kAwait);
+      }
+      continue;
+    }
+    if (sessions_ >= settings_.limits.max_sessions) {
+      // Refused before any allocation or greeting: one short line, then close.
+      Channel refused(std::move(socket));
+      log(fmt::format("refused {}: {} sessions already (volley serve --max-sessions)",
+                      core::printable(refused.peer()), sessions_));
+      json out = message("error", {{"message", fmt::format("slave: busy with {} sessions, the most "
+                                                            "it serves at once (volley serve "
+                                                            "--max-sessions)",
+                                                            sessions_)}});
+      boost::system::error_code ignored;
+      const std::string frame = encode_frame(out);
+      refused.socket().non_blocking(true, ignored);
+      refused.socket().write_some(asio::buffer(frame), ignored);
+      refused.close();
+      continue;
+    }
+    ++sessions_;  // counted here, so a burst of accepts cannot overshoot the limit
     asio::co_spawn(context_, serve(std::move(socket)), [this](std::exception_ptr e) {
       if (!e) return;
-      // Sessions treat peer input as values; an exception here is a bug, and it must cost one
-      // session, not the slave.
+      // serve() catches what a session throws; reaching here is a bug in serve() itself.
       try {
         std::rethrow_exception(e);
       } catch (const std::exception& ex) {
-        if (settings_.log) settings_.log(std::string("session ended by an internal error: ") + ex.what());
+        log(std::string("session ended by an internal error: ") + ex.what());
       }
     });
   }
@@ -115,73 +239,97 @@ asio::awaitable<void> SlaveServer::accept_loop() {
 
 asio::awaitable<void> SlaveServer::serve(tcp::socket socket) {
   const std::uint64_t id = next_session_++;
-  ++sessions_;
-  auto log = [this](const std::string& line) {
-    if (settings_.log) settings_.log(line);
-  };
-  Channel channel(std::move(socket));
-  const std::string who = channel.peer();
+  // Heap-held: the reader and the engine's notifications hold references into it until the end.
+  auto session = std::make_unique<Session>(context_, std::move(socket));
+  Session& s = *session;
+  s.who = core::printable(s.channel.peer());
   boost::system::error_code ec;
-  const auto local_address = channel.socket().local_endpoint(ec).address();
-  const auto master_address = channel.socket().remote_endpoint(ec).address();
-  log(fmt::format("master {} connected", who));
+  s.local_address = s.channel.socket().local_endpoint(ec).address();
+  s.master_address = s.channel.socket().remote_endpoint(ec).address();
+  s.channel.set_max_frame_bytes(std::min(kMaxGreetingFrameBytes, settings_.limits.max_frame_bytes));
+  log(fmt::format("master {} connected", s.who));
+  abort_hooks_[id] = [&s] { s.events.push(Abort{}); };
 
-  EventQueue<SlaveEvent> events(context_);
-  abort_hooks_[id] = [&events] { events.push(Abort{}); };
-  bool reader_alive = true;
+  s.reader_alive = true;
   asio::co_spawn(
       context_,
-      [&]() -> asio::awaitable<void> {
-        for (;;) {
-          auto got = co_await channel.receive();
-          if (auto* error = std::get_if<ChannelError>(&got)) {
-            events.push(PeerLost{std::move(*error)});
-            break;
+      [&s]() -> asio::awaitable<void> {
+        try {
+          for (;;) {
+            auto got = co_await s.channel.receive();
+            if (auto* error = std::get_if<ChannelError>(&got)) {
+              s.events.push(PeerLost{std::move(*error)});
+              break;
+            }
+            s.events.push(PeerMessage{std::get<json>(std::move(got))});
           }
-          events.push(PeerMessage{std::get<json>(std::move(got))});
+        } catch (const std::exception& e) {
+          s.events.push(PeerLost{ChannelError{fmt::format("reading from {}: {}", s.who, e.what())}});
         }
-        events.push(ReaderExited{});
+        s.events.push(ReaderExited{});
       },
       asio::detached);
-  asio::steady_timer ticker(context_);
-  bool ticking = true;
-  std::function<void()> arm_tick = [&] {
-    ticker.expires_after(kTick);
-    ticker.async_wait([&](const boost::system::error_code& tick_ec) {
-      if (tick_ec || !ticking) return;
-      events.push(Tick{});
+  std::function<void()> arm_tick = [&s, &arm_tick] {
+    s.ticker.expires_after(kTick);
+    s.ticker.async_wait([&s, &arm_tick](const boost::system::error_code& tick_ec) {
+      if (tick_ec || !s.ticking) return;
+      s.events.push(Tick{});
       arm_tick();
     });
   };
   arm_tick();
 
-  auto send = [&](json m) -> asio::awaitable<bool> {
-    auto sent = co_await channel.send(std::move(m));
+  try {
+    co_await converse(s);
+  } catch (const std::exception& e) {
+    // A bug or an allocation failure costs this session only; the cleanup below still runs.
+    s.end_reason = fmt::format("internal error: {}", e.what());
+  }
+
+  co_await end_run(s);
+  s.ticking = false;
+  s.ticker.cancel();
+  s.channel.close();
+  abort_hooks_.erase(id);
+  // The reader coroutine holds references into the session: wait until it has left.
+  while (s.reader_alive) {
+    SlaveEvent event = co_await s.events.next();
+    if (std::holds_alternative<ReaderExited>(event)) s.reader_alive = false;
+  }
+  co_await asio::post(context_, asio::use_awaitable);  // the ticker's cancelled wait runs first
+  log(fmt::format("master {} gone ({}); idle", s.who, s.end_reason));
+  --sessions_;
+}
+
+asio::awaitable<void> SlaveServer::end_run(Session& s) {
+  if (!s.run) co_return;
+  if (s.run->engine) {
+    s.run->engine->stop();
+    engine::Engine& engine = *s.run->engine;
+    // Joining the workers may take as long as their strands need to notice the stop: never on
+    // the control thread, which must keep serving other sessions and signals meanwhile.
+    try {
+      co_await run_off_thread(context_, [&engine] { return engine.finish(); });
+    } catch (const std::exception&) {
+      engine.finish();  // no thread to spare: join here rather than leave workers running
+    }
+    // Let any step-done notification the workers posted before they stopped run now, while
+    // the event queue it targets still exists.
+    co_await asio::post(context_, asio::use_awaitable);
+  }
+  s.run.reset();
+}
+
+asio::awaitable<void> SlaveServer::converse(Session& s) {
+  auto send = [&s](json m) -> asio::awaitable<bool> {
+    auto sent = co_await s.channel.send(std::move(m));
     co_return std::holds_alternative<std::monostate>(sent);
   };
-
-  std::unique_ptr<LoadedRun> run;
-  bool greeted = false;
-  auto last_heard = Clock::now();
-  const auto session_start = Clock::now();
-  std::string end_reason;
-
-  auto end_run = [&]() -> asio::awaitable<void> {
-    if (!run) co_return;
-    if (run->engine) {
-      run->engine->stop();
-      run->engine->finish();
-      // Let any step-done notification the workers posted before they stopped run now, while
-      // the event queue it targets still exists.
-      co_await asio::post(context_, asio::use_awaitable);
-    }
-    run.reset();
-  };
-
-  while (end_reason.empty()) {
-    SlaveEvent event = co_await events.next();
+  while (s.end_reason.empty()) {
+    SlaveEvent event = co_await s.events.next();
     if (auto* lost = std::get_if<PeerLost>(&event)) {
-      end_reason = lost->error.closed_by_peer ? "master closed the connection" : lost->error.message;
+      s.end_reason = lost->error.message;
+      if (lost->error.closed_by_peer) s.end_reason = "master closed the connection";
       if (!lost->error.closed_by_peer) {
         // Tell a peer that sent garbage why it is being dropped (it may not be listening).
         json out = message("error", {{"message", fmt::format("slave: {}", lost->error.message)}});
@@ -194,207 +342,300 @@ asio::awaitable<void> SlaveServer::serve(tcp::socket socket) {
         json out = message("abort", {{"reason", "slave is shutting down"}});
         co_await send(std::move(out));
       }
-      end_reason = "slave shutting down";
+      s.end_reason = "slave shutting down";
       break;
     }
     if (std::holds_alternative<ReaderExited>(event)) {
-      reader_alive = false;
-      end_reason = "control connection closed";
+      s.reader_alive = false;
+      s.end_reason = "control connection closed";
       break;
     }
     if (std::holds_alternative<Tick>(event)) {
       const auto now = Clock::now();
-      if (!greeted && now - session_start > kHelloTimeout) {
-        end_reason = "no greeting within 10 s";
-      } else if (greeted && now - last_heard > settings_.silence_timeout) {
-        end_reason = fmt::format("master silent for {} s",
-                                 std::chrono::duration_cast<std::chrono::seconds>(now - last_heard).count());
-      } else if (greeted) {
-        {
-          json out = message("ping");
-          co_await send(std::move(out));
-        }
+      if (!s.greeted && now - s.started > settings_.limits.hello_timeout) {
+        s.end_reason = fmt::format("no greeting within {} ms (volley serve --hello-timeout)",
+                                   settings_.limits.hello_timeout.count());
+      } else if (s.greeted && now - s.last_heard > settings_.silence_timeout) {
+        s.end_reason = fmt::format(
+            "master silent for {} s",
+            std::chrono::duration_cast<std::chrono::seconds>(now - s.last_heard).count());
+      } else if (s.greeted) {
+        co_await send(message("ping"));
       }
       continue;
     }
     if (auto* done = std::get_if<LocalStepDone>(&event)) {
-      if (!run || !run->engine) continue;
-      if (!run->timed.empty() && done->step == run->timed.back() && run->cpu_before) {
-        run->cpu = sampling::cpu_usage(*run->cpu_before, sampling::sample_cpu());
-        run->nic = sampling::nic_rates(*run->nic_before, sampling::sample_nics());
+      if (!s.run || !s.run->engine) continue;
+      s.run->done = done->step;
+      if (!s.run->timed.empty() && done->step == s.run->timed.back() && s.run->cpu_before) {
+        s.run->cpu = sampling::cpu_usage(*s.run->cpu_before, sampling::sample_cpu());
+        s.run->nic = sampling::nic_rates(*s.run->nic_before, sampling::sample_nics());
       }
+      json out = message("step_done", {{"step", done->step}});
+      if (!co_await send(std::move(out))) s.end_reason = "send failed";
+      continue;
+    }
+    co_await on_message(s, std::get<PeerMessage>(event).message);
+  }
+}
+
+asio::awaitable<void> SlaveServer::on_message(Session& s, const json& m) {
+  auto send = [&s](json out) -> asio::awaitable<bool> {
+    auto sent = co_await s.channel.send(std::move(out));
+    co_return std::holds_alternative<std::monostate>(sent);
+  };
+  // A message that does not fit the session's state is refused; the session and its run go on
+  // as they were (the master decides whether to abort).
+  auto refuse = [&](std::string why) -> asio::awaitable<void> {
+    log(fmt::format("master {}: refused: {}", s.who, why));
+    json out = message("error", {{"message", fmt::format("slave: {}", why)}});
+    co_await send(std::move(out));
+  };
+  s.last_heard = Clock::now();
+  const std::string type = text_field(m, "type");
+  if (!s.greeted) {
+    if (auto problem = check_hello(m, s.who); !problem.empty()) {
+      json out = message("error", {{"message", fmt::format("slave: {}", problem)}});
+      co_await send(std::move(out));
+      s.end_reason = problem;
+      co_return;
+    }
+    s.greeted = true;
+    s.channel.set_max_frame_bytes(settings_.limits.max_frame_bytes);
+    const AnnouncedLimits limits{settings_.limits.max_frame_bytes, settings_.limits.max_profile_bytes};
+    if (!co_await send(make_hello(limits))) s.end_reason = "send failed";
+    co_return;
+  }
+  if (type == "ping") co_return;
+  if (type == "bye") {
+    s.end_reason = "master said goodbye";
+    co_return;
+  }
+  if (type == "abort") {
+    s.end_reason = fmt::format("master aborted: {}", core::printable(text_field(m, "reason", "no reason given")));
+    co_return;
+  }
+  if (type == "load") {
+    if (s.run) {
       {
-        json out = message("step_done", {{"step", done->step}});
-        if (!co_await send(std::move(out))) end_reason = "send failed";
+        std::string why = "a profile is already loaded in this session (one load per run)";
+        co_await refuse(std::move(why));
       }
-      continue;
+      co_return;
     }
-    const json& m = std::get<PeerMessage>(event).message;
-    last_heard = Clock::now();
-    const std::string type = text_field(m, "type");
-    if (!greeted) {
-      if (auto problem = check_hello(m, who); !problem.empty()) {
-        {
-          json out = message("error", {{"message", fmt::format("slave: {}", problem)}});
-          co_await send(std::move(out));
-        }
-        end_reason = problem;
-        break;
-      }
-      greeted = true;
+    co_await on_load(s, m);
+    co_return;
+  }
+  LoadedRun* run = s.run.get();
+  if (type == "start") {
+    if (run == nullptr || run->started) {
       {
-        json out = make_hello();
-        if (!co_await send(std::move(out))) end_reason = "send failed";
+        std::string why = "'start' for a run already started";
+        if (run == nullptr) why = "'start' before a profile was loaded";
+        co_await refuse(std::move(why));
       }
-      continue;
+      co_return;
     }
-    if (type == "ping") continue;
-    if (type == "bye") {
-      end_reason = "master said goodbye";
-      break;
-    }
-    if (type == "abort") {
-      end_reason = fmt::format("master aborted: {}", text_field(m, "reason", "no reason given"));
-      break;
-    }
-    if (type == "load" && !run) {
-      std::string error;
-      auto load = load_from_json(m, error);
-      if (!load) {
-        {
-          json out = message("rejected", {{"message", error}});
-          co_await send(std::move(out));
-        }
-        continue;
-      }
-      profile::Variables vars;
-      vars.bindings = load->variables;
-      auto parsed = profile::parse_profile(load->profile_text, load->profile_file, vars);
-      if (!parsed.profile) {
-        {
-          json out = message("rejected", {{"message", parsed.diagnostics.format(nullptr)}});
-          co_await send(std::move(out));
-        }
-        continue;
-      }
-      auto loaded = std::make_unique<LoadedRun>();
-      loaded->profile = profile::mirror(*parsed.profile, load->host);
-      core::Diagnostics diags;
-      auto plan = engine::compile(loaded->profile, load->file_sets, diags);
-      if (!plan) {
-        {
-          json out = message("rejected", {{"message", diags.format(nullptr)}});
-          co_await send(std::move(out));
-        }
-        continue;
-      }
-      loaded->plan = std::move(*plan);
-      loaded->timed = engine::timed_steps(loaded->plan);
-      loaded->system = sampling::read_system_snapshot();
-      engine::EngineConfig config;
-      config.workers = load->workers > 0 ? load->workers : settings_.default_workers;
-      config.seed = load->seed;
-      config.token = load->token;
-      config.listen_address = local_address;
-      config.slave_side = true;
-      config.record_latency = load->record_latency;
-      config.on_txn_done = [this, &events](std::size_t step) {
-        asio::post(context_, [&events, step] { events.push(LocalStepDone{step}); });
-      };
-      loaded->engine = std::make_unique<engine::Engine>(loaded->plan, std::move(config));
-      if (auto problem = loaded->engine->open_listeners(context_); !problem.empty()) {
-        {
-          json out = message("rejected", {{"message", fmt::format("slave: {}", problem)}});
-          co_await send(std::move(out));
-        }
-        continue;
-      }
-      json ports = json::object();
-      for (const auto& [requested, actual] : loaded->engine->listener_ports()) {
-        ports[std::to_string(requested)] = actual;
-      }
-      run = std::move(loaded);
-      log(fmt::format("master {}: loaded profile '{}' ({} strands)", who, run->profile.name,
-                      run->plan.total_strands));
+    const auto port = uint_field(m, "master_port");
+    if (!port || *port > 65535) {
       {
-        json out = message("loaded", {{"ports", ports}});
-        if (!co_await send(std::move(out))) end_reason = "send failed";
+        std::string why = "'start' without a valid master_port (0..65535)";
+        co_await refuse(std::move(why));
       }
-      continue;
+      co_return;
     }
-    if (type == "start" && run && run->engine && !run->started) {
-      run->started = true;
-      const auto port = uint_field(m, "master_port").value_or(0);
-      if (port > 65535) {
-        end_reason = "malformed start message";
-        break;
+    run->started = true;
+    run->engine->set_peer(engine::HostTarget{s.master_address, static_cast<std::uint16_t>(*port)});
+    run->engine->start();
+    co_return;
+  }
+  if (type == "proceed" || type == "end_step") {
+    const auto step = uint_field(m, "step");
+    if (run == nullptr || !run->started) {
+      {
+        std::string why = fmt::format("'{}' before the run was started", type);
+        co_await refuse(std::move(why));
       }
-      run->engine->set_peer(engine::HostTarget{master_address, static_cast<std::uint16_t>(port)});
-      run->engine->start();
-      continue;
+      co_return;
     }
-    if (type == "proceed" && run && run->started) {
-      const auto step_field = uint_field(m, "step");
-      if (!step_field || *step_field >= run->plan.txn_count) {
-        end_reason = "malformed proceed message";
-        break;
+    if (!step || *step >= run->plan.txn_count) {
+      {
+        std::string why = fmt::format("'{}' without a valid step (0..{})", type, run->plan.txn_count - 1);
+        co_await refuse(std::move(why));
       }
-      const auto step = static_cast<std::size_t>(*step_field);
-      if (!run->timed.empty() && step == run->timed.front()) {
+      co_return;
+    }
+    const auto k = static_cast<std::size_t>(*step);
+    if (type == "proceed") {
+      // The barrier: step k starts only after every local strand finished step k-1.
+      const bool previous_done = k == 0 || (run->done && *run->done + 1 == k);
+      if (k != run->next_release || !previous_done) {
+        {
+          std::string why = fmt::format("'proceed' to step {} out of order (the next step is {}{})", k,
+                                    run->next_release,
+                                    previous_done ? "" : ", once the previous one is done");
+          co_await refuse(std::move(why));
+        }
+        co_return;
+      }
+      if (!run->timed.empty() && k == run->timed.front()) {
         run->cpu_before = sampling::sample_cpu();
         run->nic_before = sampling::sample_nics();
       }
-      run->engine->release(step);
-      continue;
+      run->next_release = k + 1;
+      run->released = k;
+      run->engine->release(k);
+      co_return;
     }
-    if (type == "end_step" && run && run->started) {
-      const auto step_field = uint_field(m, "step");
-      if (!step_field || *step_field >= run->plan.txn_count) {
-        end_reason = "malformed end_step message";
-        break;
-      }
-      run->engine->end_txn(static_cast<std::size_t>(*step_field));
-      continue;
-    }
-    if (type == "finish" && run && run->started) {
-      auto result = run->engine->finish();
-      co_await asio::post(context_, asio::use_awaitable);
-      json cpu = nullptr;
-      json nic = nullptr;
-      if (run->cpu) sampling::to_json(cpu, *run->cpu);
-      if (run->nic) sampling::to_json(nic, *run->nic);
-      json system = std::move(run->system);
-      run.reset();
-      log(fmt::format("master {}: run finished", who));
+    if (run->released != k || (run->ended && *run->ended >= k)) {
       {
-        json out = message("results", {{"result", to_json(result)}, {"cpu", cpu}, {"nic", nic}, {"system", system}});
-        if (!co_await send(std::move(out))) {
-        end_reason = "send failed";
+        std::string why = fmt::format("'end_step' for step {}, which is not the step running", k);
+        co_await refuse(std::move(why));
       }
-      }
-      continue;
+      co_return;
     }
-    {
-      json out = message("error", {{"message", fmt::format("slave: unexpected '{}' message in "
-                                                            "this state", type)}});
-      co_await send(std::move(out));
-    }
-    end_reason = fmt::format("unexpected '{}' message", type);
+    run->ended = k;
+    run->engine->end_txn(k);
+    co_return;
   }
+  if (type == "finish") {
+    const std::size_t steps = run == nullptr ? 0 : run->plan.txn_count;
+    if (run == nullptr || !run->started || (steps > 0 && run->done != steps - 1)) {
+      {
+        // (no conditional operator over temporaries here: GCC 12 miscompiles it in coroutines)
+        std::string why = "'finish' before the run was started";
+        if (run != nullptr && run->started) {
+          const std::size_t done = run->done.has_value() ? *run->done + 1 : 0;
+          why = fmt::format("'finish' before the last step ({} steps, {} done)", steps, done);
+        }
+        co_await refuse(std::move(why));
+      }
+      co_return;
+    }
+    engine::Engine& engine = *run->engine;
+    engine.stop();  // nothing is left to cut; closes the data listeners on this thread
+    auto result = co_await run_off_thread(context_, [&engine] { return engine.finish(); });
+    co_await asio::post(context_, asio::use_awaitable);
+    json cpu = nullptr;
+    json nic = nullptr;
+    if (run->cpu) sampling::to_json(cpu, *run->cpu);
+    if (run->nic) sampling::to_json(nic, *run->nic);
+    json system = std::move(run->system);
+    s.run.reset();
+    log(fmt::format("master {}: run finished", s.who));
+    json out = message("results", {{"result", to_json(result)}, {"cpu", cpu}, {"nic", nic},
+                                   {"system", system}});
+    if (!co_await send(std::move(out))) s.end_reason = "send failed";
+    co_return;
+  }
+  {
+    std::string why = fmt::format("unknown message type '{}'", core::printable(type));
+    co_await refuse(std::move(why));
+  }
+}
 
-  co_await end_run();
-  ticking = false;
-  ticker.cancel();
-  channel.close();
-  abort_hooks_.erase(id);
-  // The reader coroutine holds references into this frame: wait until it has left.
-  while (reader_alive) {
-    SlaveEvent event = co_await events.next();
-    if (std::holds_alternative<ReaderExited>(event)) reader_alive = false;
+asio::awaitable<void> SlaveServer::on_load(Session& s, const json& m) {
+  auto reject = [&s](std::string why) -> asio::awaitable<void> {
+    json out = message("rejected", {{"message", std::move(why)}});
+    auto sent = co_await s.channel.send(std::move(out));
+    (void)sent;
+  };
+  const SlaveLimits& limits = settings_.limits;
+  std::string error;
+  auto load = load_from_json(m, error);
+  if (!load) {
+    {
+      std::string why = error;
+      co_await reject(std::move(why));
+    }
+    co_return;
   }
-  co_await asio::post(context_, asio::use_awaitable);  // the ticker's cancelled wait runs first
-  log(fmt::format("master {} gone ({}); idle", who, end_reason));
-  --sessions_;
+  if (load->profile_text.size() > limits.max_profile_bytes) {
+    {
+      std::string why = fmt::format("slave: the profile is {} bytes; this slave accepts at most {} "
+                                "(volley serve --max-profile-bytes)",
+                                load->profile_text.size(), limits.max_profile_bytes);
+      co_await reject(std::move(why));
+    }
+    co_return;
+  }
+  profile::Variables vars;
+  vars.bindings = load->variables;
+  auto parsed = profile::parse_profile(load->profile_text, load->profile_file, vars);
+  if (!parsed.profile) {
+    {
+      std::string why = parsed.diagnostics.format(nullptr);
+      co_await reject(std::move(why));
+    }
+    co_return;
+  }
+  auto loaded = std::make_unique<LoadedRun>();
+  loaded->profile = profile::mirror(*parsed.profile, load->host);
+  core::Diagnostics diags;
+  auto plan = engine::compile(loaded->profile, load->file_sets, diags);
+  if (!plan) {
+    {
+      std::string why = diags.format(nullptr);
+      co_await reject(std::move(why));
+    }
+    co_return;
+  }
+  loaded->plan = std::move(*plan);
+  const std::size_t workers = load->workers > 0 ? load->workers : settings_.default_workers;
+  if (auto problem = check_limits(loaded->plan, workers, limits); !problem.empty()) {
+    log(fmt::format("master {}: refused the profile: {}", s.who, problem));
+    {
+      std::string why = fmt::format("slave: {}", problem);
+      co_await reject(std::move(why));
+    }
+    co_return;
+  }
+  loaded->timed = engine::timed_steps(loaded->plan);
+  // Reading the snapshot runs `tc`: off the control thread, like every helper.
+  loaded->system = co_await run_off_thread(context_, [] { return sampling::read_system_snapshot(); });
+  engine::EngineConfig config;
+  config.workers = workers;
+  config.seed = load->seed;
+  config.token = load->token;
+  config.listen_address = s.local_address;
+  config.slave_side = true;
+  config.record_latency = load->record_latency;
+  config.on_txn_done = [this, &s](std::size_t step) {
+    asio::post(context_, [&s, step] { s.events.push(LocalStepDone{step}); });
+  };
+  std::string build_error;
+  try {
+    loaded->engine = std::make_unique<engine::Engine>(loaded->plan, std::move(config));
+  } catch (const std::exception& e) {
+    // Out of memory or descriptors while building the workers: this run cannot be; the session
+    // and the slave go on.
+    build_error = e.what();
+  }
+  if (!loaded->engine) {
+    log(fmt::format("master {}: cannot build the run: {}", s.who, build_error));
+    {
+      std::string why = fmt::format("slave: cannot build the run: {}", build_error);
+      co_await reject(std::move(why));
+    }
+    co_return;
+  }
+  if (auto problem = loaded->engine->open_listeners(context_); !problem.empty()) {
+    {
+      std::string why = fmt::format("slave: {}", problem);
+      co_await reject(std::move(why));
+    }
+    co_return;
+  }
+  json ports = json::object();
+  for (const auto& [requested, actual] : loaded->engine->listener_ports()) {
+    ports[std::to_string(requested)] = actual;
+  }
+  s.run = std::move(loaded);
+  log(fmt::format("master {}: loaded profile '{}' ({} strands)", s.who,
+                  core::printable(s.run->profile.name), s.run->plan.total_strands));
+  json out = message("loaded", {{"ports", ports}});
+  auto sent = co_await s.channel.send(std::move(out));
+  if (!std::holds_alternative<std::monostate>(sent)) s.end_reason = "send failed";
 }
 
 }  // namespace volley::control

@@ -1,5 +1,7 @@
 #include "volley/core/units.hpp"
 
+#include "volley/core/limits.hpp"
+
 #include <fmt/format.h>
 
 #include <array>
@@ -157,9 +159,13 @@ DurationParse parse_duration(std::string_view text) {
   }
   const auto value = scale(*n, unit_ns);
   using Rep = std::chrono::nanoseconds::rep;
-  if (!value || *value > static_cast<std::uint64_t>(std::numeric_limits<Rep>::max())) {
-    return {std::nullopt, fmt::format("duration '{}' is too long", s), {}};
+  if (!value || *value > static_cast<std::uint64_t>(kMaxDuration.count())) {
+    return {std::nullopt,
+            fmt::format("duration '{}' is too long: the most is {} (365 days)", s,
+                        format_duration(kMaxDuration)),
+            {}};
   }
+  static_assert(kMaxDuration.count() < std::numeric_limits<Rep>::max() / 2);
   return {std::chrono::nanoseconds(static_cast<Rep>(*value)), {}, std::move(warning)};
 }
 

@@ -6,6 +6,7 @@
 #include <cctype>
 
 #include "suggest.hpp"
+#include "volley/core/limits.hpp"
 #include "volley/core/units.hpp"
 
 namespace volley::profile::detail {
@@ -35,6 +36,11 @@ std::optional<std::uint64_t> positive_size(std::string_view option, std::string_
   }
   if (*parsed.value == 0) {
     ctx.error(offset, fmt::format("option '{}' must be greater than 0", option));
+    return std::nullopt;
+  }
+  if (*parsed.value > core::kMaxIoBytes) {
+    ctx.error(offset, fmt::format("option '{}' is {} bytes; the most is {}", option, *parsed.value,
+                                  core::format_bytes(core::kMaxIoBytes)));
     return std::nullopt;
   }
   return parsed.value;

@@ -1,5 +1,7 @@
 #include "volley/profile/parser.hpp"
 
+#include "volley/core/limits.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -223,8 +225,14 @@ std::optional<Group> parse_group(ParseContext& ctx, pugi::xml_node node) {
              n != nullptr && n->resolved()) {
     const std::string_view name = n == nthreads ? "nthreads" : "nprocs";
     if (auto count = positive_count(ctx, *n, name, " (uperf hangs on 0)")) {
-      group.nthreads = *count;
-      group.from_nprocs = n == nprocs;
+      if (*count > core::kMaxStrandsPerGroup) {
+        ctx.error(n->value_offset(),
+                  fmt::format("'{}' is {}; the most is {} strands per group", name, *count,
+                              core::kMaxStrandsPerGroup));
+      } else {
+        group.nthreads = *count;
+        group.from_nprocs = n == nprocs;
+      }
     }
   }
   const auto transactions = children(ctx, node, "group", "transaction");

@@ -1,12 +1,16 @@
 #include "volley/sampling/system_snapshot.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
+#include <chrono>
 #include <map>
 #include <set>
 #include <string_view>
@@ -23,6 +27,18 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 constexpr std::size_t kMaxCommandOutput = 16u << 20;
+/// A helper (tc) that has not finished in this time is killed and counts as missing: a hung tool
+/// must not hold up a run, nor a slave's stop.
+constexpr int kCommandTimeoutMs = 1000;
+
+/// Sysctls that hold secrets (tcp_fastopen_key, netdev_rss_key, ...): they never enter a
+/// snapshot, which travels to the master and into result documents.
+bool is_secret_name(std::string_view name) {
+  std::string lower(name);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return lower.find("key") != std::string::npos || lower.find("secret") != std::string::npos;
+}
 
 // Names of the entries of `dir` (sorted); nullopt when it cannot be listed.
 std::optional<std::vector<std::string>> list_dir(const fs::path& dir) {
@@ -164,7 +180,10 @@ class SnapshotReader {
       }
       for (const auto& n : *names) {
         std::error_code ec;
-        if (!n.starts_with(name_prefix) || !fs::is_regular_file(root_ / dir / n, ec)) continue;
+        if (!n.starts_with(name_prefix) || is_secret_name(n) ||
+            !fs::is_regular_file(root_ / dir / n, ec)) {
+          continue;
+        }
         const std::string key = std::string(prefix) + n;
         out[key] = text(fs::path(dir) / n, "sysctl." + key);
       }
@@ -373,8 +392,20 @@ std::optional<std::string> run_command(const std::vector<std::string>& argv) {
 
   std::string out;
   bool too_big = false;
+  bool timed_out = false;
   char buffer[4096];
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kCommandTimeoutMs);
   for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    pollfd p{read_end.get(), POLLIN, 0};
+    const int ready = left.count() > 0 ? ::poll(&p, 1, static_cast<int>(left.count())) : 0;
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) {
+      timed_out = true;
+      ::kill(pid, SIGKILL);
+      break;
+    }
     const ssize_t n = ::read(read_end.get(), buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
@@ -389,7 +420,7 @@ std::optional<std::string> run_command(const std::vector<std::string>& argv) {
   while (::waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) return std::nullopt;
   }
-  if (too_big || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return std::nullopt;
+  if (too_big || timed_out || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return std::nullopt;
   return out;
 }
 

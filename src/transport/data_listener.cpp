@@ -11,20 +11,27 @@ namespace asio = boost::asio;
 using asio::ip::tcp;
 
 namespace {
+/// After an accept fails for want of descriptors, wait this long instead of spinning.
+constexpr auto kAcceptBackoff = std::chrono::milliseconds(100);
+}  // namespace
 
-/// A connection whose header is still on its way. Heap-held so its buffer outlives a close().
-struct PendingHeader {
-  explicit PendingHeader(tcp::socket s) : socket(std::move(s)) {}
+/// A connection whose header is still on its way. Shared with the read's handler so its buffer
+/// outlives a close().
+struct DataListener::Pending {
+  Pending(tcp::socket s, asio::any_io_executor executor)
+      : socket(std::move(s)), deadline(std::move(executor)) {}
   tcp::socket socket;
+  asio::steady_timer deadline;
   std::array<std::uint8_t, kConnectionHeaderBytes> bytes{};
 };
 
-}  // namespace
-
-DataListener::DataListener(asio::io_context& context, std::uint32_t token, Route route)
+DataListener::DataListener(asio::io_context& context, std::uint32_t token, Route route,
+                           std::chrono::milliseconds header_timeout)
     : token_(token),
       route_(std::move(route)),
+      header_timeout_(header_timeout),
       acceptor_(context),
+      backoff_(context),
       alive_(std::make_shared<bool>(true)) {}
 
 DataListener::~DataListener() { close(); }
@@ -67,6 +74,12 @@ void DataListener::close() {
   *alive_ = false;
   boost::system::error_code ignored;
   acceptor_.close(ignored);
+  backoff_.cancel();
+  for (auto& [id, pending] : pending_) {
+    pending->deadline.cancel();
+    pending->socket.close(ignored);
+  }
+  pending_.clear();
 }
 
 void DataListener::accept_next() {
@@ -75,20 +88,37 @@ void DataListener::accept_next() {
         if (!*alive) return;
         if (ec == asio::error::operation_aborted) return;
         if (!ec) read_header(std::move(socket));
-        // EMFILE and friends: keep accepting; the connecting strand sees its own error or
-        // timeout, and the listener must not die for one bad accept.
+        // EMFILE and friends: keep accepting, but after a pause: the connection waits in the
+        // backlog, and retrying at once would spin on the same error.
+        if (ec == asio::error::no_descriptors || ec == asio::error::no_buffer_space ||
+            ec == boost::system::errc::too_many_files_open_in_system ||
+            ec == asio::error::no_memory) {
+          backoff_.expires_after(kAcceptBackoff);
+          backoff_.async_wait([this, alive](const boost::system::error_code& wait_ec) {
+            if (!wait_ec && *alive) accept_next();
+          });
+          return;
+        }
         accept_next();
       });
 }
 
 void DataListener::read_header(tcp::socket socket) {
-  auto pending = std::make_unique<PendingHeader>(std::move(socket));
-  auto& ref = *pending;
+  const std::uint64_t id = next_pending_++;
+  auto pending = std::make_shared<Pending>(std::move(socket), acceptor_.get_executor());
+  pending_[id] = pending;
+  pending->deadline.expires_after(header_timeout_);
+  pending->deadline.async_wait([pending](const boost::system::error_code& ec) {
+    if (ec) return;
+    boost::system::error_code ignored;
+    pending->socket.close(ignored);  // the read below then fails and forgets it
+  });
   asio::async_read(
-      ref.socket, asio::buffer(ref.bytes),
-      [this, alive = alive_, pending = std::move(pending)](const boost::system::error_code& ec,
-                                                           std::size_t) mutable {
+      pending->socket, asio::buffer(pending->bytes),
+      [this, alive = alive_, id, pending](const boost::system::error_code& ec, std::size_t) {
         if (!*alive) return;
+        pending_.erase(id);
+        pending->deadline.cancel();
         if (ec) {
           ++rejected_;
           return;

@@ -84,7 +84,12 @@ TEST(ParseDuration, Errors) {
   EXPECT_EQ(parse_duration("").error, "empty duration");
   EXPECT_EQ(parse_duration("-3s").error, "invalid duration '-3s': must not be negative");
   EXPECT_EQ(parse_duration("s").error, "invalid duration 's': expected a number");
-  EXPECT_EQ(parse_duration("999999999999h").error, "duration '999999999999h' is too long");
+  EXPECT_EQ(parse_duration("999999999999h").error,
+            "duration '999999999999h' is too long: the most is 8760h (365 days)");
+  // Beyond what the clock can add to now without overflowing: refused, never wrapped to 0.
+  EXPECT_FALSE(parse_duration("2562047h").value.has_value());
+  EXPECT_TRUE(parse_duration("8760h").value.has_value());
+  EXPECT_FALSE(parse_duration("8761h").value.has_value());
   EXPECT_FALSE(parse_duration("18446744073709551616").value);
 }
 

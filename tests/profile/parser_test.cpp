@@ -117,7 +117,7 @@ TEST(Parser, ConnectionOptions) {
 TEST(Parser, ReadWriteOptions) {
   const Profile p =
       parse_ok(with_body("<flowop type=\"send\" options=\"size=rand(64,1k) rsize=512 count=4\"/>"
-                         "<flowop type=\"RECV\" options=\"size=3g non_blocking\"/>"));
+                         "<flowop type=\"RECV\" options=\"size=1g non_blocking\"/>"));
   const auto& ops = p.groups.at(0).transactions.at(1).flowops;
   ASSERT_EQ(ops.size(), 2U);
   EXPECT_EQ(ops[0].type, "send");
@@ -128,7 +128,7 @@ TEST(Parser, ReadWriteOptions) {
   EXPECT_FALSE(w.chunk_bytes);
   EXPECT_EQ(ops[0].common.count, 4U);
   EXPECT_EQ(ops[1].type, "recv") << "types are lower-cased";
-  EXPECT_EQ(std::get<ReadOp>(ops[1].spec).size, SizeSpec::fixed(3ULL << 30U));
+  EXPECT_EQ(std::get<ReadOp>(ops[1].spec).size, SizeSpec::fixed(1ULL << 30U));
 }
 
 TEST(Parser, SendfileThinkNop) {
@@ -230,6 +230,32 @@ TEST(Parser, ValidationRunsOnCleanGroupsOnly) {
             "test.xml:3:1: error: unknown flowop type 'conect'; did you mean 'connect'?\n"
             "test.xml:7:1: error: 'read' uses the anonymous connection, but no earlier flowop in "
             "this group opens it\n");
+}
+
+}  // namespace
+}  // namespace volley::profile
+
+namespace volley::profile {
+namespace {
+
+// Numbers are checked where they enter: a typo cannot make a run allocate for 10^11 strands or a
+// 1 TiB buffer.
+TEST(ParserRanges, StrandsAndSizesBeyondTheirLimitsAreLocatedErrors) {
+  const auto huge_threads = parse_profile(
+      R"(<profile name="p"><group nthreads="99999999999"><transaction iterations="1">)"
+      R"(<flowop type="think" options="duration=1ms"/></transaction></group></profile>)",
+      "p.xml", testing::default_variables());
+  EXPECT_FALSE(huge_threads.profile);
+  EXPECT_NE(huge_threads.diagnostics.format(nullptr).find("the most is 1000000"), std::string::npos)
+      << huge_threads.diagnostics.format(nullptr);
+  const auto huge_size = parse_profile(
+      R"(<profile name="p"><group nthreads="1"><transaction iterations="1">)"
+      R"(<flowop type="connect" options="remotehost=h protocol=tcp"/>)"
+      R"(<flowop type="write" options="size=1t"/></transaction></group></profile>)",
+      "p.xml", testing::default_variables());
+  EXPECT_FALSE(huge_size.profile);
+  EXPECT_NE(huge_size.diagnostics.format(nullptr).find("the most is"), std::string::npos)
+      << huge_size.diagnostics.format(nullptr);
 }
 
 }  // namespace

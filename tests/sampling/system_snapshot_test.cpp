@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -204,6 +206,34 @@ TEST(SystemSnapshotTest, RealHostSmoke) {
   EXPECT_TRUE(s.at("kernel").at("osrelease").is_string());
   EXPECT_TRUE(s.at("missing").is_array());
   EXPECT_TRUE(diff_snapshots(s, s).empty());
+}
+
+}  // namespace
+}  // namespace volley::sampling
+
+namespace volley::sampling {
+namespace {
+
+TEST(SystemSnapshotTest, SecretSysctlsNeverEnterASnapshot) {
+  TempRoot root;
+  write_host(root);
+  root.write("proc/sys/net/ipv4/tcp_fastopen_key", "00000000-11111111-22222222-33333333\n");
+  root.write("proc/sys/net/core/netdev_rss_key", "aa:bb:cc\n");
+  root.write("proc/sys/net/core/some_Secret_thing", "x\n");
+  const json s = read_system_snapshot(root.path(), CommandRunner{});
+  const auto& sysctl = s.at("sysctl");
+  EXPECT_TRUE(sysctl.contains("net.core.somaxconn"));
+  for (const auto& [name, value] : sysctl.items()) {
+    EXPECT_EQ(name.find("key"), std::string::npos) << name;
+    EXPECT_EQ(name.find("Secret"), std::string::npos) << name;
+  }
+  EXPECT_EQ(s.dump().find("33333333"), std::string::npos);
+}
+
+TEST(RunCommandTest, AHungHelperIsKilledAfterItsTimeout) {
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(run_command({"sleep", "30"}).has_value());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
 }
 
 }  // namespace

@@ -166,3 +166,47 @@ TEST_F(ListenerFixture, CloseStopsAccepting) {
 
 }  // namespace
 }  // namespace volley::transport
+
+namespace volley::transport {
+namespace {
+
+// A peer that never sends its header is closed at the deadline, and close() closes the rest: no
+// descriptor stays pinned for the life of the slave.
+TEST(DataListenerLimits, SilentConnectionsAreClosedAtTheDeadlineAndOnClose) {
+  asio::io_context context;
+  DataListener listener(context, kToken, [](const ConnectionHeader&, tcp::socket) {},
+                        std::chrono::milliseconds(200));
+  ASSERT_EQ(listener.open(kLoopback, 0, std::nullopt), "");
+  listener.start();
+  tcp::socket silent(context);
+  silent.connect(tcp::endpoint(kLoopback, listener.port()));
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  bool counted = false;
+  while (std::chrono::steady_clock::now() < give_up && !counted) {
+    context.run_for(std::chrono::milliseconds(5));
+    counted = listener.pending() == 1;
+  }
+  ASSERT_TRUE(counted);
+  while (std::chrono::steady_clock::now() < give_up && listener.pending() > 0) {
+    context.run_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_EQ(listener.pending(), 0U);
+  std::array<char, 1> byte{};
+  boost::system::error_code ec;
+  silent.read_some(asio::buffer(byte), ec);
+  EXPECT_TRUE(ec == asio::error::eof || ec == asio::error::connection_reset) << ec.message();
+
+  tcp::socket second(context);
+  second.connect(tcp::endpoint(kLoopback, listener.port()));
+  while (std::chrono::steady_clock::now() < give_up + std::chrono::seconds(3) &&
+         listener.pending() == 0) {
+    context.run_for(std::chrono::milliseconds(5));
+  }
+  listener.close();
+  EXPECT_EQ(listener.pending(), 0U);
+  second.read_some(asio::buffer(byte), ec);
+  EXPECT_TRUE(ec == asio::error::eof || ec == asio::error::connection_reset) << ec.message();
+}
+
+}  // namespace
+}  // namespace volley::transport

@@ -16,6 +16,10 @@ namespace volley::cli {
 
 int run_command(const RunOptions& options, int argc, char** argv);
 int serve_command(const ServeOptions& options);
+/// Declares `volley serve`'s options (its listen address, key and limits) on `serve_cmd`.
+void add_serve_options(CLI::App& serve_cmd, ServeOptions& options);
+/// A CLI11 check: a plain unsigned integer in [lo, hi] (no sign, so "-1" never wraps around).
+CLI::Validator unsigned_in(std::uint64_t lo, std::uint64_t hi);
 int check_command(const CheckOptions& options);
 int dump_command(const CheckOptions& options);
 

@@ -38,6 +38,20 @@ struct ServeOptions {
   int announce_fd = -1;                  ///< --announce-fd (for --local): write the port there
   bool exit_with_parent = false;         ///< --exit-with-parent (for --local)
   bool quiet = false;
+  std::string key_file;                  ///< --key-file (or VOLLEY_KEY_FILE): the pre-shared key
+  int key_fd = -1;                       ///< --key-fd (for --local): read the key from here
+  bool insecure = false;                 ///< --insecure: no key on a non-loopback address
+  // Limits (control::SlaveLimits holds the defaults; the strings are durations like "24h").
+  std::size_t max_sessions = 16;
+  std::uint64_t max_strands = 100000;
+  std::uint64_t max_connections = 100000;
+  std::uint64_t max_workers = 1024;
+  std::string max_run = "24h";
+  std::string max_think = "1h";
+  std::uint64_t max_profile_bytes = 1U << 20;
+  std::uint64_t max_io_bytes = 1U << 30;
+  std::uint32_t max_frame_bytes = 16U << 20;
+  std::string hello_timeout = "5s";
 };
 
 /// `volley check` and `volley dump`.

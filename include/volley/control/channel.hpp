@@ -2,12 +2,15 @@
 // One control connection: framed JSON messages over TCP. One reader and one writer at a time
 // (the session's coroutines); errors come back as values.
 // Thread: the io_context the socket belongs to.
+#include <cstdint>
 #include <string>
 #include <variant>
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <nlohmann/json.hpp>
+
+#include "volley/control/auth.hpp"
 
 namespace volley::control {
 
@@ -21,7 +24,7 @@ class Channel {
  public:
   explicit Channel(boost::asio::ip::tcp::socket socket);
 
-  /// Reads one message (any size up to kMaxFrameBytes).
+  /// Reads one message (any size up to max_frame_bytes()).
   boost::asio::awaitable<std::variant<nlohmann::json, ChannelError>> receive();
   /// Writes one message. Only one send may be in flight.
   boost::asio::awaitable<std::variant<std::monostate, ChannelError>> send(nlohmann::json message);
@@ -31,9 +34,24 @@ class Channel {
   /// "address:port" of the peer, or "unknown peer".
   [[nodiscard]] std::string peer() const;
   boost::asio::ip::tcp::socket& socket() { return socket_; }
+  /// The largest message receive() accepts; a larger announced length is refused before any
+  /// allocation (a slave keeps this small until the peer has authenticated).
+  void set_max_frame_bytes(std::uint32_t bytes) { max_frame_bytes_ = bytes; }
+  [[nodiscard]] std::uint32_t max_frame_bytes() const { return max_frame_bytes_; }
+  /// From now on every frame carries HMAC(key, sequence number || JSON) in its last 32 bytes,
+  /// sent frames keyed with `send_key`, received ones checked against `receive_key`; a frame that
+  /// fails the check (forged, replayed, reordered, from another session) ends the receive with an
+  /// error. Set right after the authentication handshake, on both sides.
+  void authenticate_frames(Secret send_key, Secret receive_key);
+  [[nodiscard]] bool authenticated() const { return !send_key_.empty(); }
 
  private:
   boost::asio::ip::tcp::socket socket_;
+  std::uint32_t max_frame_bytes_;
+  Secret send_key_;
+  Secret receive_key_;
+  std::uint64_t send_sequence_ = 0;
+  std::uint64_t receive_sequence_ = 0;
 };
 
 }  // namespace volley::control

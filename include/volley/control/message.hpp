@@ -31,7 +31,22 @@ struct LoadRequest {
   bool record_latency = true;
 };
 
+/// A slave's limits as its hello announces them, so a master can say what is too big before it
+/// sends it (a refused frame would otherwise end in a reset, its reason lost).
+struct AnnouncedLimits {
+  std::uint64_t max_frame_bytes = 0;    ///< 0: not announced
+  std::uint64_t max_profile_bytes = 0;  ///< 0: not announced
+};
+
 nlohmann::json make_hello();
+/// A slave's hello: make_hello() plus its limits.
+nlohmann::json make_hello(const AnnouncedLimits& limits);
+/// The limits in a slave's hello (zeros where it announced none).
+AnnouncedLimits announced_limits(const nlohmann::json& hello);
+/// Empty when a load of `frame_bytes` carrying `profile_bytes` of profile fits the slave's
+/// announced limits; otherwise the sentence to show, naming the limit and the flag that raises it.
+std::string check_load_fits(const AnnouncedLimits& limits, std::uint64_t frame_bytes,
+                            std::uint64_t profile_bytes);
 /// Empty when `message` is a compatible hello; otherwise the sentence to show.
 std::string check_hello(const nlohmann::json& message, const std::string& peer);
 

@@ -13,11 +13,28 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 namespace volley::control {
 
+/// What one slave grants its masters. A request beyond a limit is refused with a sentence naming
+/// the limit and the `volley serve` flag that raises it (docs/security.md lists them all).
+struct SlaveLimits {
+  std::size_t max_sessions = 16;                 ///< --max-sessions: masters served at once
+  std::uint64_t max_strands = 100000;            ///< --max-strands: strands per session
+  std::uint64_t max_connections = 100000;        ///< --max-connections: per session
+  std::size_t max_workers = 1024;                ///< --max-workers: worker threads per session
+  std::chrono::seconds max_run{24 * 3600};       ///< --max-run: duration steps of one run, summed
+  std::chrono::seconds max_think{3600};          ///< --max-think: one think flowop
+  std::uint64_t max_profile_bytes = 1U << 20;    ///< --max-profile-bytes
+  std::uint64_t max_io_bytes = 1U << 30;         ///< --max-io-bytes: one read/write buffer
+  std::uint32_t max_frame_bytes = 16U << 20;     ///< --max-frame-bytes: after authentication
+  std::chrono::milliseconds hello_timeout{5000};  ///< --hello-timeout: hello and authentication
+};
+
 struct SlaveSettings {
   std::size_t default_workers = 1;
+  SlaveLimits limits;
   /// A master silent for this long (no message, no ping) is considered gone.
   std::chrono::milliseconds silence_timeout{10000};
   /// One line per event worth telling an operator (session start/end, errors).
@@ -40,8 +57,18 @@ class SlaveServer {
   [[nodiscard]] std::size_t active_sessions() const { return sessions_; }
 
  private:
+  struct Session;
   boost::asio::awaitable<void> accept_loop();
   boost::asio::awaitable<void> serve(boost::asio::ip::tcp::socket socket);
+  /// The session's script; may throw (a bug or an allocation failure): serve() then still
+  /// cleans up everything the session holds.
+  boost::asio::awaitable<void> converse(Session& s);
+  /// Handles one message from the master; sets s.end_reason when the session must end.
+  boost::asio::awaitable<void> on_message(Session& s, const nlohmann::json& m);
+  boost::asio::awaitable<void> on_load(Session& s, const nlohmann::json& m);
+  /// Stops and joins the session's engine (joined off the control thread) and drops the run.
+  boost::asio::awaitable<void> end_run(Session& s);
+  void log(const std::string& line) const;
 
   boost::asio::io_context& context_;
   SlaveSettings settings_;

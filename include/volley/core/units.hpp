@@ -43,7 +43,7 @@ CountParse parse_count(std::string_view text);
 
 /// A time: a number (decimals allowed) with ns, us, ms, s, min or h, case-insensitive; a bare
 /// number is seconds. A lone `m` means milliseconds, with a warning suggesting `ms` or `min`.
-/// Errors: empty, negative, unknown unit, more than ~292 years. Zero is accepted.
+/// Errors: empty, negative, unknown unit, more than kMaxDuration (365 days). Zero is accepted.
 DurationParse parse_duration(std::string_view text);
 
 /// A rate per second: a positive-or-zero number with an optional size suffix (k = 1024, as in

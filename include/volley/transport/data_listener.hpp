@@ -2,13 +2,16 @@
 // The accepting side's data listener: accepts connections, reads each one's ConnectionHeader, and
 // hands the socket to whoever routes it to the owning strand. One listener per port serves every
 // strand of a run. Thread: runs on the io_context it was opened with; close() on that thread.
+#include <chrono>
 #include <cstdint>
+#include <map>
 #include <functional>
 #include <memory>
 #include <string>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include "volley/transport/connection_header.hpp"
 
@@ -20,7 +23,11 @@ class DataListener {
   /// thread. The callee takes the socket (and moves it to another io_context if it needs to).
   using Route = std::function<void(const ConnectionHeader&, boost::asio::ip::tcp::socket)>;
 
-  DataListener(boost::asio::io_context& context, std::uint32_t token, Route route);
+  /// A connection whose 20-byte header has not arrived within this time is closed.
+  static constexpr std::chrono::milliseconds kHeaderTimeout{5000};
+
+  DataListener(boost::asio::io_context& context, std::uint32_t token, Route route,
+               std::chrono::milliseconds header_timeout = kHeaderTimeout);
   ~DataListener();
   DataListener(const DataListener&) = delete;
   DataListener& operator=(const DataListener&) = delete;
@@ -31,8 +38,10 @@ class DataListener {
   [[nodiscard]] std::uint16_t port() const;
   /// Starts accepting (after open succeeded).
   void start();
-  /// Stops accepting; drops connections whose header has not arrived yet.
+  /// Stops accepting; closes connections whose header has not arrived yet.
   void close();
+  /// Connections accepted whose header has not arrived yet.
+  [[nodiscard]] std::size_t pending() const { return pending_.size(); }
   /// Connections rejected for a bad or foreign header.
   [[nodiscard]] std::uint64_t rejected() const { return rejected_; }
 
@@ -40,9 +49,16 @@ class DataListener {
   void accept_next();
   void read_header(boost::asio::ip::tcp::socket socket);
 
+  struct Pending;
   std::uint32_t token_;
   Route route_;
+  std::chrono::milliseconds header_timeout_;
   boost::asio::ip::tcp::acceptor acceptor_;
+  boost::asio::steady_timer backoff_;
+  /// Connections still owed a header, so close() can close them (a peer that never sends one
+  /// must not pin a descriptor for the life of the slave).
+  std::map<std::uint64_t, std::shared_ptr<Pending>> pending_;
+  std::uint64_t next_pending_ = 0;
   std::shared_ptr<bool> alive_;  // lets in-flight header reads notice close()
   std::uint64_t rejected_ = 0;
 };
