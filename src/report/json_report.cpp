@@ -19,7 +19,8 @@ double per_s(std::uint64_t n, double seconds) { return per_s(static_cast<double>
 
 json optional_number(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
-/// {count, min, mean, stddev, p50, p90, p99, p99_9, p99_99, max}, ns.
+}  // namespace
+
 json latency_json(const stats::LatencyHistogram& h) {
   return json{{"count", h.count()},
               {"min", h.min()},
@@ -30,8 +31,11 @@ json latency_json(const stats::LatencyHistogram& h) {
               {"p99", h.percentile(99)},
               {"p99_9", h.percentile(99.9)},
               {"p99_99", h.percentile(99.99)},
-              {"max", h.max()}};
+              {"max", h.max()},
+              {"histogram", h}};
 }
+
+namespace {
 
 /// Only the kinds that occurred, plus "total".
 json sparse_errors_json(const engine::SlotCounters& c) {
@@ -68,10 +72,12 @@ json flowop_json(const engine::FlowopResult& f, double seconds) {
               {"latency_ns", latency_json(f.stats.latency)}};
 }
 
-json transaction_json(const engine::TxnResult& t, std::size_t step, double seconds) {
+json transaction_json(const engine::TxnResult& t, std::size_t step, double seconds,
+                      std::int64_t start_unix_ns) {
   const engine::SlotCounters ops = flowop_counters(t);
   json j = json{{"name", t.name},
                 {"step", step},
+                {"start_unix_ns", start_unix_ns != 0 ? json(start_unix_ns) : json(nullptr)},
                 {"elapsed_s", seconds},
                 {"transactions", t.stats.counters.ops},
                 {"transactions_per_s", per_s(t.stats.counters.ops, seconds)},
@@ -94,7 +100,10 @@ json groups_json(const engine::RunResult& result) {
   for (const auto& g : result.groups) {
     json txns = json::array();
     for (std::size_t step = 0; step < g.transactions.size(); ++step) {
-      txns.push_back(transaction_json(g.transactions[step], step, window_seconds(result, step)));
+      const std::int64_t start =
+          step < result.windows.size() ? result.windows[step].start_unix_ns : 0;
+      txns.push_back(
+          transaction_json(g.transactions[step], step, window_seconds(result, step), start));
     }
     groups.push_back(json{{"name", g.name}, {"strands", g.strands}, {"transactions", txns}});
   }
@@ -178,6 +187,17 @@ json intervals_json(const RunReport& report) {
 
 json string_or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
 
+/// --start-at: the requested time and how far from it the first timed step was released.
+json start_at_json(const RunReport& report) {
+  if (!report.start_at_unix_ns) return nullptr;
+  const auto started = timed_start_unix_ns(report);
+  const auto offset = start_offset_ns(report);
+  return json{{"requested", iso8601_utc_ms(*report.start_at_unix_ns)},
+              {"requested_unix_ns", *report.start_at_unix_ns},
+              {"actual_unix_ns", started ? json(*started) : json(nullptr)},
+              {"offset_ns", offset ? json(*offset) : json(nullptr)}};
+}
+
 }  // namespace
 
 std::string iso8601_utc_ms(std::int64_t unix_ns) {
@@ -213,6 +233,7 @@ json to_json_document(const RunReport& report) {
   doc["start_unix_ns"] = report.start_unix_ns != 0 ? json(report.start_unix_ns) : json(nullptr);
   doc["duration_s"] = std::chrono::duration<double>(report.duration).count();
   doc["timed_steps"] = report.timed_steps;
+  doc["start_at"] = start_at_json(report);
   doc["groups"] = groups_json(report.master.result);
   doc["totals"] = totals_json(master_timed, report.master.result);
   json slaves = json::array();

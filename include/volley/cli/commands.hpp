@@ -18,6 +18,9 @@ int run_command(const RunOptions& options, int argc, char** argv);
 int serve_command(const ServeOptions& options);
 int check_command(const CheckOptions& options);
 int dump_command(const CheckOptions& options);
+int merge_command(const MergeOptions& options);
+/// Declares `volley merge` on `app`; returns the subcommand.
+CLI::App* add_merge(CLI::App& app, MergeOptions& options);
 
 /// `volley sweep`: the profile run once per value of one variable, `repeat` times each.
 struct SweepOptions {

@@ -3,6 +3,7 @@
 // Ctrl-C handled (the run stops on every side and reports what it measured). `volley run` calls
 // it once; `volley sweep` once per point and repeat, against the same slaves.
 #include <chrono>
+#include <optional>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -26,6 +27,7 @@ struct RunOnceRequest {
   std::chrono::nanoseconds interval = std::chrono::seconds(1);
   std::chrono::milliseconds connect_timeout{5000};
   bool record_latency = true;
+  std::optional<std::int64_t> start_at_unix_ns;  ///< --start-at, ns since the Unix epoch
   std::function<void(const report::RunReport&, const report::IntervalSample&)> on_interval;
 };
 

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,9 @@ struct MasterSettings {
   bool record_latency = true;  ///< off: no latency histograms on either side (cost measurement)
   std::chrono::milliseconds connect_timeout{5000};
   std::chrono::milliseconds silence_timeout{10000};
+  /// --start-at: release the first timed step at this wall-clock time (ns since the Unix epoch),
+  /// so masters on several hosts run their timed parts together. Set-up steps run before it.
+  std::optional<std::int64_t> start_at_unix_ns;
   /// Each interval as it ends (the report holds the run so far).
   std::function<void(const report::RunReport&, const report::IntervalSample&)> on_interval;
   /// Progress lines for the operator (stderr).
