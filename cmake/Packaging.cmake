@@ -22,10 +22,11 @@ set(CPACK_PACKAGE_VERSION "${PROJECT_VERSION}")
 set(CPACK_PACKAGE_CONTACT "${VOLLEY_MAINTAINER}")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "network workload generator (uperf profiles)")
 set(CPACK_PACKAGE_DESCRIPTION
-    "volley runs uperf-style XML profiles (groups of strands running transactions of flowops)
-against a slave that mirrors them, and reports transactions and operations per second,
-throughput, latency percentiles, and CPU and NIC usage on both ends. Several masters can
-start together (--start-at) and their results can be merged into one (volley merge).")
+    "volley runs uperf-style XML profiles (groups of strands running
+transactions of flowops) against a slave that mirrors them, and reports
+transactions and operations per second, throughput, latency percentiles,
+and CPU and NIC usage on both ends. Several masters can start together
+(--start-at) and their results can be merged into one (volley merge).")
 set(CPACK_PACKAGING_INSTALL_PREFIX "/usr")
 set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # volley_<version>_<arch>.deb

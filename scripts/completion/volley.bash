@@ -15,7 +15,7 @@ _volley() {
 
   if [[ -z $sub ]]; then
     local subs
-    subs=$("$volley" --help 2>/dev/null | awk '/^SUBCOMMANDS:/ {on = 1; next} on && NF {print $1}')
+    subs=$("$volley" --help 2>/dev/null | awk 'tolower($0) ~ /^subcommands:/ {on = 1; next} on && !NF {exit} on {print $1}')
     if [[ $cur == -* ]]; then
       COMPREPLY=($(compgen -W "--help --version" -- "$cur"))
     else

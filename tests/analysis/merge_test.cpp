@@ -5,6 +5,7 @@
 #include <random>
 
 #include "report/report_fixture.hpp"
+#include "volley/analysis/sweep_document.hpp"
 #include "volley/report/json_report.hpp"
 #include "volley/stats/latency_histogram.hpp"
 
@@ -121,6 +122,16 @@ TEST(Merge, ThreeMastersAddUpLikeTwo) {
   EXPECT_EQ(m.document["totals"]["transactions"], 3 * doc["totals"]["transactions"].get<std::uint64_t>());
   EXPECT_EQ(m.document["groups"][0]["transactions"][1]["latency_ns"]["p99"],
             doc["groups"][0]["transactions"][1]["latency_ns"]["p99"]);
+}
+
+TEST(Merge, CompareReadsAMergedDocumentAsOneRun) {
+  const json doc = report::to_json_document(make_report());
+  const MergeOutcome m = merge_run_documents({{"a", doc}, {"b", doc}});
+  const SeriesParse parsed = series_from_document(m.document);
+  ASSERT_TRUE(parsed.series.has_value()) << parsed.error;
+  ASSERT_EQ(parsed.series->points.size(), 1U);
+  EXPECT_EQ(parsed.series->points[0].runs[0]["totals"]["transactions"],
+            2 * doc["totals"]["transactions"].get<std::uint64_t>());
 }
 
 TEST(Merge, MastersThatDidNotOverlapAreRefusedWithTheirWindows) {
