@@ -13,6 +13,7 @@
 #include "volley/analysis/merge.hpp"
 #include "volley/cli/commands.hpp"
 #include "volley/core/exit_code.hpp"
+#include "volley/report/json_report.hpp"
 
 namespace volley::cli {
 
@@ -62,13 +63,12 @@ int merge_command(const MergeOptions& options) {
   text << analysis::format_merged(merged.document) << std::flush;
   bool written = true;
   if (!options.json.empty()) {
-    const std::string dumped =
-        merged.document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     if (options.json == "-") {
-      std::cout << dumped << std::flush;
+      report::write_pretty_json(merged.document, std::cout);
+      std::cout.flush();
     } else {
       std::ofstream out(options.json, std::ios::binary | std::ios::trunc);
-      out << dumped;
+      report::write_pretty_json(merged.document, out);
       out.flush();
       if (!out) {
         std::cerr << fmt::format("volley: cannot write '{}'\n", options.json);

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
+#include <functional>
 #include <ostream>
 
 #include "volley/report/comparison.hpp"
@@ -260,9 +262,41 @@ json to_json_document(const RunReport& report) {
 }
 
 void write_json_document(const RunReport& report, std::ostream& out) {
+  write_pretty_json(to_json_document(report), out);
+}
+
+void write_pretty_json(const nlohmann::json& j, std::ostream& out) {
   // Invalid UTF-8 (a name from a hand-edited profile) is replaced rather than thrown on.
-  out << to_json_document(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
-      << '\n';
+  const auto compact = [](const json& v) {
+    return v.dump(-1, ' ', false, json::error_handler_t::replace);
+  };
+  const auto scalar = [](const json& v) { return !v.is_structured(); };
+  // An array of scalars, or of arrays of scalars (histogram buckets), fits on one line; dump(2)
+  // would spend four lines per bucket and make documents six times larger.
+  const auto one_line = [&](const json& v) {
+    return std::all_of(v.begin(), v.end(), [&](const json& e) {
+      return scalar(e) || (e.is_array() && std::all_of(e.begin(), e.end(), scalar));
+    });
+  };
+  std::function<void(const json&, std::size_t)> write = [&](const json& v, std::size_t depth) {
+    const bool object = v.is_object();
+    if (v.empty() || !v.is_structured() || (!object && one_line(v))) {
+      out << compact(v);
+      return;
+    }
+    const std::string inner(2 * (depth + 1), ' ');
+    out << (object ? "{\n" : "[\n");
+    bool first = true;
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      out << (first ? "" : ",\n") << inner;
+      first = false;
+      if (object) out << compact(json(it.key())) << ": ";
+      write(*it, depth + 1);
+    }
+    out << '\n' << std::string(2 * depth, ' ') << (object ? '}' : ']');
+  };
+  write(j, 0);
+  out << '\n';
 }
 
 }  // namespace volley::report

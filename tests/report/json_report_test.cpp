@@ -66,6 +66,18 @@ TEST_F(JsonReport, StepsCarryTheirStartAndLatenciesTheirHistogram) {
   EXPECT_TRUE(doc_["start_at"].is_null());
 }
 
+TEST(JsonPretty, ReadsBackEqualWithNumberArraysOnOneLine) {
+  const json j = to_json_document(testing::make_report());
+  std::ostringstream out;
+  write_pretty_json(j, out);
+  EXPECT_EQ(json::parse(out.str()), j);
+  EXPECT_NE(out.str().find("\"timed_steps\": [1],\n"), std::string::npos);
+  EXPECT_NE(out.str().find("\"buckets\": [["), std::string::npos);
+  std::ostringstream plain;
+  write_pretty_json(json{{"a", json::array()}, {"b", json::object()}, {"c", {{{"x", 1}}}}}, plain);
+  EXPECT_EQ(plain.str(), "{\n  \"a\": [],\n  \"b\": {},\n  \"c\": [\n    {\n      \"x\": 1\n    }\n  ]\n}\n");
+}
+
 TEST_F(JsonReport, StartAtRecordsHowFarTheTimedPartBeganFromIt) {
   RunReport r = testing::make_report();
   r.start_at_unix_ns = testing::kStartUnixNs + 1'000'000'000 - 250'000;  // 0.25 ms before

@@ -25,6 +25,10 @@ inline constexpr int kJsonSchemaVersion = 1;
 /// to_json_document() pretty-printed with a 2-space indent and a trailing newline.
 void write_json_document(const RunReport& report, std::ostream& out);
 
+/// `j` indented by two spaces like dump(2), but with arrays of numbers (and of such arrays:
+/// histogram buckets) on one line, plus a trailing newline. Invalid UTF-8 is replaced.
+void write_pretty_json(const nlohmann::json& j, std::ostream& out);
+
 /// A `latency_ns` object: {count, min, mean, stddev, p50, p90, p99, p99_9, p99_99, max,
 /// histogram}, ns. The histogram (sparse, stats::to_json) lets `volley merge` compute exact
 /// percentiles over several masters.
