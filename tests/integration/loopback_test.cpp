@@ -526,6 +526,24 @@ TEST(Loopback, TwoMastersStartTogetherAtStartAtAndMergeExactly) {
   EXPECT_EQ(second.wait(5s).exit_code, 0);
 }
 
+TEST(Loopback, StartAtLongerAheadThanTheSilenceTimeoutKeepsTheSlaveAlive) {
+  // The master waits for TIME between steps; it must keep pinging, or the slave (10 s silence
+  // timeout) would end the session while a Kubernetes master waits its minute.
+  TempDir dir;
+  const auto profile = dir.write("pp.xml", pingpong("200ms"));
+  const auto at = std::chrono::duration_cast<std::chrono::seconds>(
+                      std::chrono::system_clock::now().time_since_epoch()).count() + 12;
+  const auto out = dir.path() / "r.json";
+  const auto r = run_volley({"run", profile, "--local", "--set", "t=1", "--workers", "1",
+                             "--start-at", std::to_string(at), "--json", out, "-q"},
+                            60s);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json doc = read_json(out);
+  expect_clean_mirrored_run(doc, 1);
+  EXPECT_EQ(doc["start_at"]["requested_unix_ns"].get<std::int64_t>(), at * 1'000'000'000);
+  EXPECT_GE(doc["start_at"]["offset_ns"].get<std::int64_t>(), 0);
+}
+
 TEST(Loopback, StartAtInThePastOrTooFarAheadIsBadInput) {
   TempDir dir;
   const auto profile = dir.write("pp.xml", pingpong("1s"));
