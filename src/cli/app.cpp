@@ -16,9 +16,9 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "volley/cli/command_line.hpp"
 #include "volley/cli/commands.hpp"
 #include "volley/cli/options.hpp"
-#include "volley/cli/command_line.hpp"
 #include "volley/core/build_info.hpp"
 #include "volley/core/exit_code.hpp"
 

@@ -409,13 +409,14 @@ awaitable<void> MasterRun::run() {
     if (settings_.interval.count() > 0) arm_interval();
 
     for (std::size_t step = 0; step < st.plan->txn_count && st.failure.empty(); ++step) {
-      st.current_step = step;
       const bool first_timed = step == report_.timed_steps.front();
       const bool last_timed = step == report_.timed_steps.back();
       if (first_timed && settings_.start_at_unix_ns) {
+        // Before current_step moves on, so intervals while waiting are not the timed step's.
         report_.start_at_unix_ns = settings_.start_at_unix_ns;
         if (!co_await wait_for_wall_clock(*settings_.start_at_unix_ns)) break;
       }
+      st.current_step = step;
       if (first_timed) {
         st.cpu_before = sampling::sample_cpu();
         st.nic_before = sampling::sample_nics();
