@@ -151,14 +151,14 @@ int run_command(const RunOptions& options, int argc, char** argv) {
   request.start_at_unix_ns = start_at;
   request.connect_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(*connect_timeout.value);
   if (!options.quiet) request.on_interval = live_line_printer(text, tty);
+  text << fmt::format("volley {}: running profile '{}' ({})\n", VOLLEY_VERSION, profile.name,
+                      options.local ? fmt::format("local slave on 127.0.0.1:{}", local.port())
+                                    : fmt::format("{} slave(s)", request.slaves.size()));
   if (start_at) {
     text << fmt::format("volley: the timed steps start at {} (in {:.3f} s)\n",
                         report::iso8601_utc_ms(*start_at),
                         static_cast<double>(*start_at - core::unix_now_ns()) / 1e9);
   }
-  text << fmt::format("volley {}: running profile '{}' ({})\n", VOLLEY_VERSION, profile.name,
-                      options.local ? fmt::format("local slave on 127.0.0.1:{}", local.port())
-                                    : fmt::format("{} slave(s)", request.slaves.size()));
   report::RunReport result = run_once(request);
   if (tty && !options.quiet) text << '\n';
   local.stop();
