@@ -84,6 +84,17 @@ void define_command_line(CLI::App& app, CommandLine& cl) {
                       "2026-11-23T12:00:00Z, or Unix seconds, e.g. 1795000000.5), so several masters "
                       "run together; at most 24 h ahead")
       ->type_name("TIME");
+  run_cmd->add_option("--step-grace", run.step_grace,
+                      "After the master ends a step, how long a slave may take to end it before "
+                      "it is named and the run fails")
+      ->capture_default_str();
+  run_cmd->add_option("--link-timeout", run.link_timeout,
+                      "While steps run, how long a slave may be silent before it counts as lost "
+                      "(it pings every 0.5 s)")
+      ->capture_default_str();
+  run_cmd->add_flag("--allow-empty", run.allow_empty,
+                    "Accept a timed step with no transaction or a group with no iteration as ok "
+                    "(for a profile that means it); disagreeing byte counts still fail");
   run_cmd->add_flag("-q,--quiet", run.quiet, "No live interval lines");
   run_cmd->add_flag("--no-latency", run.no_latency,
                     "Do not time operations (no percentiles): measures what latency recording costs");

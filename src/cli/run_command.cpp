@@ -6,6 +6,7 @@
 #include <iostream>
 #include <set>
 #include <thread>
+#include <tuple>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -110,6 +111,19 @@ int run_command(const RunOptions& options, int argc, char** argv) {
     }
     start_at = parsed.unix_ns;
   }
+  // Both bound how long a run can wait on a slave; 0 would fail every run.
+  std::chrono::milliseconds step_grace{};
+  std::chrono::milliseconds link_timeout{};
+  for (auto [flag, text, into] : {std::tuple{"--step-grace", &options.step_grace, &step_grace},
+                                  std::tuple{"--link-timeout", &options.link_timeout, &link_timeout}}) {
+    const auto parsed = core::parse_duration(*text);
+    if (!parsed.value || parsed.value->count() <= 0) {
+      std::cerr << "volley: " << flag << ": "
+                << (parsed.error.empty() ? "must be more than 0" : parsed.error) << "\n";
+      return core::to_int(core::ExitCode::kBadInput);
+    }
+    *into = std::chrono::duration_cast<std::chrono::milliseconds>(*parsed.value);
+  }
   // Fail on unwritable outputs now, not after a long run.
   for (const auto* path : {&options.json, &options.csv, &options.latency_log}) {
     if (path->empty() || *path == "-") continue;
@@ -150,7 +164,32 @@ int run_command(const RunOptions& options, int argc, char** argv) {
   request.record_latency = !options.no_latency;
   request.start_at_unix_ns = start_at;
   request.connect_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(*connect_timeout.value);
+  request.step_grace = step_grace;
+  request.link_timeout = link_timeout;
+  request.allow_empty = options.allow_empty;
   if (!options.quiet) request.on_interval = live_line_printer(text, tty);
+  // The latency log streams each interval's histograms as it ends: they are not kept.
+  std::ofstream latency_file;
+  std::ostream* latency_out = nullptr;
+  if (!options.latency_log.empty()) {
+    if (options.latency_log == "-") {
+      latency_out = &std::cout;
+    } else {
+      latency_file.open(options.latency_log, std::ios::binary | std::ios::trunc);
+      if (!latency_file) {
+        std::cerr << fmt::format("volley: cannot write '{}': {}\n", options.latency_log,
+                                 std::strerror(errno));
+        return core::to_int(core::ExitCode::kBadInput);
+      }
+      latency_out = &latency_file;
+    }
+    report::write_latency_log_header(*latency_out);
+    request.on_interval_histograms = [latency_out](const report::RunReport& r,
+                                                   const report::IntervalSample&,
+                                                   const std::vector<engine::SlotStats>& slots) {
+      report::write_interval_histograms(r, r.intervals.size() - 1, slots, *latency_out);
+    };
+  }
   text << fmt::format("volley {}: running profile '{}' ({})\n", VOLLEY_VERSION, profile.name,
                       options.local ? fmt::format("local slave on 127.0.0.1:{}", local.port())
                                     : fmt::format("{} slave(s)", request.slaves.size()));
@@ -175,7 +214,14 @@ int run_command(const RunOptions& options, int argc, char** argv) {
   };
   emit(options.json, [&](std::ostream& out) { report::write_json_document(result, out); });
   emit(options.csv, [&](std::ostream& out) { report::write_interval_csv(result, out); });
-  emit(options.latency_log, [&](std::ostream& out) { report::write_latency_log(result, out); });
+  if (latency_out != nullptr) {
+    report::write_run_histograms(result, *latency_out);
+    latency_out->flush();
+    if (!*latency_out) {
+      std::cerr << fmt::format("volley: cannot write '{}'\n", options.latency_log);
+      outputs_ok = false;
+    }
+  }
 
   switch (result.status) {
     case report::RunStatus::kOk:

@@ -24,7 +24,11 @@ report::RunReport run_once(const RunOnceRequest& request) {
   settings.slave_workers = request.slave_workers;
   settings.interval = request.interval;
   settings.connect_timeout = request.connect_timeout;
+  settings.step_grace = request.step_grace;
+  settings.link_timeout = request.link_timeout;
+  settings.allow_empty = request.allow_empty;
   settings.on_interval = request.on_interval;
+  settings.on_interval_histograms = request.on_interval_histograms;
   settings.record_latency = request.record_latency;
   settings.start_at_unix_ns = request.start_at_unix_ns;
 

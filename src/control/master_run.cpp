@@ -20,6 +20,8 @@
 #include "volley/control/message.hpp"
 #include "volley/control/sampling_wire.hpp"
 #include "volley/engine/engine.hpp"
+#include "volley/profile/flowop_hosts.hpp"
+#include "volley/report/result_checks.hpp"
 #include "volley/sampling/system_snapshot.hpp"
 
 namespace volley::control {
@@ -34,7 +36,6 @@ namespace {
 
 constexpr auto kAwait = asio::as_tuple(asio::use_awaitable);
 constexpr auto kTick = std::chrono::milliseconds(250);
-constexpr auto kPing = std::chrono::seconds(1);
 constexpr auto kHandshakeTimeout = std::chrono::seconds(10);
 constexpr auto kLoadTimeout = std::chrono::seconds(60);
 constexpr auto kResultsTimeout = std::chrono::seconds(60);
@@ -83,6 +84,7 @@ struct MasterRun::State {
     std::optional<json> results;
     Clock::time_point last_heard = Clock::now();
     Clock::time_point last_ping = Clock::now();
+    std::string trouble;  ///< why it failed the run (lost, silent, late), for its report row
   };
 
   EventQueue<MasterEvent> events;
@@ -99,6 +101,13 @@ struct MasterRun::State {
   Clock::time_point run_start{};
   Clock::time_point last_interval{};
   std::size_t current_step = 0;
+  std::vector<Clock::time_point> step_release;  ///< when each step was released locally
+  /// The master's progress counter and when it last moved (sampled on each tick), so a step cut
+  /// short by a failure is measured up to its last progress, not over the dead time after it.
+  std::uint64_t last_progress = 0;
+  Clock::time_point last_progress_at{};
+  /// The step running when the run failed, if its local strands had not finished it.
+  std::optional<std::size_t> failed_in_step;
   std::optional<sampling::CpuSample> cpu_before;
   std::optional<sampling::NicSample> nic_before;
 };
@@ -116,7 +125,11 @@ awaitable<void> MasterRun::run() {
     if (settings_.log) settings_.log(line);
   };
   auto fail = [&st](std::string why) {
-    if (st.failure.empty()) st.failure = std::move(why);
+    if (!st.failure.empty()) return;
+    st.failure = std::move(why);
+    if (st.running && !(st.local_done && *st.local_done >= st.current_step)) {
+      st.failed_in_step = st.current_step;
+    }
   };
   const profile::Profile& profile = *settings_.profile;
   report_.volley_version = VOLLEY_VERSION;
@@ -204,7 +217,11 @@ awaitable<void> MasterRun::run() {
     } else if (auto* lost = std::get_if<SlaveLost>(&event)) {
       auto& s = st.slaves[lost->slave];
       s.lost = true;  // nothing more is sent to it
-      if (!s.results) fail(fmt::format("lost slave {}: {}", s.address.host, lost->error.message));
+      if (!s.results) {
+        std::string why = fmt::format("lost slave {}: {}", s.address.host, lost->error.message);
+        if (s.trouble.empty()) s.trouble = why;
+        fail(std::move(why));
+      }
     } else if (auto* exited = std::get_if<ReaderExited>(&event)) {
       st.slaves[exited->slave].reader_alive = false;
     } else if (auto* done = std::get_if<LocalStepDone>(&event)) {
@@ -220,20 +237,42 @@ awaitable<void> MasterRun::run() {
         sample.since_run_start = std::chrono::duration_cast<std::chrono::nanoseconds>(st.last_interval - st.run_start);
         sample.length = std::chrono::duration_cast<std::chrono::nanoseconds>(now - st.last_interval);
         sample.step = st.current_step;
-        sample.slots = st.engine->take_interval();
         st.last_interval = now;
-        report_.intervals.push_back(std::move(sample));
-        if (settings_.on_interval) settings_.on_interval(report_, report_.intervals.back());
+        // The workers answer on this thread later; samples arrive in the order they were taken.
+        // Only counters and a few percentiles are kept: the series must not grow with the
+        // histograms' size. The full histograms go to the latency log, if asked for, and go.
+        st.engine->take_interval(context_, [this, sample = std::move(sample)](
+                                               std::vector<engine::SlotStats> slots) mutable {
+          report::summarize_interval(report_.slot_names, slots, sample);
+          report_.intervals.push_back(std::move(sample));
+          if (settings_.on_interval_histograms) {
+            settings_.on_interval_histograms(report_, report_.intervals.back(), slots);
+          }
+          if (settings_.on_interval) settings_.on_interval(report_, report_.intervals.back());
+        });
       }
     } else if (std::holds_alternative<Tick>(event)) {
       const auto now = Clock::now();
+      if (st.running && st.engine) {
+        const std::uint64_t progress = st.engine->progress();
+        if (progress != st.last_progress) {
+          st.last_progress = progress;
+          st.last_progress_at = now;
+        }
+      }
+      // While steps run a dead link must be noticed within seconds; loading and reporting may
+      // legitimately keep a slave busy longer.
+      const auto silence_limit = st.running ? settings_.link_timeout : settings_.silence_timeout;
       for (std::size_t i = 0; i < st.slaves.size(); ++i) {
         auto& s = st.slaves[i];
         if (!s.channel || !s.channel->is_open() || s.results) continue;
-        if (now - s.last_heard > settings_.silence_timeout) {
-          fail(fmt::format("slave {} has been silent for {} s", s.address.host,
-                           std::chrono::duration_cast<std::chrono::seconds>(now - s.last_heard).count()));
-        } else if (s.greeted && now - s.last_ping >= kPing) {
+        if (now - s.last_heard > silence_limit) {
+          std::string why = fmt::format(
+              "slave {} has been silent for {:.1f} s (the link or the slave is down)",
+              s.address.host, std::chrono::duration<double>(now - s.last_heard).count());
+          if (s.trouble.empty()) s.trouble = why;
+          fail(std::move(why));
+        } else if (s.greeted && now - s.last_ping >= settings_.ping_interval) {
           s.last_ping = now;
           json ping = message("ping");
           co_await send_to(i, std::move(ping));
@@ -276,6 +315,23 @@ awaitable<void> MasterRun::run() {
     co_return ok;
   };
 
+  // A step bounded by a duration ends on the master by its deadline plus the engine's drain grace;
+  // beyond that plus step_grace something is broken, and the run says so instead of waiting.
+  // A step bounded by iterations takes as long as its work does.
+  auto local_step_limit = [&](std::size_t step) -> Clock::duration {
+    std::chrono::nanoseconds longest{0};
+    bool timed = false;
+    for (const auto& g : st.plan->groups) {
+      if (g.strands == 0 || step >= g.txns.size()) continue;
+      if (const auto* d = std::get_if<profile::Duration>(&g.txns[step].bound)) {
+        timed = true;
+        longest = std::max(longest, std::chrono::nanoseconds(d->length));
+      }
+    }
+    if (!timed) return std::chrono::hours(24 * 365);
+    return longest + st.engine->config().drain_grace + settings_.step_grace;
+  };
+
   auto all_slaves = [&](auto pred) {
     return std::all_of(st.slaves.begin(), st.slaves.end(), pred);
   };
@@ -283,7 +339,7 @@ awaitable<void> MasterRun::run() {
   // 1. Reach every slave.
   for (std::size_t i = 0; i < settings_.slaves.size() && st.failure.empty(); ++i) {
     const SlaveAddress& address = settings_.slaves[i];
-    st.slaves.push_back(State::Slave{address, {}, {}, false, false, false, {}, {}, {}, Clock::now(), Clock::now()});
+    st.slaves.push_back(State::Slave{address, {}, {}, false, false, false, {}, {}, {}, Clock::now(), Clock::now(), {}});
     tcp::resolver resolver(context_);
     auto [resolve_ec, endpoints] = co_await resolver.async_resolve(
         address.control_host, std::to_string(address.control_port), kAwait);
@@ -367,11 +423,19 @@ awaitable<void> MasterRun::run() {
       const auto port = s.ports->count(0) != 0 ? s.ports->at(0) : std::uint16_t{0};
       config.targets[s.address.host] = engine::HostTarget{s.data_address, port};
     }
+    // Each slave connects back to the master's address on its own control connection, and
+    // slaves on different networks reach the master by different addresses: listen on all of
+    // them (the run token keeps strangers out). IPv6's wildcard also takes IPv4 (dual stack).
+    config.listen_address = asio::ip::address_v4::loopback();
     if (!st.slaves.empty()) {
-      boost::system::error_code ec;
-      config.listen_address = st.slaves.front().channel->socket().local_endpoint(ec).address();
-    } else {
-      config.listen_address = asio::ip::address_v4::loopback();
+      bool v6 = false;
+      for (const auto& s : st.slaves) {
+        boost::system::error_code ec;
+        const auto local = s.channel->socket().local_endpoint(ec).address();
+        v6 = v6 || (!ec && local.is_v6() && !local.to_v6().is_v4_mapped());
+      }
+      config.listen_address = v6 ? asio::ip::address(asio::ip::address_v6::any())
+                                 : asio::ip::address(asio::ip::address_v4::any());
     }
     config.on_txn_done = [this](std::size_t step) {
       asio::post(context_, [this, step] { state_->events.push(LocalStepDone{step}); });
@@ -386,16 +450,25 @@ awaitable<void> MasterRun::run() {
     co_await send_all(std::move(start));
     st.engine->start();
     report_.timed_steps = engine::timed_steps(*st.plan);
+    const profile::FlowopHosts hosts = profile::flowop_hosts(profile);
     for (const auto& info : st.plan->slots) {
       const auto& g = st.plan->groups[info.group];
       std::string name = fmt::format("{}/{}", engine::group_display_name(g, info.group),
                                      engine::txn_display_name(g.txns[info.txn], info.txn));
       if (info.flowop) name += "/" + g.txns[info.txn].ops[*info.flowop].type;
       if (info.uncorrected) name += "/uncorrected";
-      report_.slot_names.push_back({info.group, info.txn, info.flowop, info.uncorrected, std::move(name)});
+      std::string host;
+      if (info.flowop && info.group < hosts.size() && info.txn < hosts[info.group].size() &&
+          *info.flowop < hosts[info.group][info.txn].size()) {
+        host = hosts[info.group][info.txn][*info.flowop];
+      }
+      report_.slot_names.push_back(
+          {info.group, info.txn, info.flowop, info.uncorrected, std::move(name), std::move(host)});
     }
     st.run_start = Clock::now();
     st.last_interval = st.run_start;
+    st.last_progress_at = st.run_start;
+    st.step_release.assign(st.plan->txn_count, st.run_start);
     report_.start_unix_ns = unix_now_ns();
     st.running = true;
     std::function<void()> arm_interval = [&] {
@@ -423,10 +496,12 @@ awaitable<void> MasterRun::run() {
       }
       json proceed = message("proceed", {{"step", step}});
       co_await send_all(std::move(proceed));
+      st.step_release[step] = Clock::now();
       st.engine->release(step);
       log(fmt::format("step {} of {} started", step + 1, st.plan->txn_count));
       if (!co_await wait_until([&] { return st.local_done && *st.local_done >= step; },
-                               std::chrono::hours(24 * 365), "the local strands")) {
+                               local_step_limit(step),
+                               fmt::format("the master's own strands to end step {}", step))) {
         break;
       }
       if (last_timed && st.cpu_before) {
@@ -435,11 +510,32 @@ awaitable<void> MasterRun::run() {
       }
       json end_step = message("end_step", {{"step", step}});
       co_await send_all(std::move(end_step));
-      co_await wait_until(
-          [&] {
-            return all_slaves([step](const State::Slave& s) { return s.steps_done && *s.steps_done >= step; });
-          },
-          std::chrono::hours(24 * 365), "the slaves to finish the step");
+      // Every slave has step_grace to report the step done; one that does not is named.
+      const auto step_deadline = Clock::now() + settings_.step_grace;
+      const auto late = [&] {
+        std::vector<std::size_t> out;
+        for (std::size_t i = 0; i < st.slaves.size(); ++i) {
+          if (!(st.slaves[i].steps_done && *st.slaves[i].steps_done >= step)) out.push_back(i);
+        }
+        return out;
+      };
+      while (st.failure.empty() && !late().empty()) {
+        if (Clock::now() > step_deadline) {
+          std::vector<std::string> names;
+          for (const std::size_t i : late()) {
+            names.push_back(st.slaves[i].address.host);
+            st.slaves[i].trouble = fmt::format(
+                "did not report the end of step {} within {:.1f} s (--step-grace)", step,
+                std::chrono::duration<double>(settings_.step_grace).count());
+          }
+          fail(fmt::format("slave{} {} did not report the end of step {} within {:.1f} s of the "
+                           "master's end of step (--step-grace)",
+                           names.size() == 1 ? "" : "s", fmt::join(names, ", "), step,
+                           std::chrono::duration<double>(settings_.step_grace).count()));
+          break;
+        }
+        co_await handle(co_await st.events.next());
+      }
     }
     st.interval_timer.cancel();
     // The last, partial interval: interval sums then equal the totals.
@@ -454,6 +550,16 @@ awaitable<void> MasterRun::run() {
     if (!st.failure.empty()) st.engine->stop();
     report_.master.result = st.engine->finish();
     co_await asio::post(context_, asio::use_awaitable);
+    // A step cut short by a failure (not by Ctrl-C, which the operator chose): its rates cover
+    // the time until the master last saw progress, not the dead time until the failure was seen.
+    auto& windows = report_.master.result.windows;
+    if (!st.interrupted && st.failed_in_step && *st.failed_in_step < windows.size() &&
+        *st.failed_in_step < st.step_release.size()) {
+      const auto measured = std::max(Clock::duration::zero(),
+                                     st.last_progress_at - st.step_release[*st.failed_in_step]);
+      auto& elapsed = windows[*st.failed_in_step].elapsed;
+      elapsed = std::min(elapsed, std::chrono::duration_cast<std::chrono::nanoseconds>(measured));
+    }
   }
   if (st.failure.empty()) {
     json finish = message("finish");
@@ -480,6 +586,10 @@ awaitable<void> MasterRun::run() {
       if (const auto system = s.results->find("system"); system != s.results->end() && system->is_object()) {
         side.system = *system;
       }
+    } else {
+      side.missing = !s.trouble.empty()
+                         ? s.trouble
+                         : "no results: the run stopped before they were asked for";
     }
     report_.slaves.push_back(std::move(side));
     if (s.channel && s.channel->is_open() && !s.lost) {
@@ -507,6 +617,10 @@ awaitable<void> MasterRun::run() {
     report_.status = report::RunStatus::kFailed;
     report_.failure = fmt::format("{} strand(s) stopped on an error (flowops without canfail)",
                                   report_.master.result.failed_strands);
+  } else if (auto problem = report::find_result_problem(report_, settings_.allow_empty);
+             !problem.empty()) {
+    report_.status = report::RunStatus::kFailed;
+    report_.failure = std::move(problem);
   }
 }
 

@@ -123,18 +123,25 @@ void Engine::end_txn(std::size_t txn) {
     return;
   }
   if (!quiesce_timer_) quiesce_timer_ = std::make_unique<asio::steady_timer>(*control_);
+  // The previous step's poll may still be running (it stops only after quiet polls, and the next
+  // step keeps it busy). It is superseded: its step ended on this side before the master went on.
+  ++quiesce_generation_;
   arm_quiescence(txn, progress(), 0);
 }
 
 void Engine::arm_quiescence(std::size_t txn, std::uint64_t last_progress, int quiet_polls) {
   quiesce_timer_->expires_after(kQuiescencePoll);
   // A poll whose timer had already fired may still be queued when the engine goes away: `alive`
-  // says whether `this` may be touched.
-  quiesce_timer_->async_wait([this, alive = alive_, txn, last_progress,
-                              quiet_polls](const boost::system::error_code& ec) {
-    if (ec || !*alive || stopped_) return;
+  // says whether `this` may be touched. Likewise when end_txn() re-arms the timer for a newer
+  // step: re-arming cannot cancel a handler already queued, so the handler checks its generation;
+  // a stale one that went on would re-arm the timer for its own step (cancelling the newer
+  // step's poll) and then cut a step that is over, leaving the newer one uncut forever.
+  quiesce_timer_->async_wait([this, alive = alive_, txn, last_progress, quiet_polls,
+                              generation = quiesce_generation_](const boost::system::error_code& ec) {
+    if (ec || !*alive || stopped_ || generation != quiesce_generation_) return;
     const std::uint64_t now = progress();
-    const int quiet = now == last_progress ? quiet_polls + 1 : 0;
+    // A thinking strand is not waiting for the master: it will go on by itself.
+    const int quiet = now == last_progress && !thinking() ? quiet_polls + 1 : 0;
     if (quiet < kQuietPollsNeeded) {
       arm_quiescence(txn, now, quiet);
       return;
@@ -156,13 +163,33 @@ std::uint64_t Engine::progress() const {
   return sum;
 }
 
-std::vector<SlotStats> Engine::take_interval() {
-  std::vector<SlotStats> sum(plan_.slots.size());
+bool Engine::thinking() const {
+  return std::any_of(workers_.begin(), workers_.end(), [](const auto& w) { return w->thinking(); });
+}
+
+void Engine::take_interval(asio::io_context& reply_on,
+                           std::function<void(std::vector<SlotStats>)> done) {
+  // Each worker swaps its interval counters out when it next runs a handler (within one yield
+  // budget) and posts them back here; the last part to arrive completes the sum. The control
+  // thread never waits for a worker.
+  struct Gather {
+    std::vector<SlotStats> sum;
+    std::size_t pending = 0;
+    std::function<void(std::vector<SlotStats>)> done;
+  };
+  auto gather = std::make_shared<Gather>();
+  gather->sum.resize(plan_.slots.size());
+  gather->pending = workers_.size();
+  gather->done = std::move(done);
   for (auto& w : workers_) {
-    auto part = w->take_interval_blocking();
-    for (std::size_t i = 0; i < part.size(); ++i) sum[i].merge(part[i]);
+    w->post_take_interval([&reply_on, gather, alive = alive_](std::vector<SlotStats> part) {
+      asio::post(reply_on, [gather, alive, part = std::move(part)]() mutable {
+        if (!*alive) return;
+        for (std::size_t i = 0; i < part.size(); ++i) gather->sum[i].merge(part[i]);
+        if (--gather->pending == 0) gather->done(std::move(gather->sum));
+      });
+    });
   }
-  return sum;
 }
 
 void Engine::route(const transport::ConnectionHeader& header, asio::ip::tcp::socket socket) {

@@ -27,15 +27,8 @@ namespace {
 
 constexpr auto kAwait = asio::as_tuple(asio::use_awaitable);
 
-/// A reproducible per-strand seed: both sides of a run derive the same sequence for the same
-/// (group, strand), which is how a slave knows every random message size the master picks.
-std::uint64_t strand_seed(std::uint64_t seed, std::size_t group, std::uint64_t strand) {
-  std::uint64_t x = seed ^ (0x9e3779b97f4a7c15ULL * (group + 1)) ^ (0xbf58476d1ce4e5b9ULL * (strand + 1));
-  x ^= x >> 31;  // splitmix64 finaliser: neighbouring strands get unrelated streams
-  x *= 0x94d049bb133111ebULL;
-  x ^= x >> 29;
-  return x;
-}
+/// How long a busy think spins before it lets the rest of its worker run (and sees a cut).
+constexpr auto kSpinSlice = std::chrono::microseconds(50);
 
 std::uint64_t elapsed_ns(std::chrono::steady_clock::time_point from,
                          std::chrono::steady_clock::time_point to) {
@@ -57,8 +50,7 @@ Strand::Strand(Worker& worker, std::size_t group, std::uint64_t index)
       group_(group),
       index_(index),
       timer_(worker.context()),
-      op_timer_(worker.context()),
-      rng_(strand_seed(worker.engine().config().seed, group, index)) {}
+      op_timer_(worker.context()) {}
 
 awaitable<void> Strand::run() {
   const Plan& plan = worker_.plan();
@@ -74,6 +66,11 @@ awaitable<void> Strand::run() {
     }
     worker_.strand_done(t);
   }
+  // Connections stay open until the engine finishes (close_all): closing them here, when this
+  // side's last step ends, would show the peer, still inside that step, a closed connection.
+}
+
+void Strand::close_all() {
   for (auto& c : connections_) {
     error_code ignored;
     c.socket.close(ignored);
@@ -90,8 +87,13 @@ awaitable<void> Strand::run_txn(const TxnPlan& txn) {
   if (duration != nullptr && !slave) deadline_ = start + duration->length;
   txn_slot_ = txn.slot;
 
-  if (txn.ops.empty() && duration != nullptr && slave) {
-    // Nothing to answer: wait for the master to end the transaction rather than spin.
+  const bool moves_data = std::any_of(txn.ops.begin(), txn.ops.end(), [](const OpPlan& op) {
+    return !std::holds_alternative<profile::ThinkOp>(op.spec) &&
+           !std::holds_alternative<profile::NopOp>(op.spec);
+  });
+  if (!moves_data && duration != nullptr && slave) {
+    // Nothing to answer (no flowops, or only think and nop): no data from the master paces this
+    // mirror, so looping would only burn the slave's CPU. Wait for the master to end the step.
     co_await sleep_until(Clock::time_point::max());
     co_return;
   }
@@ -102,6 +104,9 @@ awaitable<void> Strand::run_txn(const TxnPlan& txn) {
                                   ? std::numeric_limits<std::uint64_t>::max()
                                   : std::get<profile::Iterations>(txn.bound).count;
   for (std::uint64_t i = 0; i < limit; ++i) {
+    // An iteration may never suspend (nop, busy think, data always there): give way now and then
+    // so the worker's other strands, cuts and interval requests run.
+    if (worker_.over_budget()) co_await worker_.yield();
     if (cut_ != CutReason::kNone || worker_.stopping()) break;
     const auto now = Clock::now();
     if (deadline_ && now >= *deadline_) break;
@@ -130,6 +135,7 @@ awaitable<bool> Strand::run_iteration(const TxnPlan& txn, Clock::time_point inte
   for (const OpPlan& op : txn.ops) {
     for (std::uint64_t c = 0; c < op.common.count; ++c) {
       OpOutcome out = co_await execute(op);
+      worker_.count_progress();
       const auto done = timing ? Clock::now() : Clock::time_point{};
       SlotStats& stats = worker_.slot(op.slot);
       switch (out.status) {
@@ -152,6 +158,7 @@ awaitable<bool> Strand::run_iteration(const TxnPlan& txn, Clock::time_point inte
           break;
       }
       previous = done;
+      if (worker_.over_budget()) co_await worker_.yield();
     }
   }
   SlotStats& stats = worker_.slot(txn.slot);
@@ -162,13 +169,14 @@ awaitable<bool> Strand::run_iteration(const TxnPlan& txn, Clock::time_point inte
       worker_.slot(*txn.uncorrected_slot).latency.record(elapsed_ns(actual_start, previous));
     }
   }
-  worker_.count_progress();
   co_return true;
 }
 
 awaitable<OpOutcome> Strand::execute(const OpPlan& op) {
   if (cut_ == CutReason::kEnded || cut_ == CutReason::kStopped) co_return aborted_outcome();
-  const bool timed = op.common.timeout.has_value();
+  // timeout= is the master's: a slave follows the master's data, so its mirror of a timed-out
+  // write reads exactly the bytes that were sent, and is cut with the step.
+  const bool timed = op.common.timeout.has_value() && !worker_.engine().config().slave_side;
   const std::uint64_t seq = ++op_seq_;
   if (timed) {
     op_timer_.expires_after(*op.common.timeout);
@@ -188,10 +196,10 @@ awaitable<OpOutcome> Strand::execute(const OpPlan& op) {
             return ready(OpOutcome{});
           },
           [&](const profile::WriteOp& w) {
-            return transfer(op, Direction::kWrite, draw_size(w.size), w.chunk_bytes);
+            return transfer(op, Direction::kWrite, draw_size(op, w.size), w.chunk_bytes);
           },
           [&](const profile::ReadOp& r) {
-            return transfer(op, Direction::kRead, draw_size(r.size), r.chunk_bytes);
+            return transfer(op, Direction::kRead, draw_size(op, r.size), r.chunk_bytes);
           },
           [&](const profile::SendfileOp& s) { return do_sendfile(op, 1, s.chunk_bytes); },
           [&](const profile::SendfilevOp& s) { return do_sendfile(op, s.nfiles, s.chunk_bytes); },
@@ -237,6 +245,7 @@ awaitable<OpOutcome> Strand::do_connect(const OpPlan& op, const profile::Connect
     co_return failure_from(ec, "socket");
   }
   active_ = &socket;
+  worker_.budget_renewed();
   auto [connect_ec] = co_await socket.async_connect(endpoint, kAwait);
   if (!connect_ec) {
     const auto header = transport::encode(transport::ConnectionHeader{
@@ -266,7 +275,6 @@ awaitable<OpOutcome> Strand::do_accept(const OpPlan& op, const profile::AcceptOp
     if (box != inbox_.end() && !box->second.empty()) {
       Socket socket = std::move(box->second.front());
       box->second.erase(box->second.begin());
-      close(id);
       error_code ec = transport::apply_options(socket, a.connection);
       if (!ec) socket.non_blocking(true, ec);
       if (ec) co_return failure_from(ec, "accepted socket");
@@ -275,6 +283,7 @@ awaitable<OpOutcome> Strand::do_accept(const OpPlan& op, const profile::AcceptOp
       co_return OpOutcome{};
     }
     awaiting_conn_ = id;
+    worker_.budget_renewed();
     timer_.expires_at(Clock::time_point::max());
     co_await timer_.async_wait(kAwait);
     awaiting_conn_.reset();
@@ -285,6 +294,7 @@ awaitable<OpOutcome> Strand::do_accept(const OpPlan& op, const profile::AcceptOp
 awaitable<std::optional<OpOutcome>> Strand::wait_ready(Socket& socket, Socket::wait_type what,
                                                       const char* op_name) {
   active_ = &socket;
+  worker_.budget_renewed();
   auto [ec] = co_await socket.async_wait(what, kAwait);
   active_ = nullptr;
   if (!ec) co_return std::nullopt;
@@ -328,6 +338,11 @@ awaitable<OpOutcome> Strand::transfer(const OpPlan& op, Direction direction, std
     if (ec) co_return failure_from(ec, name);
     left -= done;
     worker_.count_progress();
+    if (left > 0 && worker_.over_budget()) {
+      // A reader that always finds data (or a writer that always finds room) never suspends.
+      co_await worker_.yield();
+      if (cut_ != CutReason::kNone) co_return aborted_outcome();
+    }
   }
   co_return OpOutcome{};
 }
@@ -339,7 +354,7 @@ awaitable<OpOutcome> Strand::do_sendfile(const OpPlan& op, std::uint64_t nfiles,
   const FileSet& set = worker_.plan().file_sets.at(*op.file_set);
   const std::uint64_t per_call = chunk.value_or(std::uint64_t{1} << 30);
   for (std::uint64_t f = 0; f < nfiles; ++f) {
-    const FileEntry& file = set.files[pick_file(set)];
+    const FileEntry& file = set.files[pick_file(op, set)];
     const int fd = ::open(file.path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
       co_return OpOutcome{OpOutcome::Status::kFailed, ErrorKind::kFile,
@@ -356,6 +371,13 @@ awaitable<OpOutcome> Strand::do_sendfile(const OpPlan& op, std::uint64_t nfiles,
         left -= n;
         add_written(op, n);
         worker_.count_progress();
+        if (left > 0 && worker_.over_budget()) {
+          co_await worker_.yield();
+          if (cut_ != CutReason::kNone) {
+            out = aborted_outcome();
+            break;
+          }
+        }
         continue;
       }
       if (sent < 0 && (errno == EAGAIN || errno == EINTR)) {
@@ -386,9 +408,21 @@ awaitable<OpOutcome> Strand::do_think(const profile::ThinkOp& t) {
   const auto end = Clock::now() + t.duration;
   const bool truncated = deadline_ && end > *deadline_;
   const auto until = truncated ? *deadline_ : end;
+  worker_.think_begins();
+  struct Ends {
+    Worker& worker;
+    ~Ends() { worker.think_ends(); }
+  } ends{worker_};  // on every way out, a cut included
   if (t.busy) {
-    // Spinning holds this worker: other strands on it wait (documented in profile-reference).
-    while (Clock::now() < until) {
+    // Spin in short slices, giving way between them: the worker's other strands keep running
+    // (at a share of the CPU) and a cut or a timeout ends the think.
+    for (;;) {
+      const auto slice_end = std::min(until, Clock::now() + kSpinSlice);
+      while (Clock::now() < slice_end) {
+      }
+      if (slice_end >= until) break;
+      co_await worker_.yield();
+      if (cut_ != CutReason::kNone) co_return aborted_outcome();
     }
   } else if (!co_await sleep_until(until)) {
     co_return aborted_outcome();
@@ -400,6 +434,7 @@ awaitable<OpOutcome> Strand::do_think(const profile::ThinkOp& t) {
 awaitable<bool> Strand::sleep_until(Clock::time_point when) {
   const bool truncated = deadline_ && when > *deadline_;
   timer_.expires_at(truncated ? *deadline_ : when);
+  worker_.budget_renewed();
   co_await timer_.async_wait(kAwait);
   if (cut_ != CutReason::kNone) co_return false;
   co_return !truncated;
@@ -447,45 +482,58 @@ void Strand::cancel_waits() {
   timer_.cancel();
 }
 
+// Each connection id is a pool, as in uperf: connect and accept add a connection, disconnect
+// closes the newest, and reads and writes use the newest. The mirror does the same, so both ends
+// agree on which connection every operation uses.
 Strand::Connection* Strand::find(std::uint32_t id) {
-  for (auto& c : connections_) {
-    if (c.id == id) return &c;
+  for (auto it = connections_.rbegin(); it != connections_.rend(); ++it) {
+    if (it->id == id) return &*it;
   }
   return nullptr;
 }
 
 Strand::Socket& Strand::fresh_socket(std::uint32_t id) {
-  close(id);
   connections_.push_back(Connection{id, Socket(worker_.context())});
   return connections_.back().socket;
 }
 
 void Strand::close(std::uint32_t id) {
-  for (auto it = connections_.begin(); it != connections_.end(); ++it) {
+  for (auto it = connections_.rbegin(); it != connections_.rend(); ++it) {
     if (it->id == id) {
       error_code ignored;
       it->socket.close(ignored);
-      connections_.erase(it);
+      connections_.erase(std::next(it).base());
       return;
     }
   }
 }
 
-std::uint64_t Strand::draw_size(const profile::SizeSpec& size) {
-  if (!size.is_random()) return size.min_bytes;
-  return std::uniform_int_distribution<std::uint64_t>(size.min_bytes, size.max_bytes)(rng_);
+RandomStream& Strand::stream(std::uint32_t conn) {
+  for (auto& [id, s] : streams_) {
+    if (id == conn) return s;
+  }
+  streams_.emplace_back(conn, RandomStream::for_connection(worker_.engine().config().seed, group_,
+                                                           index_, conn));
+  return streams_.back().second;
 }
 
-std::size_t Strand::pick_file(const FileSet& set) {
+// Draws come from the operation's connection's stream: a slave that serves only some of a
+// strand's connections draws, for each of them, what the master draws.
+std::uint64_t Strand::draw_size(const OpPlan& op, const profile::SizeSpec& size) {
+  if (!size.is_random()) return size.min_bytes;
+  return stream(op.common.connection).between(size.min_bytes, size.max_bytes);
+}
+
+std::size_t Strand::pick_file(const OpPlan& op, const FileSet& set) {
   // Draw only when there is a choice, on both sides alike, so the streams stay in step.
   if (set.files.size() <= 1) return 0;
-  return std::uniform_int_distribution<std::size_t>(0, set.files.size() - 1)(rng_);
+  return static_cast<std::size_t>(stream(op.common.connection).between(0, set.files.size() - 1));
 }
 
 std::uint64_t Strand::draw_file_bytes(const OpPlan& op, std::uint64_t nfiles) {
   const FileSet& set = worker_.plan().file_sets.at(*op.file_set);
   std::uint64_t total = 0;
-  for (std::uint64_t f = 0; f < nfiles; ++f) total += set.files[pick_file(set)].size_bytes;
+  for (std::uint64_t f = 0; f < nfiles; ++f) total += set.files[pick_file(op, set)].size_bytes;
   return total;
 }
 

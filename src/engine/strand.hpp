@@ -7,7 +7,6 @@
 #include <deque>
 #include <memory>
 #include <optional>
-#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,6 +16,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "volley/engine/plan.hpp"
+#include "volley/engine/random_stream.hpp"
 #include "worker.hpp"
 
 namespace volley::engine {
@@ -46,6 +46,8 @@ class Strand {
   /// Cancels whatever the strand waits for, whatever transaction it is in.
   void stop();
   [[nodiscard]] bool failed() const { return failed_; }
+  /// Closes every connection the profile left open; only once run() has ended.
+  void close_all();
 
  private:
   struct Connection {
@@ -80,13 +82,14 @@ class Strand {
   void cancel_waits();
   void add_read(const OpPlan& op, std::uint64_t n);
   void add_written(const OpPlan& op, std::uint64_t n);
-  std::size_t pick_file(const FileSet& set);
+  std::size_t pick_file(const OpPlan& op, const FileSet& set);
   std::uint64_t draw_file_bytes(const OpPlan& op, std::uint64_t nfiles);
 
   Connection* find(std::uint32_t id);
   Socket& fresh_socket(std::uint32_t id);
   void close(std::uint32_t id);
-  std::uint64_t draw_size(const profile::SizeSpec& size);
+  std::uint64_t draw_size(const OpPlan& op, const profile::SizeSpec& size);
+  RandomStream& stream(std::uint32_t conn);
   OpOutcome failure_from(const boost::system::error_code& ec, const std::string& what);
   OpOutcome not_connected(const OpPlan& op);
   OpOutcome aborted_outcome();
@@ -95,13 +98,13 @@ class Strand {
   Worker& worker_;
   std::size_t group_;
   std::uint64_t index_;
-  std::vector<Connection> connections_;
+  std::vector<Connection> connections_;  ///< oldest first; one id may have several (a pool)
   std::vector<std::pair<std::uint32_t, std::vector<Socket>>> inbox_;  // accepted, not yet taken
   std::optional<std::uint32_t> awaiting_conn_;  ///< accept waits for this connection
   boost::asio::steady_timer timer_;             ///< think, pacing and accept waits
   boost::asio::steady_timer op_timer_;          ///< per-flowop timeout=
   Socket* active_ = nullptr;                    ///< the socket of the operation in progress
-  std::mt19937_64 rng_;
+  std::vector<std::pair<std::uint32_t, RandomStream>> streams_;  ///< per connection id, lazily
   std::size_t txn_ = 0;
   bool in_txn_ = false;
   std::optional<Clock::time_point> deadline_;

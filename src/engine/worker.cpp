@@ -1,6 +1,5 @@
 #include "worker.hpp"
 
-#include <future>
 #include <limits>
 
 #include <boost/asio/as_tuple.hpp>
@@ -57,7 +56,9 @@ void Worker::start() {
 
 void Worker::join() {
   guard_.reset();
-  if (thread_.joinable()) thread_.join();
+  if (!thread_.joinable()) return;
+  thread_.join();
+  for (auto& strand : strands_) strand->close_all();  // the thread is gone: no race
 }
 
 void Worker::post_release(std::size_t txn, Clock::time_point start) {
@@ -92,20 +93,18 @@ void Worker::post_deliver(std::uint32_t local, std::uint32_t conn, asio::ip::tcp
   });
 }
 
-std::vector<SlotStats> Worker::take_interval_blocking() {
-  if (!thread_.joinable()) {
-    fold_interval();
-    return {};
-  }
-  std::promise<std::vector<SlotStats>> done;
-  auto result = done.get_future();
-  asio::post(context_, [this, &done] {
+void Worker::post_take_interval(std::function<void(std::vector<SlotStats>)> deliver) {
+  auto take = [this, deliver = std::move(deliver)] {
     std::vector<SlotStats> taken = std::move(interval_);
     interval_ = std::vector<SlotStats>(taken.size());
     for (std::size_t i = 0; i < taken.size(); ++i) totals_[i].merge(taken[i]);
-    done.set_value(std::move(taken));
-  });
-  return result.get();
+    deliver(std::move(taken));
+  };
+  if (!thread_.joinable()) {
+    take();  // not started, or joined: nothing else touches the counters
+    return;
+  }
+  asio::post(context_, std::move(take));
 }
 
 void Worker::fold_interval() {
@@ -120,8 +119,14 @@ std::vector<SlotStats> Worker::take_totals() {
   return std::move(totals_);
 }
 
+asio::awaitable<void> Worker::yield() {
+  inline_work_ = 0;
+  return asio::post(context_.get_executor(), asio::use_awaitable);  // no coroutine frame of its own
+}
+
 asio::awaitable<void> Worker::wait_release(std::size_t txn) {
   while (released_ <= txn) {
+    inline_work_ = 0;
     co_await release_timer_.async_wait(asio::as_tuple(asio::use_awaitable));
   }
 }

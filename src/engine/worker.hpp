@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -29,6 +30,11 @@ enum class CutReason { kNone, kTimeout, kEnded, kStopped };
 class Worker {
  public:
   using Clock = std::chrono::steady_clock;
+  /// Operations or system calls a strand may run without suspending before it yields. Large
+  /// enough that yielding (a trip through the event loop, a few us) is amortised over many
+  /// operations; small enough that a cut, a ping or an interval sample waits tens of
+  /// microseconds, not the rest of a step.
+  static constexpr std::uint32_t kYieldBudget = 64;
 
   explicit Worker(Engine& engine);
   ~Worker();
@@ -50,12 +56,17 @@ class Worker {
   /// Hands an accepted connection (a native descriptor, now owned by this worker) to a strand.
   void post_deliver(std::uint32_t local, std::uint32_t conn, boost::asio::ip::tcp protocol,
                     int fd);
-  /// Runs `take` on the worker thread and waits for it.
-  std::vector<SlotStats> take_interval_blocking();
+  /// Swaps this worker's interval counters out on its own thread and hands them to `deliver`
+  /// there (at once when the thread is not running).
+  void post_take_interval(std::function<void(std::vector<SlotStats>)> deliver);
 
   [[nodiscard]] std::uint64_t progress() const {
     return progress_.load(std::memory_order_relaxed);
   }
+  [[nodiscard]] bool thinking() const { return thinking_.load(std::memory_order_relaxed) > 0; }
+  /// Around a think: a thinking strand is not stuck, so quiescence does not cut it.
+  void think_begins() { thinking_.fetch_add(1, std::memory_order_relaxed); }
+  void think_ends() { thinking_.fetch_sub(1, std::memory_order_relaxed); }
 
   // Worker-affine, used by strands.
   Engine& engine() { return engine_; }
@@ -66,7 +77,15 @@ class Worker {
   [[nodiscard]] Clock::time_point txn_start() const { return txn_start_; }
   std::span<char> buffer() { return buffer_; }
   SlotStats& slot(std::uint32_t id) { return interval_[id]; }
+  /// An operation or a system call completed: what a slave's quiescence watches.
   void count_progress() { progress_.store(progress_local_ += 1, std::memory_order_relaxed); }
+  /// Counts one unit of inline work (an operation, a system call); true when the strand running
+  /// now has used the worker's budget and must give way with yield(). A compare, no clock read.
+  bool over_budget() { return ++inline_work_ >= kYieldBudget; }
+  /// The event loop is about to run other work (a strand suspends): the budget starts again.
+  void budget_renewed() { inline_work_ = 0; }
+  /// Lets every other ready strand, I/O completion, cut and interval request run, then resumes.
+  boost::asio::awaitable<void> yield();
   void count_connection(bool established);
   void note_error(std::string where, std::string message);
 
@@ -98,7 +117,9 @@ class Worker {
   Clock::time_point txn_start_{};
   bool stopping_ = false;
   std::atomic<std::uint64_t> progress_{0};
+  std::atomic<std::uint32_t> thinking_{0};
   std::uint64_t progress_local_ = 0;
+  std::uint32_t inline_work_ = 0;
   std::uint64_t connections_requested_ = 0;
   std::uint64_t connections_established_ = 0;
   std::vector<ErrorSample> error_samples_;

@@ -2,7 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <map>
+#include <optional>
+#include <set>
+#include <vector>
 #include <type_traits>
 
 #include "validate_group.hpp"
@@ -11,41 +16,144 @@ namespace volley::profile {
 namespace detail {
 namespace {
 
+/// What is known about one connection id of a strand. Each id is a pool, as in uperf: connect
+/// and accept add a connection, disconnect closes one; `most` bounds how many can be open.
 struct ConnectionState {
-  bool open = false;
+  std::optional<std::uint64_t> most = 0;  ///< nullopt: no bound (a duration loop that opens)
   SourceLocation opened_at;
-  SourceLocation closed_at;  ///< line 0 until a disconnect closes it
+  SourceLocation closed_at;  ///< line 0 until a disconnect closes one
 };
+
+/// Counts beyond this are clamped in the arithmetic below (no strand opens 2^40 connections), so
+/// that any `count=` or `iterations=` a profile gives cannot overflow it.
+constexpr std::uint64_t kClamp = std::uint64_t{1} << 40;
+
+std::int64_t clamped(std::uint64_t n) { return static_cast<std::int64_t>(std::min(n, kClamp)); }
 
 std::string describe(std::uint32_t conn) {
   return conn == 0 ? std::string("the anonymous connection") : fmt::format("connection {}", conn);
 }
 
-/// Walks one group's flowops in the order a strand runs them the first time through, tracking
-/// which connections are open.
+/// Walks one group's flowops in the order a strand runs them, tracking how many connections of
+/// each id can be open: a use when none can be is where uperf would fail ("No such connection",
+/// "Connection already closed"), so it is an error here.
 class ConnectionTracker {
  public:
   explicit ConnectionTracker(core::Diagnostics& out) : out_(out) {}
 
+  void transaction(const Transaction& txn) {
+    // The first iteration, op by op; then what the remaining iterations do to each pool.
+    std::map<std::uint32_t, std::optional<std::uint64_t>> at_start;
+    for (const auto& [id, state] : states_) at_start[id] = state.most;
+    struct Use {
+      const Flowop* op;
+      std::int64_t before;  ///< pool change within the iteration before the op's last execution
+    };
+    std::vector<Use> uses;
+    std::map<std::uint32_t, std::int64_t> delta;
+    for (const Flowop& op : txn.flowops) {
+      const std::uint32_t conn = op.common.connection;
+      const std::int64_t n = clamped(op.common.count);
+      switch (kind(op)) {
+        case Kind::kOpens:
+          open(op);
+          delta[conn] += n;
+          break;
+        case Kind::kCloses:
+          uses.push_back(Use{&op, delta[conn] - (n - 1)});
+          use(op, true);
+          delta[conn] -= n;
+          break;
+        case Kind::kUses:
+          uses.push_back(Use{&op, delta[conn]});
+          use(op, false);
+          break;
+        case Kind::kNone:
+          break;
+      }
+    }
+    const auto* iterations = std::get_if<Iterations>(&txn.bound);
+    const std::uint64_t rounds = iterations != nullptr ? iterations->count : 0;  // 0: a duration
+    if (rounds == 1) return;
+    std::set<std::uint32_t> reported;
+    for (const Use& u : uses) {
+      const std::uint32_t conn = u.op->common.connection;
+      const auto start = at_start.contains(conn) ? at_start[conn] : std::optional<std::uint64_t>(0);
+      const std::int64_t d = delta[conn];
+      if (!start || d >= 0 || reported.contains(conn)) continue;
+      const std::int64_t first = clamped(*start) + u.before;
+      if (first < 1) continue;  // already reported for the first iteration
+      const std::uint64_t fails_in = 1 + static_cast<std::uint64_t>((first + (-d) - 1) / (-d));
+      if (rounds != 0 && fails_in > rounds) continue;
+      reported.insert(conn);
+      out_.error(u.op->location,
+                 fmt::format("'{}' uses {} in iteration {}{}, but none is open then: each "
+                             "iteration closes {} more than it opens",
+                             u.op->type, describe(conn), fails_in,
+                             rounds != 0 ? fmt::format(" of {}", rounds) : std::string(), -d));
+    }
+    for (auto& [conn, state] : states_) {
+      const std::int64_t d = delta[conn];
+      const auto start = at_start.contains(conn) ? at_start[conn] : std::optional<std::uint64_t>(0);
+      if (!start || !state.most || d == 0) continue;
+      const auto step = static_cast<std::uint64_t>(d > 0 ? d : -d);
+      if (d < 0) {
+        // Closes more than it opens: drained (a duration always gets there).
+        state.most = rounds != 0 && rounds <= *start / step ? *start - rounds * step : 0;
+      } else if (rounds == 0 || rounds > (UINT64_MAX - *start) / step) {
+        state.most.reset();  // opens more than it closes, without a bound that fits
+      } else {
+        state.most = *start + rounds * step;
+      }
+    }
+  }
+
+ private:
+  enum class Kind { kOpens, kCloses, kUses, kNone };
+
+  static Kind kind(const Flowop& op) {
+    return std::visit(
+        [](const auto& spec) {
+          using T = std::decay_t<decltype(spec)>;
+          if constexpr (std::is_same_v<T, ConnectOp> || std::is_same_v<T, AcceptOp>) {
+            return Kind::kOpens;
+          } else if constexpr (std::is_same_v<T, DisconnectOp>) {
+            return Kind::kCloses;
+          } else if constexpr (std::is_same_v<T, ThinkOp> || std::is_same_v<T, NopOp>) {
+            return Kind::kNone;  // not on a connection
+          } else {
+            return Kind::kUses;
+          }
+        },
+        op.spec);
+  }
+
   void open(const Flowop& op) {
     auto& state = states_[op.common.connection];
-    if (state.open) {
-      out_.warning(op.location, fmt::format("'{}' opens {} again, but it is already open", op.type,
-                                            describe(op.common.connection)));
-      out_.note(state.opened_at, "it is opened here");
+    if (state.most && *state.most <= kClamp) {
+      *state.most += std::min(op.common.count, kClamp);
+    } else {
+      state.most.reset();  // more than any strand can open: no bound worth tracking
     }
-    state.open = true;
     state.opened_at = op.location;
   }
 
   void use(const Flowop& op, bool closes) {
     const std::uint32_t conn = op.common.connection;
     auto& state = states_[conn];
-    if (state.open) {
+    const std::uint64_t needed = closes ? op.common.count : 1;
+    if (!state.most || *state.most >= needed) {
       if (closes) {
-        state.open = false;
+        if (state.most) *state.most -= needed;
         state.closed_at = op.location;
       }
+      return;
+    }
+    if (*state.most > 0) {
+      out_.error(op.location, fmt::format("'{}' closes {} {} times, but at most {} {} open",
+                                          op.type, describe(conn), needed, *state.most,
+                                          *state.most == 1 ? "is" : "are"));
+      *state.most = 0;
       return;
     }
     out_.error(op.location,
@@ -56,7 +164,7 @@ class ConnectionTracker {
       return;
     }
     for (const auto& [other, other_state] : states_) {
-      if (!other_state.open) continue;
+      if (other_state.most == std::optional<std::uint64_t>(0)) continue;
       const std::string hint = other == 0 ? fmt::format("; remove conn={} to use it", conn)
                                           : fmt::format("; add conn={} to use it", other);
       out_.note(other_state.opened_at, fmt::format("{} is opened here{}", describe(other), hint));
@@ -64,7 +172,6 @@ class ConnectionTracker {
     }
   }
 
- private:
   core::Diagnostics& out_;
   std::map<std::uint32_t, ConnectionState> states_;
 };
@@ -84,22 +191,7 @@ void validate_group(const Group& group, core::Diagnostics& out) {
     if (const auto* d = std::get_if<Duration>(&txn.bound); d && d->length.count() <= 0) {
       out.error(txn.location, "'duration' must be longer than 0");
     }
-    for (const Flowop& op : txn.flowops) {
-      std::visit(
-          [&](const auto& spec) {
-            using T = std::decay_t<decltype(spec)>;
-            if constexpr (std::is_same_v<T, ConnectOp> || std::is_same_v<T, AcceptOp>) {
-              tracker.open(op);
-            } else if constexpr (std::is_same_v<T, DisconnectOp>) {
-              tracker.use(op, true);
-            } else if constexpr (std::is_same_v<T, ThinkOp> || std::is_same_v<T, NopOp>) {
-              // Not on a connection.
-            } else {
-              tracker.use(op, false);
-            }
-          },
-          op.spec);
-    }
+    tracker.transaction(txn);
   }
 }
 

@@ -1,6 +1,37 @@
 #include "volley/report/comparison.hpp"
 
+#include <algorithm>
+
+#include <fmt/format.h>
+
 namespace volley::report {
+namespace {
+
+bool has_hosts(const RunReport& report) {
+  return std::any_of(report.slot_names.begin(), report.slot_names.end(),
+                     [](const SlotName& n) { return !n.host.empty(); });
+}
+
+/// Whether some flowop of group `group` talks to `host`.
+bool group_serves(const RunReport& report, std::size_t group, std::string_view host) {
+  return std::any_of(report.slot_names.begin(), report.slot_names.end(), [&](const SlotName& n) {
+    return n.group == group && n.flowop && n.host == host;
+  });
+}
+
+void fill_differences(SideComparison& c) {
+  if (!c.missing.empty()) return;
+  const auto d = [](std::uint64_t m, std::uint64_t s) {
+    return difference_pct(static_cast<double>(m), static_cast<double>(s));
+  };
+  c.seconds_difference_pct = difference_pct(c.master.seconds, c.slave.seconds);
+  c.bytes_difference_pct = d(c.master.bytes, c.slave.bytes);
+  c.bits_per_s_difference_pct = difference_pct(c.master.bits_per_s(), c.slave.bits_per_s());
+  c.ops_difference_pct = d(c.master.ops, c.slave.ops);
+  c.errors_difference_pct = d(c.master.error_total(), c.slave.error_total());
+}
+
+}  // namespace
 
 std::optional<double> difference_pct(double master, double slave) {
   if (master == 0) {
@@ -10,20 +41,70 @@ std::optional<double> difference_pct(double master, double slave) {
   return (master - slave) / master * 100.0;
 }
 
+Totals master_share(const RunReport& report, std::string_view host,
+                    const std::vector<std::size_t>* steps) {
+  const engine::RunResult& r = report.master.result;
+  const auto take = [&](std::size_t step) {
+    return steps == nullptr || std::find(steps->begin(), steps->end(), step) != steps->end();
+  };
+  if (!has_hosts(report)) return steps ? timed_totals(r, *steps) : all_totals(r);
+  Totals t;
+  for (std::size_t step = 0; step < r.windows.size(); ++step) {
+    if (take(step)) t.seconds += window_seconds(r, step);
+  }
+  for (const SlotName& n : report.slot_names) {
+    if (!n.flowop || n.uncorrected || !take(n.txn)) continue;
+    if (n.host != host && !(n.host.empty() && group_serves(report, n.group, host))) continue;
+    if (n.group >= r.groups.size() || n.txn >= r.groups[n.group].transactions.size()) continue;
+    const auto& flowops = r.groups[n.group].transactions[n.txn].flowops;
+    if (*n.flowop >= flowops.size()) continue;
+    const engine::SlotCounters& c = flowops[*n.flowop].stats.counters;
+    t.ops += c.ops;
+    t.bytes_read += c.bytes_read;
+    t.bytes_written += c.bytes_written;
+    t.bytes += c.bytes();
+    t.expired += c.expired;
+    for (std::size_t k = 0; k < t.errors.size(); ++k) t.errors[k] += c.errors[k];
+  }
+  return t;
+}
+
 SideComparison compare_with_master(const RunReport& report, std::size_t slave) {
   const SideReport& side = report.slaves.at(slave);
   SideComparison c;
   c.host = side.host;
+  c.missing = side.missing;
+  c.master = report.slaves.size() == 1 && !has_hosts(report)
+                 ? timed_totals(report.master.result, report.timed_steps)
+                 : master_share(report, side.host, &report.timed_steps);
+  if (side.missing.empty()) c.slave = timed_totals(side.result, report.timed_steps);
+  fill_differences(c);
+  return c;
+}
+
+SideComparison compare_master_with_slaves(const RunReport& report) {
+  SideComparison c;
   c.master = timed_totals(report.master.result, report.timed_steps);
-  c.slave = timed_totals(side.result, report.timed_steps);
-  const auto d = [](std::uint64_t m, std::uint64_t s) {
-    return difference_pct(static_cast<double>(m), static_cast<double>(s));
-  };
-  c.seconds_difference_pct = difference_pct(c.master.seconds, c.slave.seconds);
-  c.bytes_difference_pct = d(c.master.bytes, c.slave.bytes);
-  c.bits_per_s_difference_pct = difference_pct(c.master.bits_per_s(), c.slave.bits_per_s());
-  c.ops_difference_pct = d(c.master.ops, c.slave.ops);
-  c.errors_difference_pct = d(c.master.error_total(), c.slave.error_total());
+  std::vector<std::string> missing;
+  for (const SideReport& s : report.slaves) {
+    if (!s.missing.empty()) {
+      missing.push_back(s.host);
+      continue;
+    }
+    const Totals t = timed_totals(s.result, report.timed_steps);
+    c.slave.transactions += t.transactions;
+    c.slave.ops += t.ops;
+    c.slave.bytes += t.bytes;
+    c.slave.bytes_read += t.bytes_read;
+    c.slave.bytes_written += t.bytes_written;
+    c.slave.expired += t.expired;
+    for (std::size_t k = 0; k < t.errors.size(); ++k) c.slave.errors[k] += t.errors[k];
+    c.slave.seconds = std::max(c.slave.seconds, t.seconds);
+  }
+  if (!missing.empty()) {
+    c.missing = fmt::format("no results from {}", fmt::join(missing, ", "));
+  }
+  fill_differences(c);
   return c;
 }
 

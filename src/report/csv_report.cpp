@@ -33,7 +33,7 @@ void write_interval_csv(const RunReport& report, std::ostream& out) {
                          t_s, length_s, sample.step, csv_field(row.group_name),
                          csv_field(row.txn_name), row.transactions, row.per_s(row.transactions),
                          row.ops, row.per_s(row.ops), row.bytes, 8.0 * row.per_s(row.bytes),
-                         row.errors, row.latency->percentile(50), row.latency->percentile(99));
+                         row.errors, row.latency.p50_ns, row.latency.p99_ns);
     }
   }
 }

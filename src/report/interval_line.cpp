@@ -37,7 +37,6 @@ std::string format_interval_line(const RunReport& report, const IntervalSample& 
   std::uint64_t ops = 0;
   std::uint64_t bytes = 0;
   std::uint64_t errors = 0;
-  stats::LatencyHistogram latency;
   double seconds = 0;
   for (const IntervalTxnRow& row : interval_txn_rows(report, sample)) {
     if (row.txn != sample.step) continue;
@@ -47,7 +46,6 @@ std::string format_interval_line(const RunReport& report, const IntervalSample& 
     ops += row.ops;
     bytes += row.bytes;
     errors += row.errors;
-    latency.merge(*row.latency);
     seconds = row.seconds;
   }
   if (name.empty()) name = fmt::format("step{}", sample.step);
@@ -57,8 +55,8 @@ std::string format_interval_line(const RunReport& report, const IntervalSample& 
   return fmt::format("{:<6} {:>6} {:>7} txn/s {:>7} op/s {:>9} p50 {:>6} p99 {:>6} err {}", name,
                      fmt::format("{:.2f}s", step_seconds(report, sample)),
                      format_count(rate(transactions)), format_count(rate(ops)),
-                     format_bits_per_s(8.0 * rate(bytes)), format_ns(latency.percentile(50)),
-                     format_ns(latency.percentile(99)), compact_count(errors));
+                     format_bits_per_s(8.0 * rate(bytes)), format_ns(sample.step_latency.p50_ns),
+                     format_ns(sample.step_latency.p99_ns), compact_count(errors));
 }
 
 }  // namespace volley::report

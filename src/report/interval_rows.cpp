@@ -29,28 +29,24 @@ void fill_names(const RunReport& report, IntervalTxnRow& row) {
 
 std::vector<IntervalTxnRow> interval_txn_rows(const RunReport& report,
                                               const IntervalSample& sample) {
-  const std::size_t n = std::min(report.slot_names.size(), sample.slots.size());
   const double seconds = std::chrono::duration<double>(sample.length).count();
   std::vector<IntervalTxnRow> rows;
-  for (std::size_t i = 0; i < n; ++i) {
-    const SlotName& name = report.slot_names[i];
+  std::size_t k = 0;  // index into sample.txns: the transaction slots, in slot order
+  for (const SlotName& name : report.slot_names) {
     if (!is_transaction_slot(name)) continue;
+    if (k >= sample.txns.size()) break;
+    const IntervalTxnCounters& c = sample.txns[k++];
     IntervalTxnRow row;
     row.group = name.group;
     row.txn = name.txn;
     row.name = name.name;
-    row.transactions = sample.slots[i].counters.ops;
+    row.transactions = c.transactions;
+    row.ops = c.ops;
+    row.bytes = c.bytes;
+    row.errors = c.errors;
+    row.expired = c.expired;
     row.seconds = seconds;
-    row.latency = &sample.slots[i].latency;
-    for (std::size_t j = 0; j < n; ++j) {
-      const SlotName& f = report.slot_names[j];
-      if (!f.flowop || f.uncorrected || f.group != name.group || f.txn != name.txn) continue;
-      const engine::SlotCounters& c = sample.slots[j].counters;
-      row.ops += c.ops;
-      row.bytes += c.bytes();
-      row.errors += c.error_total();
-      row.expired += c.expired;
-    }
+    row.latency = c.latency;
     if (active(row) || (name.txn == sample.step && is_timed_step(report, name.txn))) {
       fill_names(report, row);
       rows.push_back(std::move(row));

@@ -21,6 +21,8 @@ double per_s(std::uint64_t n, double seconds) { return per_s(static_cast<double>
 
 json optional_number(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
+json string_or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
+
 }  // namespace
 
 json latency_json(const stats::LatencyHistogram& h) {
@@ -131,15 +133,35 @@ json comparison_json(const RunReport& report) {
   json out = json::array();
   for (std::size_t s = 0; s < report.slaves.size(); ++s) {
     const SideComparison c = compare_with_master(report, s);
+    const bool missing = !c.missing.empty();
+    const auto when_present = [&](std::uint64_t v) { return missing ? json(nullptr) : json(v); };
     out.push_back(json{{"host", c.host},
+                       {"missing", string_or_null(c.missing)},
                        {"master_bytes", c.master.bytes},
-                       {"slave_bytes", c.slave.bytes},
+                       {"slave_bytes", when_present(c.slave.bytes)},
                        {"bytes_difference_pct", optional_number(c.bytes_difference_pct)},
+                       {"master_bytes_written", c.master.bytes_written},
+                       {"slave_bytes_read", when_present(c.slave.bytes_read)},
+                       {"master_bytes_read", c.master.bytes_read},
+                       {"slave_bytes_written", when_present(c.slave.bytes_written)},
                        {"master_ops", c.master.ops},
-                       {"slave_ops", c.slave.ops},
+                       {"slave_ops", when_present(c.slave.ops)},
                        {"ops_difference_pct", optional_number(c.ops_difference_pct)}});
   }
   return out;
+}
+
+json comparison_sum_json(const RunReport& report) {
+  const SideComparison c = compare_master_with_slaves(report);
+  const bool missing = !c.missing.empty();
+  const auto when_present = [&](std::uint64_t v) { return missing ? json(nullptr) : json(v); };
+  return json{{"missing", string_or_null(c.missing)},
+              {"master_bytes", c.master.bytes},
+              {"slaves_bytes", when_present(c.slave.bytes)},
+              {"bytes_difference_pct", optional_number(c.bytes_difference_pct)},
+              {"master_ops", c.master.ops},
+              {"slaves_ops", when_present(c.slave.ops)},
+              {"ops_difference_pct", optional_number(c.ops_difference_pct)}};
 }
 
 json cpu_side_json(const SideReport& side, const Totals& master_timed) {
@@ -175,8 +197,8 @@ json intervals_json(const RunReport& report) {
                           {"bytes", row.bytes},
                           {"bits_per_s", 8.0 * row.per_s(row.bytes)},
                           {"errors", row.errors},
-                          {"latency_ns", json{{"p50", row.latency->percentile(50)},
-                                              {"p99", row.latency->percentile(99)}}}});
+                          {"latency_ns", json{{"p50", row.latency.p50_ns},
+                                              {"p99", row.latency.p99_ns}}}});
     }
     out.push_back(json{{"start_unix_ns", sample.start_unix_ns},
                        {"t_s", std::chrono::duration<double>(sample.since_run_start).count()},
@@ -186,8 +208,6 @@ json intervals_json(const RunReport& report) {
   }
   return out;
 }
-
-json string_or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
 
 /// --start-at: the requested time and how far from it the first timed step was released.
 json start_at_json(const RunReport& report) {
@@ -242,15 +262,20 @@ json to_json_document(const RunReport& report) {
   json cpu_remote = json::array();
   json nic_remote = json::array();
   for (const SideReport& s : report.slaves) {
-    slaves.push_back(
-        json{{"host", s.host},
-             {"totals", totals_json(timed_totals(s.result, report.timed_steps), s.result)},
-             {"groups", groups_json(s.result)}});
+    // A slave without results is missing, never a row of zeros.
+    const bool missing = !s.missing.empty();
+    slaves.push_back(json{
+        {"host", s.host},
+        {"missing", string_or_null(s.missing)},
+        {"totals", missing ? json(nullptr)
+                           : totals_json(timed_totals(s.result, report.timed_steps), s.result)},
+        {"groups", missing ? json::array() : groups_json(s.result)}});
     cpu_remote.push_back(cpu_side_json(s, master_timed));
     nic_remote.push_back(nic_side_json(s));
   }
   doc["slaves"] = std::move(slaves);
   doc["comparison"] = comparison_json(report);
+  doc["comparison_sum"] = comparison_sum_json(report);
   doc["cpu"] = json{{"local", cpu_side_json(report.master, master_timed)},
                     {"remote", std::move(cpu_remote)}};
   doc["nic"] = json{{"local", nic_side_json(report.master)}, {"remote", std::move(nic_remote)}};

@@ -1,6 +1,7 @@
 #include "volley/report/run_report.hpp"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 
 namespace volley::report {
@@ -84,6 +85,47 @@ std::optional<std::int64_t> start_offset_ns(const RunReport& report) {
   const auto started = timed_start_unix_ns(report);
   if (!report.start_at_unix_ns || !started) return std::nullopt;
   return *started - *report.start_at_unix_ns;
+}
+
+namespace {
+
+LatencySummary summary_of(const stats::LatencyHistogram& h) {
+  return LatencySummary{h.count(), h.percentile(50), h.percentile(99)};
+}
+
+}  // namespace
+
+void summarize_interval(const std::vector<SlotName>& slot_names,
+                        const std::vector<engine::SlotStats>& slots, IntervalSample& sample) {
+  const std::size_t n = std::min(slot_names.size(), slots.size());
+  sample.txns.clear();
+  stats::LatencyHistogram step_latency;
+  // Transaction slots come before their flowop slots in no particular order: index them first.
+  std::map<std::pair<std::size_t, std::size_t>, std::size_t> row_of;
+  for (std::size_t i = 0; i < n; ++i) {
+    const SlotName& name = slot_names[i];
+    if (name.flowop || name.uncorrected) continue;
+    row_of[{name.group, name.txn}] = sample.txns.size();
+    IntervalTxnCounters row;
+    row.transactions = slots[i].counters.ops;
+    row.latency = summary_of(slots[i].latency);
+    if (name.txn == sample.step) step_latency.merge(slots[i].latency);
+    sample.txns.push_back(row);
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    const SlotName& name = slot_names[i];
+    if (!name.flowop || name.uncorrected) continue;
+    const auto it = row_of.find({name.group, name.txn});
+    if (it == row_of.end()) continue;
+    IntervalTxnCounters& row = sample.txns[it->second];
+    const engine::SlotCounters& c = slots[i].counters;
+    row.ops += c.ops;
+    row.bytes += c.bytes();
+    row.errors += c.error_total();
+    row.expired += c.expired;
+  }
+  sample.txns.shrink_to_fit();
+  sample.step_latency = summary_of(step_latency);
 }
 
 bool is_timed_step(const RunReport& report, std::size_t step) {

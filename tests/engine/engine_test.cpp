@@ -3,14 +3,20 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <future>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
+#include <thread>
 
 #include <boost/asio/error.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include "volley/engine/error_kind.hpp"
 
@@ -204,6 +210,50 @@ TEST(Engine, StopBeforeReleaseFinishesWithoutWork) {
   EXPECT_EQ(r.groups.at(0).transactions.at(0).stats.counters.ops, 0U);
 }
 
+TEST(Engine, SlaveCutOfAStepIsNotLostToTheStaleQuiescencePollOfThePreviousStep) {
+  // The rare hang of issue 8 (a slave that never sends step_done after a timed step): the slave's
+  // quiescence poll for step 0 was still running when end_txn(1) re-armed the shared timer, its
+  // handler already queued; it then re-armed the timer for step 0, cancelling step 1's poll, and
+  // finally cut step 0 (long done), so step 1 was never cut. Here the two timers are made to
+  // expire in that order on purpose: a timer due before the step-0 poll delivers end_txn(1).
+  profile::Transaction setup;
+  setup.bound = profile::Iterations{1};
+  setup.flowops = {flowop("nop", profile::NopOp{})};
+  profile::Transaction timed;  // a slave mirror with nothing to answer: it waits to be cut
+  timed.bound = profile::Duration{10s};
+  profile::Group group;
+  group.nthreads = 1;
+  group.transactions = {setup, timed};
+  profile::Profile p;
+  p.groups = {group};
+  const Plan plan = compile_or_fail(p);
+
+  asio::io_context control;
+  std::array<std::atomic<bool>, 2> done{};
+  EngineConfig config;
+  config.workers = 1;
+  config.slave_side = true;
+  config.listen_address = asio::ip::make_address("127.0.0.1");
+  config.on_txn_done = [&done](std::size_t txn) { done.at(txn) = true; };
+  Engine engine(plan, std::move(config));
+  ASSERT_EQ(engine.open_listeners(control), "");
+  engine.start();
+  engine.release(0);
+  for (int i = 0; i < 500 && !done[0]; ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_TRUE(done[0]);
+  engine.release(1);
+  asio::steady_timer end_step_1(control);
+  end_step_1.expires_at(std::chrono::steady_clock::now());
+  end_step_1.async_wait([&engine](const boost::system::error_code&) { engine.end_txn(1); });
+  engine.end_txn(0);  // its first poll is due 10 ms later than end_step_1
+  std::this_thread::sleep_for(50ms);  // both are due before the control thread looks
+  const auto deadline = std::chrono::steady_clock::now() + 5s;  // a hang guard
+  while (!done[1] && std::chrono::steady_clock::now() < deadline) control.run_for(20ms);
+  EXPECT_TRUE(done[1]) << "the slave never ended step 1 after the master's end_step";
+  engine.stop();
+  engine.finish();
+}
+
 TEST(Classify, KnownErrors) {
   namespace e = asio::error;
   EXPECT_EQ(classify(make_error_code(e::connection_refused)), ErrorKind::kRefused);
@@ -236,6 +286,97 @@ TEST(ErrorKindNames, AreStable) {
   EXPECT_EQ(to_string(ErrorKind::kTimedOut), "timed_out");
   EXPECT_EQ(to_string(ErrorKind::kOther), "other");
 }
+
+/// One group of `strands` strands running one transaction of `flowops` (an hour by default).
+Plan one_txn_plan(std::vector<profile::Flowop> flowops, std::uint64_t strands = 2,
+                  std::variant<profile::Iterations, profile::Duration> bound =
+                      profile::Duration{std::chrono::hours(1)}) {
+  profile::Transaction txn;
+  txn.bound = bound;
+  txn.flowops = std::move(flowops);
+  profile::Group group;
+  group.nthreads = strands;
+  group.transactions = {txn};
+  profile::Profile p;
+  p.groups = {group};
+  return compile_or_fail(p);
+}
+
+/// stop() then finish() must return in every state a strand can be in. A stuck worker cannot be
+/// recovered from inside the test, so a hang ends the test binary with a message.
+void expect_prompt_stop(const Plan& plan, bool slave_side) {
+  EngineConfig config;
+  config.workers = 1;
+  config.slave_side = slave_side;
+  Engine engine(plan, std::move(config));
+  engine.start();
+  engine.release(0);
+  std::this_thread::sleep_for(100ms);  // let the strands settle in their state
+  auto stopped = std::async(std::launch::async, [&engine] {
+    engine.stop();
+    return engine.finish();
+  });
+  if (stopped.wait_for(20s) != std::future_status::ready) {
+    std::fprintf(stderr, "Engine::stop() + finish() hung\n");
+    std::_Exit(1);
+  }
+  const RunResult r = stopped.get();
+  EXPECT_EQ(r.failed_strands, 0U);
+}
+
+TEST(EngineStop, NopLoopOnASlave) {
+  // A slave has no deadline: only the stop can end this loop, and it must reach the strand.
+  const profile::Iterations forever{std::uint64_t{1} << 62};
+  expect_prompt_stop(one_txn_plan({flowop("nop", profile::NopOp{})}, 2, forever), /*slave_side=*/true);
+}
+
+TEST(EngineStop, NopLoopOnAMaster) {
+  expect_prompt_stop(one_txn_plan({flowop("nop", profile::NopOp{})}), false);
+}
+
+TEST(EngineStop, BusyThink) {
+  expect_prompt_stop(one_txn_plan({flowop("think", profile::ThinkOp{std::chrono::hours(1), true})}), false);
+}
+
+TEST(EngineStop, IdleThink) {
+  expect_prompt_stop(one_txn_plan({flowop("think", profile::ThinkOp{std::chrono::hours(1), false})}), false);
+}
+
+TEST(EngineStop, WaitingAccept) {
+  expect_prompt_stop(one_txn_plan({flowop("accept", profile::AcceptOp{})}), false);
+}
+
+TEST(EngineStop, SlaveMirrorOfOnlyThinkWaitsForTheCut) {
+  expect_prompt_stop(one_txn_plan({flowop("think", profile::ThinkOp{1ms, false})}), true);
+}
+
+TEST(EngineInterval, TakesDoNotWaitForASpinningWorker) {
+  // One worker, one strand spinning in a busy think and one in a nop loop: interval takes are
+  // answered while they run, and every answer comes back on the control context, in order.
+  const Plan plan = one_txn_plan({flowop("think", profile::ThinkOp{std::chrono::hours(1), true})}, 1);
+  EngineConfig config;
+  config.workers = 1;
+  Engine engine(plan, std::move(config));
+  asio::io_context control;
+  engine.start();
+  engine.release(0);
+  std::vector<int> answered;
+  for (int i = 0; i < 5; ++i) {
+    engine.take_interval(control, [&answered, i](std::vector<SlotStats> slots) {
+      EXPECT_FALSE(slots.empty());
+      answered.push_back(i);
+    });
+  }
+  const auto give_up = std::chrono::steady_clock::now() + 20s;
+  while (answered.size() < 5 && std::chrono::steady_clock::now() < give_up) {
+    control.run_for(10ms);
+    control.restart();
+  }
+  EXPECT_EQ(answered, (std::vector<int>{0, 1, 2, 3, 4}));
+  engine.stop();
+  engine.finish();
+}
+
 
 }  // namespace
 }  // namespace volley::engine

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "support/net.hpp"
 #include "support/paths.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
@@ -57,30 +58,6 @@ void expect_clean_mirrored_run(const json& doc, std::uint64_t connections) {
   ASSERT_EQ(doc["comparison"].size(), 1U);
   EXPECT_EQ(doc["comparison"][0]["master_bytes"], doc["comparison"][0]["slave_bytes"]);
   EXPECT_EQ(doc["comparison"][0]["master_ops"], doc["comparison"][0]["slave_ops"]);
-}
-
-/// A port that is free on 127.0.0.1 now (bound, read, closed).
-std::uint16_t free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
-
-bool accepts_connections(const std::string& address, std::uint16_t port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  ::inet_pton(AF_INET, address.c_str(), &a.sin_addr);
-  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-  ::close(fd);
-  return ok;
 }
 
 /// A `volley serve` of the test's own on an ephemeral loopback port, logging to stderr.

@@ -66,14 +66,67 @@ TEST(Validate, UseAfterDisconnectPointsAtTheDisconnect) {
             "v.xml:3:1: note: the anonymous connection is closed here\n");
 }
 
-TEST(Validate, ConnectTwiceIsAWarning) {
-  const Profile p = one_group({{connect(0, 2), connect(0, 3)}});
-  const auto d = validate(p);
-  EXPECT_FALSE(d.has_errors());
-  EXPECT_EQ(d.format(nullptr),
-            "v.xml:3:1: warning: 'connect' opens the anonymous connection again, but it is "
-            "already open\n"
-            "v.xml:2:1: note: it is opened here\n");
+TEST(Validate, ConnectTwiceOpensAPoolOfTwo) {
+  // uperf keeps a pool per connection id: a second connect opens one more, and two disconnects
+  // close both.
+  const Profile p = one_group({{connect(0, 2), connect(0, 3)},
+                               {op("disconnect", DisconnectOp{}, 0, 4)},
+                               {op("disconnect", DisconnectOp{}, 0, 5)}});
+  EXPECT_TRUE(validate(p).empty()) << validate(p).format(nullptr);
+}
+
+Profile iterated(std::vector<std::pair<std::uint64_t, std::vector<Flowop>>> txns) {
+  Profile p = one_group({});
+  for (auto& [n, flowops] : txns) {
+    Transaction t;
+    t.bound = Iterations{n};
+    t.flowops = std::move(flowops);
+    p.groups[0].transactions.push_back(std::move(t));
+  }
+  return p;
+}
+
+TEST(Validate, UperfDisconnectIterIsValid) {
+  // uperf's tests/disconnect_iter.xml: ten connects, then ten disconnects.
+  const Profile p = iterated({{10, {connect(0, 2)}}, {10, {op("disconnect", DisconnectOp{}, 0, 3)}}});
+  EXPECT_TRUE(validate(p).empty()) << validate(p).format(nullptr);
+}
+
+TEST(Validate, MoreDisconnectsThanConnectsIsAnError) {
+  const Profile p = iterated({{3, {connect(0, 2)}}, {5, {op("disconnect", DisconnectOp{}, 0, 3)}}});
+  EXPECT_EQ(validate(p).format(nullptr),
+            "v.xml:3:1: error: 'disconnect' uses the anonymous connection in iteration 4 of 5, but "
+            "none is open then: each iteration closes 1 more than it opens\n");
+}
+
+TEST(Validate, DisconnectCountBeyondThePoolIsAnError) {
+  Flowop close = op("disconnect", DisconnectOp{}, 0, 3);
+  close.common.count = 3;
+  const Profile p = iterated({{2, {connect(0, 2)}}, {1, {close}}});
+  EXPECT_EQ(validate(p).format(nullptr),
+            "v.xml:3:1: error: 'disconnect' closes the anonymous connection 3 times, but at most 2 "
+            "are open\n");
+}
+
+TEST(Validate, HugeCountsDoNotOverflowThePoolArithmetic) {
+  Flowop open = connect(0, 2);
+  open.common.count = ~std::uint64_t{0};
+  Flowop close = op("disconnect", DisconnectOp{}, 0, 3);
+  close.common.count = ~std::uint64_t{0};
+  const Profile fine = iterated({{~std::uint64_t{0}, {open}}, {~std::uint64_t{0}, {close}}});
+  EXPECT_FALSE(validate(fine).has_errors()) << validate(fine).format(nullptr);
+  const Profile drained = iterated({{3, {connect(0, 2)}}, {~std::uint64_t{0}, {op("disconnect", DisconnectOp{}, 0, 3)}}});
+  EXPECT_TRUE(validate(drained).has_errors());
+}
+
+TEST(Validate, ConnectDisconnectLoopInADurationIsValid) {
+  Profile p = one_group({});
+  Transaction t;
+  t.bound = Duration{std::chrono::seconds(1)};
+  t.flowops = {connect(0, 2), op("write", WriteOp{SizeSpec::fixed(1), {}, {}}, 0, 3),
+               op("disconnect", DisconnectOp{}, 0, 4)};
+  p.groups[0].transactions.push_back(std::move(t));
+  EXPECT_TRUE(validate(p).empty()) << validate(p).format(nullptr);
 }
 
 TEST(Validate, ThinkAndNopNeedNoConnection) {

@@ -234,11 +234,11 @@ TEST(JsonReportStatus, EmptyReportIsCompleteAndValid) {
   const json doc = json::parse(out.str());  // throws (fails the test) if invalid
   for (const char* key :
        {"schema_version", "volley_version", "status", "failure", "profile", "command_line", "seed",
-        "workers", "start_time", "start_unix_ns", "duration_s", "timed_steps", "start_at", "groups", "totals",
-        "slaves", "comparison", "cpu", "nic", "system", "intervals"}) {
+        "workers", "start_time", "start_unix_ns", "duration_s", "timed_steps", "start_at", "groups",
+        "totals", "slaves", "comparison", "comparison_sum", "cpu", "nic", "system", "intervals"}) {
     EXPECT_TRUE(doc.contains(key)) << key;
   }
-  EXPECT_EQ(doc.size(), 21u);
+  EXPECT_EQ(doc.size(), 22u);
   EXPECT_TRUE(doc["start_at"].is_null());
   EXPECT_TRUE(doc["system"]["local"].is_null());
   EXPECT_TRUE(doc["system"]["remote"].is_array() && doc["system"]["remote"].empty());

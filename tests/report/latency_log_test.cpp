@@ -50,7 +50,7 @@ TEST(LatencyLog, OneRowPerNonEmptyBucket) {
   write_latency_log(r, out);
   const Parsed p = parse(out.str());
   EXPECT_FALSE(p.comments.empty());
-  EXPECT_EQ(p.header, "side,host,group,transaction,flowop,bucket_lower_ns,bucket_upper_ns,count");
+  EXPECT_EQ(p.header, "interval,side,host,group,transaction,flowop,bucket_lower_ns,bucket_upper_ns,count");
   const std::size_t expected =
       nonzero_buckets(r.master.result) + nonzero_buckets(r.slaves[0].result);
   EXPECT_GT(expected, 20u);
@@ -62,13 +62,13 @@ TEST(LatencyLog, RowsNameTheirHistogram) {
   write_latency_log(testing::make_report(), out);
   const std::string text = out.str();
   const std::uint32_t top = stats::LatencyHistogram::bucket_index(1'000'000);
-  const std::string tail_row = "master,master,g0,rr,," +
+  const std::string tail_row = "all,master,master,g0,rr,," +
                                std::to_string(stats::LatencyHistogram::bucket_lower(top)) + "," +
                                std::to_string(stats::LatencyHistogram::bucket_upper(top)) + ",10\n";
   EXPECT_NE(text.find(tail_row), std::string::npos) << tail_row;
-  EXPECT_NE(text.find("master,master,g0,rr,uncorrected,"), std::string::npos);
-  EXPECT_NE(text.find("master,master,g0,rr,1:read,"), std::string::npos);
-  EXPECT_NE(text.find("slave,slave1,g1,stream,0:read,"), std::string::npos);
+  EXPECT_NE(text.find("all,master,master,g0,rr,uncorrected,"), std::string::npos);
+  EXPECT_NE(text.find("all,master,master,g0,rr,1:read,"), std::string::npos);
+  EXPECT_NE(text.find("all,slave,slave1,g1,stream,0:read,"), std::string::npos);
 }
 
 TEST(LatencyLog, EmptyReportHasOnlyTheHeader) {
@@ -77,6 +77,27 @@ TEST(LatencyLog, EmptyReportHasOnlyTheHeader) {
   const Parsed p = parse(out.str());
   EXPECT_EQ(p.header, kLatencyLogHeader);
   EXPECT_TRUE(p.rows.empty());
+}
+
+}  // namespace
+}  // namespace volley::report
+
+namespace volley::report {
+namespace {
+
+TEST(LatencyLog, IntervalRowsNameTheirIntervalAndSlot) {
+  const RunReport r = testing::make_report();
+  std::vector<engine::SlotStats> slots(r.slot_names.size());
+  slots[2] = testing::slot(10, 0, 0, 20'000);       // g0/rr
+  slots[4] = testing::slot(10, 1024, 0, 12'000);    // g0/rr/read (flowop 1)
+  slots[5] = testing::slot(10, 0, 0, 15'000);       // g0/rr/uncorrected
+  std::ostringstream out;
+  write_interval_histograms(r, 7, slots, out);
+  const std::string text = out.str();
+  EXPECT_NE(text.find("7,master,master,g0,rr,,"), std::string::npos) << text;
+  EXPECT_NE(text.find("7,master,master,g0,rr,1:read,"), std::string::npos) << text;
+  EXPECT_NE(text.find("7,master,master,g0,rr,uncorrected,"), std::string::npos) << text;
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 3);  // one bucket each
 }
 
 }  // namespace

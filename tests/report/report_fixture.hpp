@@ -138,7 +138,7 @@ inline sampling::NicRates make_nic() {
 inline std::vector<SlotName> make_slot_names() {
   auto n = [](std::size_t g, std::size_t t, std::optional<std::size_t> f, bool unc,
               std::string name) {
-    return SlotName{g, t, f, unc, std::move(name)};
+    return SlotName{g, t, f, unc, std::move(name), {}};
   };
   return {n(0, 0, {}, false, "g0/connect"),               // 0
           n(0, 0, 0, false, "g0/connect/connect"),        // 1
@@ -154,33 +154,38 @@ inline std::vector<SlotName> make_slot_names() {
           n(1, 1, 0, false, "g1/stream/write")};          // 11
 }
 
-inline IntervalSample make_interval(std::int64_t start, std::size_t step) {
+/// An interval of 1 s starting at `start`, from the full slot counters (as the engine gives
+/// them), kept in the compact form the series stores.
+inline IntervalSample make_interval(std::int64_t start, std::size_t step,
+                                    const std::vector<engine::SlotStats>& slots) {
   IntervalSample s;
   s.start_unix_ns = start;
   s.since_run_start = std::chrono::nanoseconds(start - kStartUnixNs);
   s.length = std::chrono::seconds(1);
   s.step = step;
-  s.slots.resize(12);
+  summarize_interval(make_slot_names(), slots, s);
   return s;
 }
 
 inline std::vector<IntervalSample> make_intervals() {
   // Step 1, second 1: g0/rr does 200 iterations (200 writes + 200 reads of 1 KiB), g1/stream 100.
-  IntervalSample a = make_interval(kStartUnixNs + 1'000'000'000, 1);
-  a.slots[2] = slot(200, 0, 0, 20'000);
-  a.slots[3] = slot(200, 0, 200 * kKiB, 5'000);
-  a.slots[4] = slot(200, 200 * kKiB, 0, 12'000);
-  a.slots[10] = slot(100, 0, 0, 100'000);
-  a.slots[11] = slot(100, 0, 100 * 64 * kKiB, 99'000);
+  std::vector<engine::SlotStats> a(12);
+  a[2] = slot(200, 0, 0, 20'000);
+  a[3] = slot(200, 0, 200 * kKiB, 5'000);
+  a[4] = slot(200, 200 * kKiB, 0, 12'000);
+  a[10] = slot(100, 0, 0, 100'000);
+  a[11] = slot(100, 0, 100 * 64 * kKiB, 99'000);
   // Step 1, second 2: g0/rr stalls (a row of zeros), g1/stream does 50.
-  IntervalSample b = make_interval(kStartUnixNs + 2'000'000'000, 1);
-  b.slots[10] = slot(50, 0, 0, 100'000);
-  b.slots[11] = slot(50, 0, 50 * 64 * kKiB, 99'000);
+  std::vector<engine::SlotStats> b(12);
+  b[10] = slot(50, 0, 0, 100'000);
+  b[11] = slot(50, 0, 50 * 64 * kKiB, 99'000);
   // Step 2 (not timed): g0/disconnect only.
-  IntervalSample c = make_interval(kStartUnixNs + 6'000'000'000, 2);
-  c.slots[6] = slot(4, 0, 0, 30'000);
-  c.slots[7] = slot(4, 0, 0, 29'000);
-  return {std::move(a), std::move(b), std::move(c)};
+  std::vector<engine::SlotStats> c(12);
+  c[6] = slot(4, 0, 0, 30'000);
+  c[7] = slot(4, 0, 0, 29'000);
+  return {make_interval(kStartUnixNs + 1'000'000'000, 1, a),
+          make_interval(kStartUnixNs + 2'000'000'000, 1, b),
+          make_interval(kStartUnixNs + 6'000'000'000, 2, c)};
 }
 
 inline RunReport make_report() {
@@ -196,8 +201,8 @@ inline RunReport make_report() {
   r.start_unix_ns = kStartUnixNs;
   r.duration = std::chrono::milliseconds(6500);
   r.timed_steps = {1};
-  r.master = {"master", "master", make_result(false), make_cpu(true), make_nic(), nullptr};
-  r.slaves.push_back({"slave", "slave1", make_result(true), make_cpu(false), std::nullopt, nullptr});
+  r.master = {"master", "master", make_result(false), make_cpu(true), make_nic(), nullptr, {}};
+  r.slaves.push_back({"slave", "slave1", make_result(true), make_cpu(false), std::nullopt, nullptr, {}});
   r.slot_names = make_slot_names();
   r.intervals = make_intervals();
   return r;

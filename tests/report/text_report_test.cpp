@@ -134,7 +134,8 @@ TEST(FinalReportStatus, LongNamesAndManyErrorKindsStayIn80Columns) {
   for (auto& e : errors) e = 123'456'789;
   const std::string text = format_final_report(r);
   for (const std::string& line : lines_of(text)) {
-    if (line.starts_with("very-long-slave")) continue;  // uperf's table, as uperf prints it
+    // Run Statistics widens its first column to the longest host name rather than cut it.
+    if (line.starts_with("Run Statistics")) break;
     EXPECT_LE(line.size(), 80u) << "too long: " << line;
   }
   EXPECT_TRUE(contains(text, "\n*a_rather_long_transaction_name\n")) << text;

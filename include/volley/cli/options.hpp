@@ -23,6 +23,9 @@ struct RunOptions {
   std::string csv;                            ///< --csv FILE
   std::string latency_log;                    ///< --latency-log FILE
   std::string connect_timeout = "5s";         ///< --connect-timeout
+  std::string step_grace = "10s";             ///< --step-grace: a slave's time to end a step
+  std::string link_timeout = "2500ms";        ///< --link-timeout: slave silence while steps run
+  bool allow_empty = false;                   ///< --allow-empty: empty steps/groups are ok
   bool strict = false;                        ///< --strict: warnings are errors
   bool quiet = false;                         ///< --quiet: no live lines, only the final report
   bool no_latency = false;                    ///< --no-latency: skip latency recording

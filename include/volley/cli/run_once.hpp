@@ -26,9 +26,16 @@ struct RunOnceRequest {
   std::size_t slave_workers = 0;
   std::chrono::nanoseconds interval = std::chrono::seconds(1);
   std::chrono::milliseconds connect_timeout{5000};
+  std::chrono::milliseconds step_grace{10000};     ///< see control::MasterSettings
+  std::chrono::milliseconds link_timeout{2500};    ///< see control::MasterSettings
+  bool allow_empty = false;
   bool record_latency = true;
   std::optional<std::int64_t> start_at_unix_ns;  ///< --start-at, ns since the Unix epoch
   std::function<void(const report::RunReport&, const report::IntervalSample&)> on_interval;
+  /// Each interval's full histograms as it ends (the latency log streams them).
+  std::function<void(const report::RunReport&, const report::IntervalSample&,
+                     const std::vector<engine::SlotStats>&)>
+      on_interval_histograms;
 };
 
 /// Runs it; never throws. `report().status` says how it ended.

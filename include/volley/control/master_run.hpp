@@ -41,12 +41,31 @@ struct MasterSettings {
   std::chrono::nanoseconds interval = std::chrono::seconds(1);
   bool record_latency = true;  ///< off: no latency histograms on either side (cost measurement)
   std::chrono::milliseconds connect_timeout{5000};
+  /// Silence after which a slave counts as lost while no step runs (loading, reporting).
   std::chrono::milliseconds silence_timeout{10000};
   /// --start-at: release the first timed step at this wall-clock time (ns since the Unix epoch),
   /// so masters on several hosts run their timed parts together. Set-up steps run before it.
   std::optional<std::int64_t> start_at_unix_ns;
+  /// Silence after which a slave counts as lost while steps run. A slave pings every 0.5 s, so
+  /// a dead link is noticed this long after the slave's last message, plus at most one 250 ms
+  /// housekeeping tick: 2.75 s by default.
+  std::chrono::milliseconds link_timeout{2500};
+  /// How often the master pings each slave (so the slave notices a dead master as quickly).
+  std::chrono::milliseconds ping_interval{500};
+  /// After the master's end of a step, how long each slave has to report that step done before
+  /// it is named and the run fails. It covers the slave's drain (it reads until its data
+  /// connections have been quiet for ~30 ms), which even at 10000 connections takes well under
+  /// a second once the master has stopped writing; 10 s leaves room for a loaded host.
+  std::chrono::milliseconds step_grace{10000};
+  /// Accept a timed step with no transaction, or a group with no iteration, as a success.
+  bool allow_empty = false;
   /// Each interval as it ends (the report holds the run so far).
   std::function<void(const report::RunReport&, const report::IntervalSample&)> on_interval;
+  /// Each interval's full slot statistics (histograms included) as it ends, for the latency
+  /// log; they are not kept.
+  std::function<void(const report::RunReport&, const report::IntervalSample&,
+                     const std::vector<engine::SlotStats>&)>
+      on_interval_histograms;
   /// Progress lines for the operator (stderr).
   std::function<void(const std::string&)> log;
 };

@@ -77,18 +77,26 @@ class Engine {
   void start();
   /// Lets every strand start transaction `txn` (and, on a master, starts its clock).
   void release(std::size_t txn);
-  /// Slave: the master finished transaction `txn`. Waits until no strand has made progress for a
-  /// short while (data still in flight lands), then cuts the strands still inside it.
+  /// Slave: the master finished transaction `txn`. Waits until no strand has made progress, and
+  /// none is thinking, for a short while (data still in flight lands), then cuts the strands
+  /// still inside it.
   void end_txn(std::size_t txn);
   /// Cuts everything and lets every strand run to the end without doing work (Ctrl-C, peer lost).
   void stop();
   /// Joins the workers (after the last on_txn_done, or after stop()) and merges their results.
   RunResult finish();
 
-  /// Operations completed so far on all workers (any thread; relaxed, for progress checks).
+  /// Operations and system calls completed so far on all workers (any thread; relaxed, for
+  /// progress checks).
   [[nodiscard]] std::uint64_t progress() const;
-  /// Takes the counters gathered since the previous call from every worker (blocks briefly).
-  std::vector<SlotStats> take_interval();
+  /// Some strand is inside a think (any thread; relaxed).
+  [[nodiscard]] bool thinking() const;
+  /// Takes the counters gathered since the previous take from every worker, without waiting:
+  /// returns at once, and `done` later runs on `reply_on` (the controlling thread's context) with
+  /// their sum. Takes complete in the order they were made. A take still outstanding when the
+  /// engine is destroyed is dropped; after finish() every take made before it has been posted.
+  void take_interval(boost::asio::io_context& reply_on,
+                     std::function<void(std::vector<SlotStats>)> done);
 
   /// Used by workers.
   void worker_finished_txn(std::size_t txn);
@@ -108,6 +116,7 @@ class Engine {
   std::map<std::uint16_t, std::uint16_t> listener_ports_;
   boost::asio::io_context* control_ = nullptr;
   std::unique_ptr<boost::asio::steady_timer> quiesce_timer_;
+  std::uint64_t quiesce_generation_ = 0;  ///< which end_txn() the pending poll belongs to
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for late timer handlers
   std::atomic<std::size_t> workers_pending_{0};
   std::atomic<bool> stopped_{false};

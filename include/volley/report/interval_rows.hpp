@@ -9,12 +9,10 @@
 #include <vector>
 
 #include "volley/report/run_report.hpp"
-#include "volley/stats/latency_histogram.hpp"
 
 namespace volley::report {
 
-/// One transaction over one interval. `latency` points into the IntervalSample it was made from.
-/// Thread: any (value type, valid while that sample lives).
+/// One transaction over one interval. Thread: any (value type).
 struct IntervalTxnRow {
   std::size_t group = 0;
   std::size_t txn = 0;     ///< The barrier step (transaction index).
@@ -26,8 +24,8 @@ struct IntervalTxnRow {
   std::uint64_t bytes = 0;         ///< Bytes read + written.
   std::uint64_t errors = 0;        ///< Errors of every kind.
   std::uint64_t expired = 0;
-  double seconds = 0;                                ///< The interval's length.
-  const stats::LatencyHistogram* latency = nullptr;  ///< Per iteration, ns.
+  double seconds = 0;      ///< The interval's length.
+  LatencySummary latency;  ///< Per iteration, ns.
 
   [[nodiscard]] double per_s(std::uint64_t n) const {
     return seconds > 0 ? static_cast<double>(n) / seconds : 0;

@@ -30,16 +30,42 @@ struct SideReport {
   std::optional<sampling::CpuUsage> cpu;  ///< over the timed part (see RunReport::timed_steps)
   std::optional<sampling::NicRates> nic;  ///< over the timed part
   nlohmann::json system;  ///< sampling::read_system_snapshot() of that host; null when unknown
+  /// A slave without results: why ("lost slave X: ...", "did not report...", "the run stopped
+  /// before its results were asked for"). Empty when the side reported. A missing side's
+  /// `result` is empty and must be shown as missing, never as zeros.
+  std::string missing;
 };
 
-/// One interval of the master's time series: the counters of every stat slot (indexed like
-/// engine::Plan::slots) gathered during [start, start + length).
+/// A few percentiles of one latency distribution, ns (0 when `count` is 0).
+struct LatencySummary {
+  std::uint64_t count = 0;
+  std::uint64_t p50_ns = 0;
+  std::uint64_t p99_ns = 0;
+};
+
+/// One transaction over one interval: its iterations and latency from its transaction slot, its
+/// operations, bytes, errors and expired added up over its flowop slots.
+struct IntervalTxnCounters {
+  std::uint64_t transactions = 0;
+  std::uint64_t ops = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t errors = 0;
+  std::uint64_t expired = 0;
+  LatencySummary latency;  ///< per iteration
+};
+
+/// One interval of the master's time series, gathered during [start, start + length). It keeps
+/// counters and percentiles only (a few dozen bytes per transaction), so a long run's series
+/// stays small; the full histograms go to the latency log as intervals happen, if asked for.
 struct IntervalSample {
   std::int64_t start_unix_ns = 0;
   std::chrono::nanoseconds since_run_start{0};
   std::chrono::nanoseconds length{0};
   std::size_t step = 0;  ///< the transaction index (barrier step) running at the end of it
-  std::vector<engine::SlotStats> slots;
+  /// One entry per transaction slot, in slot order (see RunReport::slot_names).
+  std::vector<IntervalTxnCounters> txns;
+  /// The iteration latency of every transaction of `step` merged (the live line's p50/p99).
+  LatencySummary step_latency;
 };
 
 /// Where each stat slot belongs, so interval rows can name their transaction.
@@ -49,6 +75,8 @@ struct SlotName {
   std::optional<std::size_t> flowop;
   bool uncorrected = false;
   std::string name;  ///< "group0/txn2" or "group0/txn2/read"
+  /// Flowop slots: the remotehost its connection goes to ("" for think, nop, or when unknown).
+  std::string host;
 };
 
 struct RunReport {
@@ -116,6 +144,10 @@ Totals all_totals(const engine::RunResult& result);
 /// --start-at: how far the first timed step's release was from the requested time (positive:
 /// late), ns; nullopt without --start-at or when no timed step ran.
 [[nodiscard]] std::optional<std::int64_t> start_offset_ns(const RunReport& report);
+/// The compact form of one interval's slot counters (indexed like `slot_names`): what the series
+/// keeps. `step` is the step running at the end of the interval.
+void summarize_interval(const std::vector<SlotName>& slot_names,
+                        const std::vector<engine::SlotStats>& slots, IntervalSample& sample);
 /// Whether barrier step `step` is one of `report.timed_steps`.
 [[nodiscard]] bool is_timed_step(const RunReport& report, std::size_t step);
 

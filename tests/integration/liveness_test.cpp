@@ -1,0 +1,247 @@
+// Profiles outside the ping-pong happy path, end to end through the real CLI: each must run and
+// end on both sides (cooperative strands, cuts that reach every state), with random sizes drawn
+// alike on every host and uperf's connection pool semantics. Every bound below is a hang guard.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "support/net.hpp"
+#include "support/paths.hpp"
+#include "support/process.hpp"
+#include "support/temp_dir.hpp"
+
+namespace volley::test {
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+json read_json(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  return json::parse(in, nullptr, false);
+}
+
+/// Runs `profile` with --local and returns its JSON document (discarded on a failure to run).
+json run_local(const TempDir& dir, const std::string& xml, std::vector<std::string> extra = {},
+               std::chrono::milliseconds limit = 60s) {
+  const auto profile = dir.write("p.xml", xml);
+  const auto out = dir.path() / "r.json";
+  std::vector<std::string> args{"run", profile, "--local", "--json", out, "-q"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  const auto r = run_volley(args, limit);
+  EXPECT_FALSE(r.timed_out) << "the run hung:\n" << r.err;
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return read_json(out);
+}
+
+enum class Ops { kEqual, kNotCompared };
+
+/// Every slave moved the bytes (and did the ops) the master did. A slave does not run the `nop`
+/// or `think` of a duration step that has nothing else (nothing paces it), so such profiles
+/// compare bytes only.
+void expect_sides_agree(const json& doc, Ops ops = Ops::kEqual) {
+  ASSERT_FALSE(doc.is_discarded());
+  EXPECT_EQ(doc["status"], "ok") << doc["failure"];
+  ASSERT_GE(doc["comparison"].size(), 1U);
+  for (const auto& c : doc["comparison"]) {
+    EXPECT_EQ(c["master_bytes"], c["slave_bytes"]) << c.dump();
+    if (ops == Ops::kEqual) {
+      EXPECT_EQ(c["master_ops"], c["slave_ops"]) << c.dump();
+    }
+  }
+}
+
+/// The slave's step ended with the master's: a hang guard with seconds of slack, not a timing.
+void expect_slave_step_ended_with_master(const json& doc, std::size_t txn) {
+  ASSERT_FALSE(doc.is_discarded());
+  const double master = doc["groups"][0]["transactions"][txn]["elapsed_s"].get<double>();
+  for (const auto& slave : doc["slaves"]) {
+    const double s = slave["groups"][0]["transactions"][txn]["elapsed_s"].get<double>();
+    EXPECT_LT(s, master + 5.0) << "the slave's step outlived the master's by " << s - master << " s";
+  }
+}
+
+std::uint64_t iterations(const json& doc, std::size_t group, std::size_t txn) {
+  return doc["groups"][group]["transactions"][txn]["transactions"].get<std::uint64_t>();
+}
+
+TEST(Liveness, NopDurationAfterConnectEndsOnBothSides) {
+  TempDir dir;
+  const json doc = run_local(dir, R"XML(<?xml version="1.0"?>
+<profile name="nop">
+  <group nthreads="2">
+    <transaction iterations="1"><flowop type="connect" options="remotehost=$h protocol=tcp"/></transaction>
+    <transaction duration="1s"><flowop type="nop"/></transaction>
+    <transaction iterations="1"><flowop type="disconnect"/></transaction>
+  </group>
+</profile>
+)XML", {"--slave-workers", "1"});
+  expect_sides_agree(doc, Ops::kNotCompared);
+  EXPECT_GT(iterations(doc, 0, 1), 0U);
+  expect_slave_step_ended_with_master(doc, 1);
+}
+
+TEST(Liveness, SlaveMirrorOfShortThinkQuiesces) {
+  TempDir dir;
+  const json doc = run_local(dir, R"XML(<?xml version="1.0"?>
+<profile name="think">
+  <group nthreads="16">
+    <transaction iterations="1"><flowop type="connect" options="remotehost=$h protocol=tcp"/></transaction>
+    <transaction duration="1s"><flowop type="think" options="duration=1ms"/></transaction>
+    <transaction iterations="1"><flowop type="disconnect"/></transaction>
+  </group>
+</profile>
+)XML");
+  expect_sides_agree(doc, Ops::kNotCompared);
+  EXPECT_GT(iterations(doc, 0, 1), 0U);
+  expect_slave_step_ended_with_master(doc, 1);
+}
+
+TEST(Liveness, BusyStrandDoesNotStarveAnotherGroupOnOneWorker) {
+  TempDir dir;
+  const json doc = run_local(dir, R"XML(<?xml version="1.0"?>
+<profile name="starve">
+  <group nthreads="1" name="spinner">
+    <transaction iterations="1"><flowop type="nop"/></transaction>
+    <transaction duration="1500ms"><flowop type="think" options="duration=10s busy"/></transaction>
+  </group>
+  <group nthreads="1" name="nop">
+    <transaction iterations="1"><flowop type="nop"/></transaction>
+    <transaction duration="1500ms"><flowop type="nop"/></transaction>
+  </group>
+  <group nthreads="1" name="pingpong">
+    <transaction iterations="1"><flowop type="connect" options="remotehost=$h protocol=tcp"/></transaction>
+    <transaction duration="1500ms">
+      <flowop type="write" options="size=64"/><flowop type="read" options="size=64"/>
+    </transaction>
+  </group>
+</profile>
+)XML", {"--workers", "1", "--slave-workers", "1", "-i", "250ms"});
+  expect_sides_agree(doc, Ops::kNotCompared);
+  EXPECT_GT(iterations(doc, 1, 1), 0U);
+  EXPECT_GT(iterations(doc, 2, 1), 0U);
+  // The control thread kept sampling while a strand spun: the 1.5 s step is spread over several
+  // intervals, not lumped into one.
+  std::size_t with_pingpong = 0;
+  for (const auto& interval : doc["intervals"]) {
+    for (const auto& t : interval["transactions"]) {
+      if (t["name"].get<std::string>().starts_with("pingpong/") && t["transactions"].get<std::uint64_t>() > 0) {
+        ++with_pingpong;
+      }
+    }
+  }
+  EXPECT_GE(with_pingpong, 3U);
+}
+
+TEST(Liveness, TimedOutLargeWriteCountsItsBytesOnBothSides) {
+  // The slave does not pace (rate= is the master's): with its own timeout= it used to run its
+  // three reads back to back, stop reading, and count fewer bytes than the master sent.
+  TempDir dir;
+  const json doc = run_local(dir, R"XML(<?xml version="1.0"?>
+<profile name="timeout">
+  <group nthreads="1">
+    <transaction iterations="1"><flowop type="connect" options="remotehost=$h protocol=tcp wndsz=64k"/></transaction>
+    <transaction iterations="3" rate="5"><flowop type="write" options="size=512m timeout=50ms canfail"/></transaction>
+    <transaction iterations="1"><flowop type="disconnect"/></transaction>
+  </group>
+</profile>
+)XML");
+  ASSERT_FALSE(doc.is_discarded());
+  const auto& write = doc["groups"][0]["transactions"][1]["flowops"][0];
+  EXPECT_EQ(write["errors"]["timed_out"].get<std::uint64_t>(), 3U) << write.dump();
+  EXPECT_GT(write["bytes"].get<std::uint64_t>(), 0U);
+  expect_sides_agree(doc);
+}
+
+/// Two `volley serve` on 127.0.0.1 and 127.0.0.2 (one port), stopped by PID at the end.
+class TwoSlaves {
+ public:
+  TwoSlaves()
+      : port_(free_port()),
+        first_({VOLLEY_BINARY, "serve", "--listen", fmt::format("127.0.0.1:{}", port_), "-q"}),
+        second_({VOLLEY_BINARY, "serve", "--listen", fmt::format("127.0.0.2:{}", port_), "-q"}) {
+    for (int i = 0; i < 200 && !(accepts_connections("127.0.0.1", port_) && accepts_connections("127.0.0.2", port_)); ++i) {
+      std::this_thread::sleep_for(20ms);
+    }
+  }
+  ~TwoSlaves() {
+    first_.signal(SIGTERM);
+    second_.signal(SIGTERM);
+    first_.wait(5s);
+    second_.wait(5s);
+  }
+  [[nodiscard]] std::string port() const { return std::to_string(port_); }
+
+ private:
+  std::uint16_t port_;
+  Process first_;
+  Process second_;
+};
+
+TEST(Liveness, OneStrandTwoHostsRandomSizesAgree) {
+  TempDir dir;
+  TwoSlaves slaves;
+  const auto profile = dir.write("two.xml", R"XML(<?xml version="1.0"?>
+<profile name="rand two hosts">
+  <group nthreads="2">
+    <transaction iterations="1">
+      <flowop type="connect" options="remotehost=$a protocol=tcp conn=1"/>
+      <flowop type="connect" options="remotehost=$b protocol=tcp conn=2"/>
+    </transaction>
+    <transaction duration="1s">
+      <flowop type="write" options="size=rand(64,4096) conn=1"/>
+      <flowop type="read" options="size=rand(64,4096) conn=1"/>
+      <flowop type="write" options="size=rand(64,4096) conn=2"/>
+      <flowop type="read" options="size=rand(64,4096) conn=2"/>
+    </transaction>
+    <transaction iterations="1">
+      <flowop type="disconnect" options="conn=1"/>
+      <flowop type="disconnect" options="conn=2"/>
+    </transaction>
+  </group>
+</profile>
+)XML");
+  const auto out = dir.path() / "r.json";
+  const auto r = run_volley({"run", profile, "-P", slaves.port(), "--set", "a=127.0.0.1", "--set",
+                             "b=127.0.0.2", "--json", out, "-q"},
+                            60s);
+  ASSERT_FALSE(r.timed_out) << r.err;
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json doc = read_json(out);
+  ASSERT_FALSE(doc.is_discarded());
+  EXPECT_GT(iterations(doc, 0, 1), 10U);
+  std::uint64_t slave_bytes = 0;
+  for (const auto& slave : doc["slaves"]) slave_bytes += slave["totals"]["bytes"].get<std::uint64_t>();
+  EXPECT_EQ(slave_bytes, doc["totals"]["bytes"].get<std::uint64_t>());
+}
+
+/// uperf's own profiles (tests/data/profiles/uperf/) run with equal counts on both sides.
+class UperfProfile : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(UperfProfile, RunsWithEqualCounts) {
+  TempDir dir;
+  const std::string xml = read_file(data_dir() / "profiles" / "uperf" / GetParam());
+  const json doc = run_local(dir, xml, {"--set", "h=127.0.0.1"});
+  expect_sides_agree(doc);
+  EXPECT_EQ(doc["totals"]["errors"]["total"].get<std::uint64_t>(), 0U);
+  EXPECT_EQ(doc["totals"]["connections_requested"], doc["totals"]["connections_established"]);
+  EXPECT_GT(doc["totals"]["connections_established"].get<std::uint64_t>(), 0U);
+}
+
+INSTANTIATE_TEST_SUITE_P(Uperf, UperfProfile,
+                         ::testing::Values("disconnect_iter.xml", "accept-tcp.xml", "canfail.xml"),
+                         [](const auto& param_info) {
+                           std::string name = param_info.param.substr(0, param_info.param.find('.'));
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace volley::test

@@ -1,0 +1,92 @@
+// Honest status: what makes a run that ended without an error still not "ok".
+#include "volley/report/result_checks.hpp"
+
+#include <gtest/gtest.h>
+
+#include "report/report_fixture.hpp"
+
+namespace volley::report {
+namespace {
+
+/// The fixture with an exact mirror as its slave and no errors: a correct run.
+RunReport correct_run() {
+  RunReport r = testing::make_report();
+  for (auto& g : r.master.result.groups) {
+    for (auto& t : g.transactions) {
+      for (auto& f : t.flowops) {
+        f.stats.counters.errors = {};
+        f.stats.counters.expired = 0;
+      }
+    }
+  }
+  engine::RunResult mirror = r.master.result;
+  for (auto& g : mirror.groups) {
+    for (auto& t : g.transactions) {
+      for (auto& f : t.flowops) std::swap(f.stats.counters.bytes_read, f.stats.counters.bytes_written);
+    }
+  }
+  r.slaves[0].result = std::move(mirror);
+  return r;
+}
+
+engine::SlotCounters& rr_read(engine::RunResult& r) {
+  return r.groups[0].transactions[1].flowops[1].stats.counters;
+}
+
+TEST(ResultChecks, CorrectRunHasNoProblem) {
+  EXPECT_EQ(find_result_problem(correct_run(), false), "");
+}
+
+TEST(ResultChecks, TimedStepWithNoTransactionIsNotOk) {
+  RunReport r = correct_run();
+  for (auto& g : r.master.result.groups) g.transactions[1].stats.counters.ops = 0;
+  EXPECT_EQ(find_result_problem(r, false),
+            "timed step 1 completed 0 transactions (--allow-empty accepts that)");
+  EXPECT_EQ(find_result_problem(r, true), "");
+}
+
+TEST(ResultChecks, GroupWithNoIterationIsNotOk) {
+  RunReport r = correct_run();
+  r.master.result.groups[1].transactions[1].stats.counters.ops = 0;  // g0 still works
+  EXPECT_EQ(find_result_problem(r, false),
+            "group 'g1' completed no iteration of transaction 'stream' (step 1) (--allow-empty "
+            "accepts that)");
+  EXPECT_EQ(find_result_problem(r, true), "");
+  // A group with no strands on this side is not expected to do anything.
+  r.master.result.groups[1].strands = 0;
+  EXPECT_EQ(find_result_problem(r, false), "");
+}
+
+TEST(ResultChecks, SlaveReadLessThanTheMasterWroteIsNotOk) {
+  RunReport r = correct_run();
+  r.slaves[0].result.groups[1].transactions[1].flowops[0].stats.counters.bytes_read -= 100;
+  const std::string problem = find_result_problem(r, true);  // never excused by --allow-empty
+  EXPECT_NE(problem.find("bytes disagree with slave slave1: the master wrote"), std::string::npos)
+      << problem;
+}
+
+TEST(ResultChecks, MasterReadingLessIsExplainedOnlyByACut) {
+  RunReport r = correct_run();
+  rr_read(r.master.result).bytes_read -= 512;  // a read cut with 512 bytes still in flight
+  EXPECT_NE(find_result_problem(r, false).find("with no operation of the master cut"),
+            std::string::npos);
+  rr_read(r.master.result).expired = 1;
+  EXPECT_EQ(find_result_problem(r, false), "");
+  // Reading more than the slave wrote is never explained.
+  rr_read(r.master.result).bytes_read += 1024;
+  EXPECT_NE(find_result_problem(r, false).find("more than was written"), std::string::npos);
+}
+
+TEST(ResultChecks, ErrorsOrMissingSlavesSkipTheByteRule) {
+  RunReport r = correct_run();
+  r.slaves[0].result.groups[1].transactions[1].flowops[0].stats.counters.bytes_read -= 100;
+  rr_read(r.master.result).errors[0] = 1;  // canfail let the run go on after a reset
+  EXPECT_EQ(find_result_problem(r, false), "");
+  r = correct_run();
+  r.slaves[0].result = {};
+  r.slaves[0].missing = "lost slave slave1: reset";
+  EXPECT_EQ(find_result_problem(r, false), "");
+}
+
+}  // namespace
+}  // namespace volley::report
