@@ -8,6 +8,7 @@ packages=(
   libpugixml-dev libboost1.81-dev libfmt-dev nlohmann-json3-dev libcli11-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   iproute2 procps
+  dpkg-dev man-db python3-yaml   # packaging (dpkg-shlibdeps), man page and manifest checks
 )
 
 missing=()

@@ -115,7 +115,7 @@ void read_snapshots(const json& doc, Series& s) {
 SeriesParse series_from_document(const json& doc) {
   if (!doc.is_object()) return fail("not a volley result document (expected a JSON object)");
   const auto kind = doc.find("kind");
-  if (kind == doc.end()) {
+  if (kind == doc.end() || *kind == "merge") {  // a run, or masters merged into one (`merge`)
     if (!looks_like_run(doc)) {
       return fail(
           "not a volley result document (no \"kind\", and no \"status\"/\"totals\" of a run)");

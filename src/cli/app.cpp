@@ -16,8 +16,10 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "volley/cli/command_line.hpp"
 #include "volley/cli/commands.hpp"
 #include "volley/cli/options.hpp"
+#include "volley/core/build_info.hpp"
 #include "volley/core/exit_code.hpp"
 
 namespace volley::cli {
@@ -42,13 +44,13 @@ void add_variable_options(CLI::App& cmd, std::vector<std::string>& set, bool& st
 
 }  // namespace
 
-int App::main(int argc, char** argv) {
-  CLI::App app{
+void define_command_line(CLI::App& app, CommandLine& cl) {
+  app.description(
       "volley: a network workload generator. It reads a uperf-style XML profile, runs it against a\n"
       "slave (`volley serve`) that mirrors it, and reports transactions/s, throughput, latency\n"
-      "percentiles and CPU on both ends.",
-      "volley"};
-  app.set_version_flag("--version", std::string("volley ") + VOLLEY_VERSION);
+      "percentiles and CPU on both ends.");
+  app.name("volley");
+  app.set_version_flag("--version", core::version_line());
   app.require_subcommand(1);
   app.footer(
       "Examples:\n"
@@ -58,7 +60,7 @@ int App::main(int argc, char** argv) {
       "  volley check profiles/*.xml\n"
       "uperf's `volley -m PROFILE` and `volley -s` work too.");
 
-  RunOptions run;
+  RunOptions& run = cl.run;
   auto* run_cmd = app.add_subcommand("run", "Run a profile as the master (uperf: -m PROFILE)");
   run_cmd->add_option("profile", run.profile, "The profile (XML)")->required()->check(CLI::ExistingFile);
   add_variable_options(*run_cmd, run.set, run.strict);
@@ -86,6 +88,11 @@ int App::main(int argc, char** argv) {
   run_cmd->add_option("--latency-log", run.latency_log, "Write the latency histograms to FILE")->type_name("FILE");
   run_cmd->add_option("--connect-timeout", run.connect_timeout, "How long to wait for a slave")
       ->capture_default_str();
+  run_cmd->add_option("--start-at", run.start_at,
+                      "Start the timed steps at this wall-clock TIME (RFC 3339, e.g. "
+                      "2026-11-23T12:00:00Z, or Unix seconds, e.g. 1795000000.5), so several masters "
+                      "run together; at most 24 h ahead")
+      ->type_name("TIME");
   run_cmd->add_option("--step-grace", run.step_grace,
                       "After the master ends a step, how long a slave may take to end it before "
                       "it is named and the run fails")
@@ -102,26 +109,40 @@ int App::main(int argc, char** argv) {
                     "Do not time operations (no percentiles): measures what latency recording costs");
   run_cmd->footer("Example:\n  volley run profiles/pingpong.xml --local --set t=16 --json result.json");
 
-  ServeOptions serve;
+  cl.run_cmd = run_cmd;
+
+  ServeOptions& serve = cl.serve;
   auto* serve_cmd = app.add_subcommand("serve", "Serve masters as a slave (uperf: -s)");
   add_serve_options(*serve_cmd, serve);
 
-  CheckOptions check;
+  cl.serve_cmd = serve_cmd;
+
+  CheckOptions& check = cl.check;
   auto* check_cmd = app.add_subcommand("check", "Validate profiles and print every problem");
   check_cmd->add_option("profiles", check.profiles, "Profiles to check")->required();
   add_variable_options(*check_cmd, check.set, check.strict);
   check_cmd->footer("Example:\n  volley check profiles/*.xml --set h=127.0.0.1 --set t=1\n"
                     "Exit status: 0 all valid, 2 some profile has errors.");
 
-  CheckOptions dump;
+  cl.check_cmd = check_cmd;
+
+  CheckOptions& dump = cl.dump;
   auto* dump_cmd = app.add_subcommand("dump", "Print a resolved profile and each slave's mirrored view");
   dump_cmd->add_option("profile", dump.profiles, "The profile")->required()->expected(1);
   add_variable_options(*dump_cmd, dump.set, dump.strict);
   dump_cmd->add_option("--host", dump.host, "Only the view of the slave serving this remotehost");
   dump_cmd->footer("Example:\n  volley dump profiles/pingpong.xml --set h=127.0.0.1 --set t=2");
 
-  SweepCompareOptions sweep_compare;
-  add_sweep_and_compare(app, sweep_compare);
+  cl.dump_cmd = dump_cmd;
+
+  add_sweep_and_compare(app, cl.sweep_compare);
+  cl.merge_cmd = add_merge(app, cl.merge);
+}
+
+int App::main(int argc, char** argv) {
+  CLI::App app;
+  CommandLine cl;
+  define_command_line(app, cl);
 
   auto args = translate_uperf_aliases(argc, argv);
   std::reverse(args.begin(), args.end());  // CLI11 takes a reversed vector
@@ -131,11 +152,12 @@ int App::main(int argc, char** argv) {
     const int rc = app.exit(e);
     return rc == 0 ? core::to_int(core::ExitCode::kOk) : core::to_int(core::ExitCode::kBadInput);
   }
-  if (run_cmd->parsed()) return run_command(run, argc, argv);
-  if (serve_cmd->parsed()) return serve_command(serve);
-  if (check_cmd->parsed()) return check_command(check);
-  if (dump_cmd->parsed()) return dump_command(dump);
-  return sweep_or_compare_command(app, sweep_compare);
+  if (cl.run_cmd->parsed()) return run_command(cl.run, argc, argv);
+  if (cl.serve_cmd->parsed()) return serve_command(cl.serve);
+  if (cl.check_cmd->parsed()) return check_command(cl.check);
+  if (cl.dump_cmd->parsed()) return dump_command(cl.dump);
+  if (cl.merge_cmd->parsed()) return merge_command(cl.merge);
+  return sweep_or_compare_command(app, cl.sweep_compare);
 }
 
 }  // namespace volley::cli

@@ -22,6 +22,7 @@
 #include "volley/core/exit_code.hpp"
 #include "volley/core/limits.hpp"
 #include "volley/core/units.hpp"
+#include "volley/core/wall_time.hpp"
 #include "volley/report/csv_report.hpp"
 #include "volley/report/json_report.hpp"
 #include "volley/report/latency_log.hpp"
@@ -106,6 +107,17 @@ int run_command(const RunOptions& options, int argc, char** argv) {
               << (connect_timeout.error.empty() ? "must be more than 0" : connect_timeout.error) << "\n";
     return core::to_int(core::ExitCode::kBadInput);
   }
+  std::optional<std::int64_t> start_at;
+  if (!options.start_at.empty()) {
+    const core::WallTimeParse parsed = core::parse_wall_time(options.start_at);
+    std::string problem = parsed.error;
+    if (parsed.unix_ns) problem = core::check_start_time(*parsed.unix_ns, core::unix_now_ns());
+    if (!problem.empty()) {
+      std::cerr << "volley: --start-at " << options.start_at << ": " << problem << "\n";
+      return core::to_int(core::ExitCode::kBadInput);
+    }
+    start_at = parsed.unix_ns;
+  }
   // Both bound how long a run can wait on a slave; 0 would fail every run.
   std::chrono::milliseconds step_grace{};
   std::chrono::milliseconds link_timeout{};
@@ -157,6 +169,7 @@ int run_command(const RunOptions& options, int argc, char** argv) {
   request.slave_workers = options.slave_workers;
   request.interval = *interval.value;
   request.record_latency = !options.no_latency;
+  request.start_at_unix_ns = start_at;
   request.connect_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(*connect_timeout.value);
   request.step_grace = step_grace;
   request.link_timeout = link_timeout;
@@ -187,6 +200,11 @@ int run_command(const RunOptions& options, int argc, char** argv) {
   text << fmt::format("volley {}: running profile '{}' ({})\n", VOLLEY_VERSION, profile.name,
                       options.local ? fmt::format("local slave on 127.0.0.1:{}", local.port())
                                     : fmt::format("{} slave(s)", request.slaves.size()));
+  if (start_at) {
+    text << fmt::format("volley: the timed steps start at {} (in {:.3f} s)\n",
+                        report::iso8601_utc_ms(*start_at),
+                        static_cast<double>(*start_at - core::unix_now_ns()) / 1e9);
+  }
   report::RunReport result = run_once(request);
   if (tty && !options.quiet) text << '\n';
   local.stop();

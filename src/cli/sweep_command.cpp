@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -204,9 +205,9 @@ int sweep_command(const SweepOptions& options) {
     }
   };
   emit(options.json, [&] {
-    return analysis::make_sweep_document(info, points)
-               .dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
-           "\n";
+    std::ostringstream out;
+    report::write_pretty_json(analysis::make_sweep_document(info, points), out);
+    return out.str();
   });
   emit(options.html, [&] {
     analysis::Series series;

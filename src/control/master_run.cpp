@@ -11,6 +11,7 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/system_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <fmt/format.h>
 
@@ -304,6 +305,24 @@ awaitable<void> MasterRun::run() {
     co_return st.failure.empty();
   };
 
+  // --start-at: holds the first timed step until the wall clock reaches `at_ns`, still handling
+  // events meanwhile (pings keep the slaves from timing out; a lost slave or Ctrl-C ends it).
+  auto wait_for_wall_clock = [&](std::int64_t at_ns) -> awaitable<bool> {
+    auto reached = std::make_shared<bool>(false);
+    asio::system_timer timer(context_);
+    timer.expires_at(std::chrono::system_clock::time_point(
+        std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::nanoseconds(at_ns))));
+    timer.async_wait([&st, reached](const boost::system::error_code& ec) {
+      if (ec) return;
+      *reached = true;
+      st.events.push(Tick{});
+    });
+    const bool ok = co_await wait_until([&] { return *reached; }, std::chrono::hours(25), "the start time");
+    timer.cancel();
+    co_await asio::post(context_, asio::use_awaitable);  // let a cancelled handler finish
+    co_return ok;
+  };
+
   // A step bounded by a duration ends on the master by its deadline plus the engine's drain grace;
   // beyond that plus step_grace something is broken, and the run says so instead of waiting.
   // A step bounded by iterations takes as long as its work does.
@@ -480,9 +499,14 @@ awaitable<void> MasterRun::run() {
     if (settings_.interval.count() > 0) arm_interval();
 
     for (std::size_t step = 0; step < st.plan->txn_count && st.failure.empty(); ++step) {
-      st.current_step = step;
       const bool first_timed = step == report_.timed_steps.front();
       const bool last_timed = step == report_.timed_steps.back();
+      if (first_timed && settings_.start_at_unix_ns) {
+        // Before current_step moves on, so intervals while waiting are not the timed step's.
+        report_.start_at_unix_ns = settings_.start_at_unix_ns;
+        if (!co_await wait_for_wall_clock(*settings_.start_at_unix_ns)) break;
+      }
+      st.current_step = step;
       if (first_timed) {
         st.cpu_before = sampling::sample_cpu();
         st.nic_before = sampling::sample_nics();

@@ -46,6 +46,13 @@ std::string run_header_section(const RunReport& report) {
                      std::chrono::duration<double>(report.duration).count());
   out += fmt::format("  workers {}  seed {}  timed steps {}\n", report.workers, report.seed,
                      steps_text(report.timed_steps));
+  if (report.start_at_unix_ns) {
+    const auto offset = start_offset_ns(report);
+    out += fmt::format("  start at {}: timed part {}\n", iso8601_utc_ms(*report.start_at_unix_ns),
+                       offset ? fmt::format("began {:+.3f} ms from it",
+                                            static_cast<double>(*offset) / 1e6)
+                              : std::string("did not begin"));
+  }
   if (!report.failure.empty()) out += fmt::format("  failure: {}\n", report.failure);
   const auto& samples = report.master.result.error_samples;
   if (!samples.empty()) {

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
+#include <functional>
 #include <ostream>
 
 #include "volley/report/comparison.hpp"
@@ -21,7 +23,8 @@ json optional_number(const std::optional<double>& v) { return v ? json(*v) : jso
 
 json string_or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
 
-/// {count, min, mean, stddev, p50, p90, p99, p99_9, p99_99, max}, ns.
+}  // namespace
+
 json latency_json(const stats::LatencyHistogram& h) {
   return json{{"count", h.count()},
               {"min", h.min()},
@@ -32,8 +35,11 @@ json latency_json(const stats::LatencyHistogram& h) {
               {"p99", h.percentile(99)},
               {"p99_9", h.percentile(99.9)},
               {"p99_99", h.percentile(99.99)},
-              {"max", h.max()}};
+              {"max", h.max()},
+              {"histogram", h}};
 }
+
+namespace {
 
 /// Only the kinds that occurred, plus "total".
 json sparse_errors_json(const engine::SlotCounters& c) {
@@ -70,10 +76,12 @@ json flowop_json(const engine::FlowopResult& f, double seconds) {
               {"latency_ns", latency_json(f.stats.latency)}};
 }
 
-json transaction_json(const engine::TxnResult& t, std::size_t step, double seconds) {
+json transaction_json(const engine::TxnResult& t, std::size_t step, double seconds,
+                      std::int64_t start_unix_ns) {
   const engine::SlotCounters ops = flowop_counters(t);
   json j = json{{"name", t.name},
                 {"step", step},
+                {"start_unix_ns", start_unix_ns != 0 ? json(start_unix_ns) : json(nullptr)},
                 {"elapsed_s", seconds},
                 {"transactions", t.stats.counters.ops},
                 {"transactions_per_s", per_s(t.stats.counters.ops, seconds)},
@@ -96,7 +104,10 @@ json groups_json(const engine::RunResult& result) {
   for (const auto& g : result.groups) {
     json txns = json::array();
     for (std::size_t step = 0; step < g.transactions.size(); ++step) {
-      txns.push_back(transaction_json(g.transactions[step], step, window_seconds(result, step)));
+      const std::int64_t start =
+          step < result.windows.size() ? result.windows[step].start_unix_ns : 0;
+      txns.push_back(
+          transaction_json(g.transactions[step], step, window_seconds(result, step), start));
     }
     groups.push_back(json{{"name", g.name}, {"strands", g.strands}, {"transactions", txns}});
   }
@@ -198,6 +209,17 @@ json intervals_json(const RunReport& report) {
   return out;
 }
 
+/// --start-at: the requested time and how far from it the first timed step was released.
+json start_at_json(const RunReport& report) {
+  if (!report.start_at_unix_ns) return nullptr;
+  const auto started = timed_start_unix_ns(report);
+  const auto offset = start_offset_ns(report);
+  return json{{"requested", iso8601_utc_ms(*report.start_at_unix_ns)},
+              {"requested_unix_ns", *report.start_at_unix_ns},
+              {"actual_unix_ns", started ? json(*started) : json(nullptr)},
+              {"offset_ns", offset ? json(*offset) : json(nullptr)}};
+}
+
 }  // namespace
 
 std::string iso8601_utc_ms(std::int64_t unix_ns) {
@@ -233,6 +255,7 @@ json to_json_document(const RunReport& report) {
   doc["start_unix_ns"] = report.start_unix_ns != 0 ? json(report.start_unix_ns) : json(nullptr);
   doc["duration_s"] = std::chrono::duration<double>(report.duration).count();
   doc["timed_steps"] = report.timed_steps;
+  doc["start_at"] = start_at_json(report);
   doc["groups"] = groups_json(report.master.result);
   doc["totals"] = totals_json(master_timed, report.master.result);
   json slaves = json::array();
@@ -264,9 +287,41 @@ json to_json_document(const RunReport& report) {
 }
 
 void write_json_document(const RunReport& report, std::ostream& out) {
+  write_pretty_json(to_json_document(report), out);
+}
+
+void write_pretty_json(const nlohmann::json& j, std::ostream& out) {
   // Invalid UTF-8 (a name from a hand-edited profile) is replaced rather than thrown on.
-  out << to_json_document(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
-      << '\n';
+  const auto compact = [](const json& v) {
+    return v.dump(-1, ' ', false, json::error_handler_t::replace);
+  };
+  const auto scalar = [](const json& v) { return !v.is_structured(); };
+  // An array of scalars, or of arrays of scalars (histogram buckets), fits on one line; dump(2)
+  // would spend four lines per bucket and make documents six times larger.
+  const auto one_line = [&](const json& v) {
+    return std::all_of(v.begin(), v.end(), [&](const json& e) {
+      return scalar(e) || (e.is_array() && std::all_of(e.begin(), e.end(), scalar));
+    });
+  };
+  std::function<void(const json&, std::size_t)> write = [&](const json& v, std::size_t depth) {
+    const bool object = v.is_object();
+    if (v.empty() || !v.is_structured() || (!object && one_line(v))) {
+      out << compact(v);
+      return;
+    }
+    const std::string inner(2 * (depth + 1), ' ');
+    out << (object ? "{\n" : "[\n");
+    bool first = true;
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      out << (first ? "" : ",\n") << inner;
+      first = false;
+      if (object) out << compact(json(it.key())) << ": ";
+      write(*it, depth + 1);
+    }
+    out << '\n' << std::string(2 * depth, ' ') << (object ? '}' : ']');
+  };
+  write(j, 0);
+  out << '\n';
 }
 
 }  // namespace volley::report

@@ -73,6 +73,20 @@ engine::SlotCounters flowop_counters(const engine::TxnResult& txn) {
   return sum;
 }
 
+std::optional<std::int64_t> timed_start_unix_ns(const RunReport& report) {
+  if (report.timed_steps.empty()) return std::nullopt;
+  const auto& windows = report.master.result.windows;
+  const std::size_t first = report.timed_steps.front();
+  if (first >= windows.size() || windows[first].start_unix_ns == 0) return std::nullopt;
+  return windows[first].start_unix_ns;
+}
+
+std::optional<std::int64_t> start_offset_ns(const RunReport& report) {
+  const auto started = timed_start_unix_ns(report);
+  if (!report.start_at_unix_ns || !started) return std::nullopt;
+  return *started - *report.start_at_unix_ns;
+}
+
 namespace {
 
 LatencySummary summary_of(const stats::LatencyHistogram& h) {

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "report/report_fixture.hpp"
+#include "volley/report/text_report.hpp"
 
 namespace volley::report {
 namespace {
@@ -51,6 +52,44 @@ TEST_F(JsonReport, TransactionRatesUseTheirStepWindow) {
   EXPECT_EQ(rr["expired"], 3);
   // The connect step took 1 s: its rate is 4/s, not 4/5.
   EXPECT_DOUBLE_EQ(g0["transactions"][0]["transactions_per_s"].get<double>(), 4.0);
+}
+
+TEST_F(JsonReport, StepsCarryTheirStartAndLatenciesTheirHistogram) {
+  const json& rr = doc_["groups"][0]["transactions"][1];
+  EXPECT_EQ(rr["start_unix_ns"], testing::kStartUnixNs + 1'000'000'000);
+  // The histogram reads back to exactly the one measured (volley merge relies on it).
+  EXPECT_EQ(stats::histogram_from_json(rr["latency_ns"]["histogram"]),
+            report_.master.result.groups[0].transactions[1].stats.latency);
+  EXPECT_EQ(stats::histogram_from_json(rr["flowops"][1]["latency_ns"]["histogram"]),
+            report_.master.result.groups[0].transactions[1].flowops[1].stats.latency);
+  EXPECT_TRUE(rr["latency_uncorrected_ns"].contains("histogram"));
+  EXPECT_TRUE(doc_["start_at"].is_null());
+}
+
+TEST(JsonPretty, ReadsBackEqualWithNumberArraysOnOneLine) {
+  const json j = to_json_document(testing::make_report());
+  std::ostringstream out;
+  write_pretty_json(j, out);
+  EXPECT_EQ(json::parse(out.str()), j);
+  EXPECT_NE(out.str().find("\"timed_steps\": [1],\n"), std::string::npos);
+  EXPECT_NE(out.str().find("\"buckets\": [["), std::string::npos);
+  std::ostringstream plain;
+  write_pretty_json(json{{"a", json::array()}, {"b", json::object()}, {"c", {{{"x", 1}}}}}, plain);
+  EXPECT_EQ(plain.str(), "{\n  \"a\": [],\n  \"b\": {},\n  \"c\": [\n    {\n      \"x\": 1\n    }\n  ]\n}\n");
+}
+
+TEST_F(JsonReport, StartAtRecordsHowFarTheTimedPartBeganFromIt) {
+  RunReport r = testing::make_report();
+  r.start_at_unix_ns = testing::kStartUnixNs + 1'000'000'000 - 250'000;  // 0.25 ms before
+  const json doc = to_json_document(r);
+  EXPECT_EQ(doc["start_at"]["requested"], "2023-11-14T22:13:21.123Z");
+  EXPECT_EQ(doc["start_at"]["requested_unix_ns"], *r.start_at_unix_ns);
+  EXPECT_EQ(doc["start_at"]["actual_unix_ns"], testing::kStartUnixNs + 1'000'000'000);
+  EXPECT_EQ(doc["start_at"]["offset_ns"], 250'000);
+  const std::string text = format_final_report(r);
+  EXPECT_NE(text.find("start at 2023-11-14T22:13:21.123Z: timed part began +0.250 ms from it"),
+            std::string::npos)
+      << text;
 }
 
 TEST_F(JsonReport, LatencyPercentilesAreOrdered) {
@@ -195,11 +234,12 @@ TEST(JsonReportStatus, EmptyReportIsCompleteAndValid) {
   const json doc = json::parse(out.str());  // throws (fails the test) if invalid
   for (const char* key :
        {"schema_version", "volley_version", "status", "failure", "profile", "command_line", "seed",
-        "workers", "start_time", "start_unix_ns", "duration_s", "timed_steps", "groups", "totals",
-        "slaves", "comparison", "comparison_sum", "cpu", "nic", "system", "intervals"}) {
+        "workers", "start_time", "start_unix_ns", "duration_s", "timed_steps", "start_at", "groups",
+        "totals", "slaves", "comparison", "comparison_sum", "cpu", "nic", "system", "intervals"}) {
     EXPECT_TRUE(doc.contains(key)) << key;
   }
-  EXPECT_EQ(doc.size(), 21u);
+  EXPECT_EQ(doc.size(), 22u);
+  EXPECT_TRUE(doc["start_at"].is_null());
   EXPECT_TRUE(doc["system"]["local"].is_null());
   EXPECT_TRUE(doc["system"]["remote"].is_array() && doc["system"]["remote"].empty());
   EXPECT_TRUE(doc["start_time"].is_null());

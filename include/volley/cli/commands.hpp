@@ -22,6 +22,9 @@ void add_serve_options(CLI::App& serve_cmd, ServeOptions& options);
 CLI::Validator unsigned_in(std::uint64_t lo, std::uint64_t hi);
 int check_command(const CheckOptions& options);
 int dump_command(const CheckOptions& options);
+int merge_command(const MergeOptions& options);
+/// Declares `volley merge` on `app`; returns the subcommand.
+CLI::App* add_merge(CLI::App& app, MergeOptions& options);
 
 /// `volley sweep`: the profile run once per value of one variable, `repeat` times each.
 struct SweepOptions {

@@ -29,6 +29,7 @@ struct RunOptions {
   bool strict = false;                        ///< --strict: warnings are errors
   bool quiet = false;                         ///< --quiet: no live lines, only the final report
   bool no_latency = false;                    ///< --no-latency: skip latency recording
+  std::string start_at;                       ///< --start-at TIME: when the timed steps start
 };
 
 /// `volley serve` (and uperf's `volley -s`).
@@ -60,6 +61,12 @@ struct CheckOptions {
   std::vector<std::string> set;
   bool strict = false;
   std::string host;  ///< dump: only this slave's mirrored view
+};
+
+/// `volley merge A.json B.json ...`.
+struct MergeOptions {
+  std::vector<std::string> documents;  ///< result documents of masters that ran together
+  std::string json;                    ///< --json FILE ("-" = stdout)
 };
 
 }  // namespace volley::cli

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,9 @@ struct MasterSettings {
   std::chrono::milliseconds connect_timeout{5000};
   /// Silence after which a slave counts as lost while no step runs (loading, reporting).
   std::chrono::milliseconds silence_timeout{10000};
+  /// --start-at: release the first timed step at this wall-clock time (ns since the Unix epoch),
+  /// so masters on several hosts run their timed parts together. Set-up steps run before it.
+  std::optional<std::int64_t> start_at_unix_ns;
   /// Silence after which a slave counts as lost while steps run. A slave pings every 0.5 s, so
   /// a dead link is noticed this long after the slave's last message, plus at most one 250 ms
   /// housekeeping tick: 2.75 s by default.

@@ -97,6 +97,8 @@ struct RunReport {
   /// The barrier steps (transaction indices) that make up the timed part: the ones bounded by a
   /// duration, or all of them when none is. Rates in `totals` and CPU/NIC cover these only.
   std::vector<std::size_t> timed_steps;
+  /// --start-at: when the timed steps were to start, ns since the Unix epoch.
+  std::optional<std::int64_t> start_at_unix_ns;
   // What happened.
   SideReport master;
   std::vector<SideReport> slaves;
@@ -136,6 +138,12 @@ Totals all_totals(const engine::RunResult& result);
 /// The counters of a transaction's flowops added up: its operations, bytes, errors and expired
 /// (the transaction slot itself counts iterations in `ops`, and does not count expired).
 [[nodiscard]] engine::SlotCounters flowop_counters(const engine::TxnResult& txn);
+/// When the master released its first timed step (ns since the Unix epoch); nullopt when no
+/// timed step ran.
+[[nodiscard]] std::optional<std::int64_t> timed_start_unix_ns(const RunReport& report);
+/// --start-at: how far the first timed step's release was from the requested time (positive:
+/// late), ns; nullopt without --start-at or when no timed step ran.
+[[nodiscard]] std::optional<std::int64_t> start_offset_ns(const RunReport& report);
 /// The compact form of one interval's slot counters (indexed like `slot_names`): what the series
 /// keeps. `step` is the step running at the end of the interval.
 void summarize_interval(const std::vector<SlotName>& slot_names,

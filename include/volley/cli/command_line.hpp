@@ -1,0 +1,29 @@
+#pragma once
+// The whole command line as CLI11 declarations: every subcommand, option and the settings they
+// fill. App::main parses with it; the man-page test walks it to find undocumented options.
+#include <CLI/CLI.hpp>
+
+#include "volley/cli/commands.hpp"
+#include "volley/cli/options.hpp"
+
+namespace volley::cli {
+
+/// The settings every subcommand fills, and the subcommands (owned by the CLI::App).
+struct CommandLine {
+  RunOptions run;
+  ServeOptions serve;
+  CheckOptions check;
+  CheckOptions dump;
+  SweepCompareOptions sweep_compare;
+  MergeOptions merge;
+  CLI::App* run_cmd = nullptr;
+  CLI::App* serve_cmd = nullptr;
+  CLI::App* check_cmd = nullptr;
+  CLI::App* dump_cmd = nullptr;
+  CLI::App* merge_cmd = nullptr;
+};
+
+/// Declares every subcommand and option of volley on `app`, bound to `cl`.
+void define_command_line(CLI::App& app, CommandLine& cl);
+
+}  // namespace volley::cli
