@@ -1,6 +1,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 #include <fstream>
 #include <iostream>
@@ -24,6 +25,7 @@
 #include "volley/report/json_report.hpp"
 #include "volley/report/latency_log.hpp"
 #include "volley/report/text_report.hpp"
+#include "volley/report/uperf_output.hpp"
 #include "volley/core/sha256.hpp"
 
 namespace volley::cli {
@@ -44,6 +46,27 @@ std::size_t default_workers(std::size_t requested) {
 }
 
 namespace {
+
+/// uperf's "Starting N threads running profile:NAME ... " for this profile.
+std::string uperf_start_line(const profile::Profile& profile) {
+  std::uint64_t threads = 0;
+  std::uint64_t processes = 0;
+  for (const profile::Group& g : profile.groups) (g.from_nprocs ? processes : threads) += g.nthreads;
+  return report::format_uperf_start(profile.name, threads, processes);
+}
+
+/// How long the run took to reach its first release (uperf prints its set-up time there).
+double setup_seconds(const report::RunReport& result, std::int64_t started_unix_ns) {
+  const auto& windows = result.master.result.windows;
+  if (windows.empty() || windows.front().start_unix_ns <= started_unix_ns) return 0;
+  return static_cast<double>(windows.front().start_unix_ns - started_unix_ns) / 1e9;
+}
+
+std::int64_t unix_now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 
 }  // namespace
 
@@ -92,6 +115,14 @@ int run_command(const RunOptions& options, int argc, char** argv) {
     std::cerr << "volley: --interval: " << interval.error << "\n";
     return core::to_int(core::ExitCode::kBadInput);
   }
+  const report::UperfSections uperf = report::uperf_sections(options.uperf_output);
+  const bool uperf_layout = !options.uperf_output.empty();
+  if (uperf_layout && !uperf.raw) {
+    std::cerr << fmt::format("volley: --uperf-output '{}': uperf's layout is printed in its raw "
+                             "form only (add R); without it volley prints its own report\n",
+                             options.uperf_output);
+    return core::to_int(core::ExitCode::kBadInput);
+  }
   const auto connect_timeout = core::parse_duration(options.connect_timeout);
   if (!connect_timeout.value || connect_timeout.value->count() <= 0) {
     std::cerr << "volley: --connect-timeout: "
@@ -137,15 +168,25 @@ int run_command(const RunOptions& options, int argc, char** argv) {
   request.interval = *interval.value;
   request.record_latency = !options.no_latency;
   request.connect_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(*connect_timeout.value);
-  if (!options.quiet) request.on_interval = live_line_printer(text, tty);
-  text << fmt::format("volley {}: running profile '{}' ({})\n", VOLLEY_VERSION, profile.name,
-                      options.local ? fmt::format("local slave on 127.0.0.1:{}", local.port())
-                                    : fmt::format("{} slave(s)", request.slaves.size()));
+  const std::int64_t started_unix_ns = unix_now_ns();
+  if (uperf_layout) {
+    text << uperf_start_line(profile) << std::flush;
+  } else {
+    if (!options.quiet) request.on_interval = live_line_printer(text, tty);
+    text << fmt::format("volley {}: running profile '{}' ({})\n", VOLLEY_VERSION, profile.name,
+                        options.local ? fmt::format("local slave on 127.0.0.1:{}", local.port())
+                                      : fmt::format("{} slave(s)", request.slaves.size()));
+  }
   report::RunReport result = run_once(request);
-  if (tty && !options.quiet) text << '\n';
+  if (tty && !options.quiet && !uperf_layout) text << '\n';
   local.stop();
   result.command_line.assign(argv, argv + argc);
-  text << report::format_final_report(result);
+  if (uperf_layout) {
+    text << report::format_uperf_setup_time(setup_seconds(result, started_unix_ns))
+         << report::format_uperf_report(result, uperf);
+  } else {
+    text << report::format_final_report(result);
+  }
   bool outputs_ok = true;
   auto emit = [&](const std::string& path, const std::function<void(std::ostream&)>& write) {
     if (path.empty()) return;

@@ -26,6 +26,7 @@ struct RunOptions {
   bool strict = false;                        ///< --strict: warnings are errors
   bool quiet = false;                         ///< --quiet: no live lines, only the final report
   bool no_latency = false;                    ///< --no-latency: skip latency recording
+  std::string uperf_output;                   ///< --uperf-output: uperf's statistics letters
 };
 
 /// `volley serve` (and uperf's `volley -s`).
