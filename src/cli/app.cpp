@@ -8,6 +8,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -20,18 +21,34 @@
 #include "volley/cli/commands.hpp"
 #include "volley/cli/options.hpp"
 #include "volley/core/build_info.hpp"
+#include "volley/cli/uperf_args.hpp"
 #include "volley/core/exit_code.hpp"
 
 namespace volley::cli {
 
 namespace {
 
-/// uperf's `-m PROFILE` and `-s` stand for the run and serve subcommands.
-std::vector<std::string> translate_uperf_aliases(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
-  if (!args.empty() && args[0] == "-m") args[0] = "run";
-  if (!args.empty() && args[0] == "-s") args[0] = "serve";
-  return args;
+/// A uperf command line (`volley -vaR -i 1 -m FILE`, `volley -s`) becomes volley's own; returns
+/// the exit status when it is answered here (-V, -h, a bad flag).
+std::optional<int> translate_uperf_command_line(std::vector<std::string>& args) {
+  if (!is_uperf_command_line(args)) return std::nullopt;
+  UperfTranslation t = translate_uperf_args(args);
+  for (const auto& note : t.notes) std::cerr << "volley: note: " << note << "\n";
+  switch (t.action) {
+    case UperfTranslation::Action::kVersion:
+      std::cout << "volley " << VOLLEY_VERSION << " (uperf's command line; see volley --help)\n";
+      return core::to_int(core::ExitCode::kOk);
+    case UperfTranslation::Action::kUsage:
+      std::cout << uperf_usage();
+      return core::to_int(core::ExitCode::kOk);
+    case UperfTranslation::Action::kError:
+      std::cerr << "volley: " << t.error << "\n";
+      return core::to_int(core::ExitCode::kBadInput);
+    case UperfTranslation::Action::kRun:
+      args = std::move(t.args);
+      return std::nullopt;
+  }
+  return std::nullopt;
 }
 
 void add_variable_options(CLI::App& cmd, std::vector<std::string>& set, bool& strict) {
@@ -58,7 +75,8 @@ void define_command_line(CLI::App& app, CommandLine& cl) {
       "  volley serve                                         # on the slave host (port 20000)\n"
       "  volley run profiles/pingpong.xml --set h=198.18.0.2 --set t=64 --json out.json\n"
       "  volley check profiles/*.xml\n"
-      "uperf's `volley -m PROFILE` and `volley -s` work too.");
+      "uperf's command line works too: volley -vaR -i 1 -m PROFILE -P PORT, volley -s -P PORT\n"
+      "(volley -h after a uperf flag, e.g. volley -v -h, lists uperf's flags).");
 
   RunOptions& run = cl.run;
   auto* run_cmd = app.add_subcommand("run", "Run a profile as the master (uperf: -m PROFILE)");
@@ -105,6 +123,11 @@ void define_command_line(CLI::App& app, CommandLine& cl) {
                     "Accept a timed step with no transaction or a group with no iteration as ok "
                     "(for a profile that means it); disagreeing byte counts still fail");
   run_cmd->add_flag("-q,--quiet", run.quiet, "No live interval lines");
+  run_cmd->add_option("--uperf-output", run.uperf_output,
+                      "Print uperf's output instead of volley's report: uperf's statistics "
+                      "letters with R (raw, time-stamped), e.g. aR; what `volley -vaR -m FILE` "
+                      "sets (docs/uperf-compatibility.md)")
+      ->type_name("LETTERS");
   run_cmd->add_flag("--no-latency", run.no_latency,
                     "Do not time operations (no percentiles): measures what latency recording costs");
   run_cmd->footer("Example:\n  volley run profiles/pingpong.xml --local --set t=16 --json result.json");
@@ -144,7 +167,8 @@ int App::main(int argc, char** argv) {
   CommandLine cl;
   define_command_line(app, cl);
 
-  auto args = translate_uperf_aliases(argc, argv);
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (auto rc = translate_uperf_command_line(args)) return *rc;
   std::reverse(args.begin(), args.end());  // CLI11 takes a reversed vector
   try {
     app.parse(args);

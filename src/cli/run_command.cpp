@@ -1,6 +1,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 #include <fstream>
 #include <iostream>
@@ -27,6 +28,7 @@
 #include "volley/report/json_report.hpp"
 #include "volley/report/latency_log.hpp"
 #include "volley/report/text_report.hpp"
+#include "volley/report/uperf_output.hpp"
 #include "volley/core/sha256.hpp"
 
 namespace volley::cli {
@@ -47,6 +49,21 @@ std::size_t default_workers(std::size_t requested) {
 }
 
 namespace {
+
+/// uperf's "Starting N threads running profile:NAME ... " for this profile.
+std::string uperf_start_line(const profile::Profile& profile) {
+  std::uint64_t threads = 0;
+  std::uint64_t processes = 0;
+  for (const profile::Group& g : profile.groups) (g.from_nprocs ? processes : threads) += g.nthreads;
+  return report::format_uperf_start(profile.name, threads, processes);
+}
+
+/// How long the run took to reach its first release (uperf prints its set-up time there).
+double setup_seconds(const report::RunReport& result, std::int64_t started_unix_ns) {
+  const auto& windows = result.master.result.windows;
+  if (windows.empty() || windows.front().start_unix_ns <= started_unix_ns) return 0;
+  return static_cast<double>(windows.front().start_unix_ns - started_unix_ns) / 1e9;
+}
 
 }  // namespace
 
@@ -99,6 +116,14 @@ int run_command(const RunOptions& options, int argc, char** argv) {
     std::cerr << fmt::format("volley: --interval {}: the shortest interval is {} (shorter ones cost "
                              "more throughput than they show)\n",
                              options.interval, core::format_duration(core::kMinInterval));
+    return core::to_int(core::ExitCode::kBadInput);
+  }
+  const report::UperfSections uperf = report::uperf_sections(options.uperf_output);
+  const bool uperf_layout = !options.uperf_output.empty();
+  if (uperf_layout && !uperf.raw) {
+    std::cerr << fmt::format("volley: --uperf-output '{}': uperf's layout is printed in its raw "
+                             "form only (add R); without it volley prints its own report\n",
+                             options.uperf_output);
     return core::to_int(core::ExitCode::kBadInput);
   }
   const auto connect_timeout = core::parse_duration(options.connect_timeout);
@@ -174,7 +199,6 @@ int run_command(const RunOptions& options, int argc, char** argv) {
   request.step_grace = step_grace;
   request.link_timeout = link_timeout;
   request.allow_empty = options.allow_empty;
-  if (!options.quiet) request.on_interval = live_line_printer(text, tty);
   // The latency log streams each interval's histograms as it ends: they are not kept.
   std::ofstream latency_file;
   std::ostream* latency_out = nullptr;
@@ -197,19 +221,30 @@ int run_command(const RunOptions& options, int argc, char** argv) {
       report::write_interval_histograms(r, r.intervals.size() - 1, slots, *latency_out);
     };
   }
-  text << fmt::format("volley {}: running profile '{}' ({})\n", VOLLEY_VERSION, profile.name,
-                      options.local ? fmt::format("local slave on 127.0.0.1:{}", local.port())
-                                    : fmt::format("{} slave(s)", request.slaves.size()));
-  if (start_at) {
-    text << fmt::format("volley: the timed steps start at {} (in {:.3f} s)\n",
-                        report::iso8601_utc_ms(*start_at),
-                        static_cast<double>(*start_at - core::unix_now_ns()) / 1e9);
+  const std::int64_t started_unix_ns = core::unix_now_ns();
+  if (uperf_layout) {
+    text << uperf_start_line(profile) << std::flush;
+  } else {
+    if (!options.quiet) request.on_interval = live_line_printer(text, tty);
+    text << fmt::format("volley {}: running profile '{}' ({})\n", VOLLEY_VERSION, profile.name,
+                        options.local ? fmt::format("local slave on 127.0.0.1:{}", local.port())
+                                      : fmt::format("{} slave(s)", request.slaves.size()));
+    if (start_at) {
+      text << fmt::format("volley: the timed steps start at {} (in {:.3f} s)\n",
+                          report::iso8601_utc_ms(*start_at),
+                          static_cast<double>(*start_at - core::unix_now_ns()) / 1e9);
+    }
   }
   report::RunReport result = run_once(request);
-  if (tty && !options.quiet) text << '\n';
+  if (tty && !options.quiet && !uperf_layout) text << '\n';
   local.stop();
   result.command_line.assign(argv, argv + argc);
-  text << report::format_final_report(result);
+  if (uperf_layout) {
+    text << report::format_uperf_setup_time(setup_seconds(result, started_unix_ns))
+         << report::format_uperf_report(result, uperf);
+  } else {
+    text << report::format_final_report(result);
+  }
   bool outputs_ok = true;
   auto emit = [&](const std::string& path, const std::function<void(std::ostream&)>& write) {
     if (path.empty()) return;

@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 namespace volley::core {
 namespace {
@@ -128,7 +129,7 @@ SizeParse parse_size(std::string_view text) { return parse_bytes_like(text, "siz
 
 CountParse parse_count(std::string_view text) { return parse_bytes_like(text, "count"); }
 
-DurationParse parse_duration(std::string_view text) {
+DurationParse parse_duration(std::string_view text, DurationSyntax syntax) {
   const std::string_view s = trim(text);
   if (s.empty()) return {std::nullopt, "empty duration", {}};
   if (s.front() == '-') {
@@ -148,13 +149,32 @@ DurationParse parse_duration(std::string_view text) {
                           s, s.substr(0, s.size() - 1), s.substr(0, s.size() - 1));
   } else {
     for (const auto& u : kTimeUnits) {
-      if (unit == u.name) unit_ns = u.nanoseconds;
+      if (unit == u.name && !(syntax == DurationSyntax::kUperf && u.name == "min")) {
+        unit_ns = u.nanoseconds;
+      }
+    }
+  }
+  if (unit_ns == 0 && syntax == DurationSyntax::kUperf) {
+    // uperf reads only the first letter of a unit: keep what its profiles mean, and say so.
+    static constexpr std::array<std::pair<char, TimeUnit>, 4> kFirstLetter{
+        {{'s', {"s", 1'000'000'000}},
+         {'m', {"ms", 1'000'000}},
+         {'u', {"us", 1'000}},
+         {'n', {"ns", 1}}}};
+    for (const auto& [letter, u] : kFirstLetter) {
+      if (unit.front() != letter) continue;
+      unit_ns = u.nanoseconds;
+      const std::string_view number = s.substr(0, s.size() - n->rest.size());
+      warning = fmt::format("'{}' is read as {}{}, as uperf reads it (only the first letter of a "
+                            "unit counts); write '{}{}'{}",
+                            s, trim(number), u.name, trim(number), u.name,
+                            letter == 'm' ? " (or seconds for minutes)" : "");
     }
   }
   if (unit_ns == 0) {
     return {std::nullopt,
-            fmt::format("invalid duration '{}': unknown unit '{}' (use ns, us, ms, s, min or h)", s,
-                        n->rest),
+            fmt::format("invalid duration '{}': unknown unit '{}' (use ns, us, ms, s{}h)", s,
+                        n->rest, syntax == DurationSyntax::kUperf ? " or " : ", min or "),
             {}};
   }
   const auto value = scale(*n, unit_ns);
@@ -205,8 +225,10 @@ std::string format_bytes(std::uint64_t bytes) {
 std::string format_duration(std::chrono::nanoseconds d) {
   const auto ns = d.count();
   if (ns == 0) return "0s";
-  // Largest unit first; the first one that divides exactly wins.
+  // Largest unit first; the first one that divides exactly wins. Never `min`: profiles read
+  // it as uperf does (milliseconds), so a printed profile would change meaning.
   for (auto it = kTimeUnits.rbegin(); it != kTimeUnits.rend(); ++it) {
+    if (it->name == "min") continue;
     const auto unit = static_cast<std::chrono::nanoseconds::rep>(it->nanoseconds);
     if (ns % unit == 0) return fmt::format("{}{}", ns / unit, it->name);
   }

@@ -47,6 +47,13 @@ void read_option(ParseContext& ctx, FlowopDraft& draft, const Expansion& options
   const std::string key = lower(raw_key);
   const OptionSpec* spec = find_option(key);
   if (spec == nullptr) {
+    if (key == "stack" || key == "bblog") {
+      // uperf sets these only on FreeBSD (TCP_FUNCTION_BLK, TCP_LOG); elsewhere it ignores them.
+      ctx.warning(key_offset, fmt::format("option '{}' applies to FreeBSD's TCP only; ignored on "
+                                          "Linux, as uperf ignores it there",
+                                          raw_key));
+      return;
+    }
     if (is_unsupported_option(key)) {
       ctx.error(key_offset, fmt::format("option '{}' is not supported yet", raw_key));
     } else {

@@ -74,7 +74,7 @@ std::optional<std::uint64_t> integer_in(std::string_view s, std::uint64_t lo, st
 
 std::optional<Nanoseconds> positive_duration(const LocatedText& v, std::string_view option,
                                              ParseContext& ctx) {
-  const auto parsed = core::parse_duration(v.text);
+  const auto parsed = core::parse_duration(v.text, core::DurationSyntax::kUperf);
   if (!parsed.value) {
     ctx.error(where(v), fmt::format("option '{}': {}", option, parsed.error));
     return std::nullopt;
@@ -236,8 +236,8 @@ constexpr std::array<std::string_view, kOptions.size()> make_names() {
 }
 constexpr std::array<std::string_view, kOptions.size()> kOptionNames = make_names();
 
-constexpr std::array<std::string_view, 9> kUnsupported{
-    "stack", "bblog", "encaps", "localhost", "engine", "cipher", "method", "repeat", "batch_size"};
+constexpr std::array<std::string_view, 7> kUnsupported{
+    "encaps", "localhost", "engine", "cipher", "method", "repeat", "batch_size"};
 
 }  // namespace
 

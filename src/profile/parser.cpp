@@ -12,6 +12,7 @@
 
 #include "expand.hpp"
 #include "flowop_parser.hpp"
+#include "lenient_xml.hpp"
 #include "parse_context.hpp"
 #include "suggest.hpp"
 #include "tag_scanner.hpp"
@@ -174,9 +175,18 @@ std::optional<Transaction> parse_transaction(ParseContext& ctx, pugi::xml_node n
         iterations->name_offset > duration->name_offset ? iterations : duration;
     ctx.error(second->name_offset, "a transaction has iterations or duration, not both");
   } else if (iterations != nullptr && iterations->resolved()) {
-    if (auto n = positive_count(ctx, *iterations, "iterations", "")) txn.bound = Iterations{*n};
+    const auto parsed = core::parse_count(iterations->value.text.text);
+    if (parsed.value && *parsed.value == 0) {
+      // uperf runs such a transaction zero times; its barrier still counts, so numbering holds.
+      ctx.warning(iterations->value_offset(),
+                  "iterations=\"0\": the transaction is skipped (as uperf skips it)");
+      txn.bound = Iterations{0};
+    } else if (auto n = positive_count(ctx, *iterations, "iterations", "")) {
+      txn.bound = Iterations{*n};
+    }
   } else if (duration != nullptr && duration->resolved()) {
-    const auto parsed = core::parse_duration(duration->value.text.text);
+    const auto parsed =
+        core::parse_duration(duration->value.text.text, core::DurationSyntax::kUperf);
     if (!parsed.value) {
       ctx.error(duration->value_offset(), fmt::format("attribute 'duration': {}", parsed.error));
     } else if (parsed.value->count() == 0) {
@@ -320,21 +330,43 @@ core::Diagnostics in_file_order(const core::Diagnostics& in) {
 
 ParseResult parse_profile(std::string_view text, const std::string& filename,
                           const Variables& variables) {
-  ParseContext ctx(text, filename, variables);
+  // What uperf's reader accepts and XML does not (bare attribute values, end tags in another
+  // case, stray end tags) is made XML first; locations still point into the file as written.
+  detail::QuotedText quoted = detail::quote_bare_attribute_values(text);
+  ParseContext ctx(quoted.text, filename, variables, text, quoted.inserted);
+  for (std::size_t k = 0; k < quoted.inserted.size(); k += 2) {
+    ctx.warning(quoted.inserted[k] + 1,
+                "attribute value without quotes: read as uperf reads it (XML wants quotes)");
+  }
   ParseResult result;
   Profile profile;
   profile.file = filename;
   pugi::xml_document doc;
-  // parse_default keeps entity decoding and attribute whitespace normalisation; no
-  // parse_ws_pcdata, so whitespace between elements produces no nodes.
-  const pugi::xml_parse_result xml =
-      doc.load_buffer(text.data(), text.size(), pugi::parse_default, pugi::encoding_utf8);
+  pugi::xml_parse_result xml;
+  detail::Mismatch mismatch;
+  // Each pass blanks one stray end tag (same length, so offsets hold); a file has few.
+  for (int pass = 0; pass < 100; ++pass) {
+    // parse_default keeps entity decoding and attribute whitespace normalisation; no
+    // parse_ws_pcdata, so whitespace between elements produces no nodes.
+    xml = doc.load_buffer(quoted.text.data(), quoted.text.size(), pugi::parse_default,
+                          pugi::encoding_utf8);
+    if (xml.status != pugi::status_end_element_mismatch) break;
+    mismatch = detail::explain_mismatch(
+        quoted.text, static_cast<std::size_t>(std::max<std::ptrdiff_t>(xml.offset, 0)));
+    if (mismatch.kind != detail::Mismatch::Kind::kStray) break;
+    ctx.warning(mismatch.begin, mismatch.message + "; ignored, as uperf ignores it");
+    std::fill(quoted.text.begin() + static_cast<std::ptrdiff_t>(mismatch.begin),
+              quoted.text.begin() + static_cast<std::ptrdiff_t>(mismatch.end), ' ');
+  }
   if (xml.status == pugi::status_no_document_element) {
     // Nothing to point at: an empty file or one with only comments.
     ctx.diagnostics.error(SourceLocation{filename, 0, 0}, xml_error_message(xml));
   } else if (!xml) {
-    ctx.error(static_cast<std::size_t>(std::max<std::ptrdiff_t>(xml.offset, 0)),
-              xml_error_message(xml));
+    const auto at = static_cast<std::size_t>(std::max<std::ptrdiff_t>(xml.offset, 0));
+    const bool explained = xml.status == pugi::status_end_element_mismatch &&
+                           mismatch.kind != detail::Mismatch::Kind::kUnknown;
+    ctx.error(at, explained ? fmt::format("malformed XML: {}", mismatch.message)
+                            : xml_error_message(xml));
   } else {
     parse_root(ctx, doc, profile);
   }

@@ -185,9 +185,8 @@ void validate_group(const Group& group, core::Diagnostics& out) {
   }
   ConnectionTracker tracker(out);
   for (const Transaction& txn : group.transactions) {
-    if (const auto* it = std::get_if<Iterations>(&txn.bound); it && it->count == 0) {
-      out.error(txn.location, "'iterations' must be at least 1");
-    }
+    // iterations="0" (a warning when parsed): never runs, so it opens and uses nothing.
+    if (const auto* it = std::get_if<Iterations>(&txn.bound); it && it->count == 0) continue;
     if (const auto* d = std::get_if<Duration>(&txn.bound); d && d->length.count() <= 0) {
       out.error(txn.location, "'duration' must be longer than 0");
     }

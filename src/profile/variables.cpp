@@ -5,18 +5,14 @@
 namespace volley::profile {
 
 std::optional<std::string> Variables::lookup(const std::string& name) const {
-  if (auto it = bindings.find(name); it != bindings.end()) return it->second;
-  if (auto it = environment.find(name); it != environment.end()) return it->second;
-  // uperf's convention: the environment variable whose lower-cased name is `name` (H for $h).
-  // The map is ordered, so when several qualify the choice is still deterministic.
-  for (const auto& [key, value] : environment) {
-    if (key.size() != name.size()) continue;
-    bool same = true;
-    for (std::size_t i = 0; i < key.size() && same; ++i) {
-      same =
-          std::tolower(static_cast<unsigned char>(key[i])) == static_cast<unsigned char>(name[i]);
-    }
-    if (same) return value;
+  // uperf lower-cases its whole profile before it reads it, so `$H` and `$h` both read the
+  // environment variable `h` (never `H`). --set names follow the same rule.
+  std::string lowered = name;
+  for (auto& c : lowered) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const auto* map : {&bindings, &environment}) {
+    if (auto it = map->find(lowered); it != map->end()) return it->second;
+    // volley also takes the exact name (`$HOST` with HOST set), which uperf never reads.
+    if (auto it = map->find(name); it != map->end()) return it->second;
   }
   return std::nullopt;
 }

@@ -93,6 +93,29 @@ TEST(ParseDuration, Errors) {
   EXPECT_FALSE(parse_duration("18446744073709551616").value);
 }
 
+TEST(ParseDuration, UperfSyntaxReadsTheFirstLetterOfAUnitWithAWarning) {
+  const auto uperf = [](std::string_view text) {
+    return parse_duration(text, DurationSyntax::kUperf);
+  };
+  EXPECT_EQ(uperf("1min").value, 1ms) << "uperf's 1min is 1 ms";
+  EXPECT_EQ(uperf("1min").warning,
+            "'1min' is read as 1ms, as uperf reads it (only the first letter of a unit counts); "
+            "write '1ms' (or seconds for minutes)");
+  EXPECT_EQ(uperf("10sec").value, 10s);
+  EXPECT_EQ(uperf("10sec").warning,
+            "'10sec' is read as 10s, as uperf reads it (only the first letter of a unit counts); "
+            "write '10s'");
+  EXPECT_EQ(uperf("5usec").value, 5us);
+  EXPECT_EQ(uperf("7nsec").value, 7ns);
+  // Units both read the same way carry no warning; hours are volley's own.
+  for (const char* text : {"10", "10s", "250ms", "5us", "7ns", "1h"}) {
+    EXPECT_EQ(uperf(text).value, parse_duration(text).value) << text;
+    EXPECT_TRUE(uperf(text).warning.empty()) << text;
+  }
+  EXPECT_FALSE(uperf("5x").value);
+  EXPECT_EQ(parse_duration("1min").value, 1min) << "the command line keeps minutes";
+}
+
 TEST(ParseRate, SizeSuffixesAndPerSecond) {
   EXPECT_DOUBLE_EQ(*parse_rate("100").value, 100.0);
   EXPECT_DOUBLE_EQ(*parse_rate("1k").value, 1024.0);
@@ -116,15 +139,16 @@ TEST(FormatDuration, LargestExactUnit) {
   EXPECT_EQ(format_duration(0s), "0s");
   EXPECT_EQ(format_duration(10s), "10s");
   EXPECT_EQ(format_duration(1500ms), "1500ms");
-  EXPECT_EQ(format_duration(120s), "2min");
+  EXPECT_EQ(format_duration(120s), "120s") << "never min: profiles read it as uperf does";
   EXPECT_EQ(format_duration(90s), "90s");
   EXPECT_EQ(format_duration(2h), "2h");
   EXPECT_EQ(format_duration(7ns), "7ns");
 }
 
 TEST(Units, RoundTrip) {
-  for (const char* text : {"1s", "250ms", "3min", "5us", "1h"}) {
+  for (const char* text : {"1s", "250ms", "180s", "5us", "1h"}) {
     EXPECT_EQ(format_duration(*parse_duration(text).value), text);
+    EXPECT_EQ(format_duration(*parse_duration(text, DurationSyntax::kUperf).value), text);
   }
 }
 

@@ -184,7 +184,7 @@ TEST(Parser, BracedVariablesInsideValues) {
 
 TEST(Parser, EnvironmentFallbackIsRecordedInUsedVariables) {
   Variables v;
-  v.environment = {{"H", "10.0.0.1"}};
+  v.environment = {{"h", "10.0.0.1"}};
   v.bindings = {{"t", "1"}};
   const ParseResult r = parse_profile(kPingPong, "pp.xml", v);
   ASSERT_TRUE(r.profile) << r.diagnostics.format(nullptr);

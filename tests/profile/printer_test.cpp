@@ -18,7 +18,7 @@ TEST(Printer, EveryLevelWithResolvedOptions) {
       <flowop type="write" options="size=rand(64,8k) count=2 canfail"/>
       <flowop type="read" options="size=64k rsize=1k timeout=1500ms"/>
       <flowop type="sendfilev" options="dir=/srv nfiles=2 size=1m"/>
-      <flowop type="think" options="duration=2min busy"/>
+      <flowop type="think" options="duration=120s busy"/>
       <flowop type="nop"/>
     </transaction>
   </group>
@@ -33,7 +33,7 @@ TEST(Printer, EveryLevelWithResolvedOptions) {
             "      write size=rand(64, 8192 (8k)) count=2 canfail\n"
             "      read size=65536 (64k) rsize=1024 (1k) timeout=1500ms\n"
             "      sendfilev dir=/srv nfiles=2 size=1048576 (1m)\n"
-            "      think duration=2min busy\n"
+            "      think duration=120s busy\n"
             "      nop\n");
 }
 

@@ -30,6 +30,7 @@ struct RunOptions {
   bool quiet = false;                         ///< --quiet: no live lines, only the final report
   bool no_latency = false;                    ///< --no-latency: skip latency recording
   std::string start_at;                       ///< --start-at TIME: when the timed steps start
+  std::string uperf_output;                   ///< --uperf-output: uperf's statistics letters
 };
 
 /// `volley serve` (and uperf's `volley -s`).

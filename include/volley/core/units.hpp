@@ -41,10 +41,17 @@ SizeParse parse_size(std::string_view text);
 /// A count: the same grammar as parse_size() ("1k" = 1024), with "count" in messages.
 CountParse parse_count(std::string_view text);
 
-/// A time: a number (decimals allowed) with ns, us, ms, s, min or h, case-insensitive; a bare
+/// Which units a time may have. kVolley (the command line): ns, us, ms, s, min, h. kUperf
+/// (profiles, so uperf's profiles keep their meaning): ns, us, ms, s and h, and otherwise uperf's
+/// rule that only the unit's first letter counts (s, m = ms, u, n), with a warning, so `1min` is
+/// 1 ms and `10sec` is 10 s.
+enum class DurationSyntax { kVolley, kUperf };
+
+/// A time: a number (decimals allowed) with a unit (see DurationSyntax), case-insensitive; a bare
 /// number is seconds. A lone `m` means milliseconds, with a warning suggesting `ms` or `min`.
 /// Errors: empty, negative, unknown unit, more than kMaxDuration (365 days). Zero is accepted.
-DurationParse parse_duration(std::string_view text);
+DurationParse parse_duration(std::string_view text,
+                             DurationSyntax syntax = DurationSyntax::kVolley);
 
 /// A rate per second: a positive-or-zero number with an optional size suffix (k = 1024, as in
 /// uperf) and an optional "/s": "100", "1.5k", "10k/s".

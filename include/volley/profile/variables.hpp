@@ -12,8 +12,8 @@ struct Variables {
   std::map<std::string, std::string> bindings;     ///< from --set name=value
   std::map<std::string, std::string> environment;  ///< the process environment, as given
 
-  /// The value of `name`: bindings first, then the environment (exact name, then uperf's
-  /// convention: the lower-cased environment name equal to `name`).
+  /// The value of `name`: bindings first, then the environment; in each, the lower-cased name
+  /// first (uperf's rule: it lower-cases the profile, so `$H` reads `h`), then the exact name.
   [[nodiscard]] std::optional<std::string> lookup(const std::string& name) const;
 };
 

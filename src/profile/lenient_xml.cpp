@@ -1,0 +1,183 @@
+#include "lenient_xml.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+
+#include "suggest.hpp"
+
+namespace volley::profile::detail {
+namespace {
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+/// The end of the construct that starts at `i` when it is a comment, a processing instruction,
+/// CDATA or a DOCTYPE (one past its last character), else `i`.
+std::size_t skip_markup(std::string_view text, std::size_t i) {
+  const auto past = [&](std::string_view close) {
+    const std::size_t at = text.find(close, i);
+    return at == std::string_view::npos ? text.size() : at + close.size();
+  };
+  const std::string_view rest = text.substr(i);
+  if (rest.starts_with("<!--")) return past("-->");
+  if (rest.starts_with("<?")) return past("?>");
+  if (rest.starts_with("<![CDATA[")) return past("]]>");
+  if (rest.starts_with("<!")) return past(">");
+  return i;
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+struct OpenTag {
+  std::string name;
+  std::size_t offset = 0;
+};
+
+std::size_t line_of(std::string_view text, std::size_t offset) {
+  return 1 + static_cast<std::size_t>(
+                 std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
+}
+
+}  // namespace
+
+std::size_t QuotedText::original_offset(std::size_t at) const {
+  const auto before = std::lower_bound(inserted.begin(), inserted.end(), at);
+  return at - static_cast<std::size_t>(before - inserted.begin());
+}
+
+QuotedText quote_bare_attribute_values(std::string_view text) {
+  QuotedText out;
+  out.text.reserve(text.size());
+  std::size_t i = 0;
+  while (i < text.size()) {
+    if (text[i] != '<') {
+      out.text += text[i++];
+      continue;
+    }
+    if (const std::size_t end = skip_markup(text, i); end != i) {
+      out.text.append(text.substr(i, end - i));
+      i = end;
+      continue;
+    }
+    // A start or end tag: copy its name lower-cased (uperf reads `<Profile>...</profile>`
+    // without case, as volley's parser does, but XML end tags must match exactly), then walk its
+    // attributes.
+    out.text += text[i++];
+    if (i < text.size() && text[i] == '/') out.text += text[i++];
+    while (i < text.size() && !is_space(text[i]) && text[i] != '>' && text[i] != '/') {
+      out.text += static_cast<char>(std::tolower(static_cast<unsigned char>(text[i++])));
+    }
+    while (i < text.size() && text[i] != '>') {
+      const char c = text[i];
+      if (c == '"' || c == '\'') {  // a quoted value: copy it whole
+        const std::size_t close = text.find(c, i + 1);
+        const std::size_t end = close == std::string_view::npos ? text.size() : close + 1;
+        out.text.append(text.substr(i, end - i));
+        i = end;
+        continue;
+      }
+      out.text += c;
+      ++i;
+      if (c != '=') continue;
+      while (i < text.size() && is_space(text[i])) out.text += text[i++];
+      if (i >= text.size() || text[i] == '"' || text[i] == '\'' || text[i] == '>') continue;
+      // A bare value: up to a blank, '>' or "/>".
+      std::size_t end = i;
+      while (end < text.size() && !is_space(text[end]) && text[end] != '>' &&
+             !(text[end] == '/' && end + 1 < text.size() && text[end + 1] == '>')) {
+        ++end;
+      }
+      out.bare_values.push_back(i);
+      out.inserted.push_back(out.text.size());
+      out.text += '"';
+      out.text.append(text.substr(i, end - i));
+      out.inserted.push_back(out.text.size());
+      out.text += '"';
+      i = end;
+    }
+  }
+  return out;
+}
+
+Mismatch explain_mismatch(std::string_view text, std::size_t error_offset) {
+  static constexpr std::array<std::string_view, 4> kElements{"profile", "group", "transaction",
+                                                             "flowop"};
+  std::vector<OpenTag> open;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    if (text[i] != '<') {
+      ++i;
+      continue;
+    }
+    if (const std::size_t end = skip_markup(text, i); end != i) {
+      i = end;
+      continue;
+    }
+    const std::size_t start = i;
+    const bool closing = i + 1 < text.size() && text[i + 1] == '/';
+    std::size_t name_end = start + (closing ? 2 : 1);
+    while (name_end < text.size() && !is_space(text[name_end]) && text[name_end] != '>' &&
+           text[name_end] != '/') {
+      ++name_end;
+    }
+    const std::string name = lower(text.substr(start + (closing ? 2 : 1),
+                                               name_end - start - (closing ? 2 : 1)));
+    // The end of the tag, stepping over quoted values.
+    std::size_t end = name_end;
+    while (end < text.size() && text[end] != '>') {
+      if (text[end] == '"' || text[end] == '\'') {
+        const std::size_t close = text.find(text[end], end + 1);
+        end = close == std::string_view::npos ? text.size() : close;
+      }
+      ++end;
+    }
+    const bool self_closing = end > 0 && end < text.size() && text[end - 1] == '/';
+    if (!closing) {
+      if (!self_closing) open.push_back({name, start});
+      i = end + 1;
+      continue;
+    }
+    // pugixml points at the end tag's name (or just past it): this is the tag it rejected.
+    const bool rejected = error_offset >= start && error_offset <= end;
+    if (!rejected && !open.empty() && open.back().name == name) {
+      open.pop_back();
+      i = end + 1;
+      continue;
+    }
+    if (!rejected) return {};  // some other mismatch came first: say nothing rather than guess
+    const std::size_t tag_end = std::min(end + 1, text.size());
+    if (open.empty()) {
+      return {Mismatch::Kind::kStray, fmt::format("a stray </{}>: no element is open here", name),
+              start, tag_end};
+    }
+    const OpenTag& top = open.back();
+    const auto deeper = std::find_if(open.rbegin(), open.rend(),
+                                     [&](const OpenTag& t) { return t.name == name; });
+    if (deeper == open.rend()) {
+      const std::string guess = closest(top.name, kElements);
+      if (!guess.empty() && guess == name && top.name != name) {
+        return {Mismatch::Kind::kMisspelt,
+                fmt::format("<{}> (line {}) is closed by </{}>: did you mean <{}>?", top.name,
+                            line_of(text, top.offset), name, name),
+                start, tag_end};
+      }
+      return {Mismatch::Kind::kStray,
+              fmt::format("a stray </{}>: no <{}> is open here (the open element is <{}>, line {})",
+                          name, name, top.name, line_of(text, top.offset)),
+              start, tag_end};
+    }
+    return {Mismatch::Kind::kMissingEnd,
+            fmt::format("</{}> while <{}> (line {}) is still open: a missing </{}>?", name,
+                        top.name, line_of(text, top.offset), top.name),
+            start, tag_end};
+  }
+  return {};
+}
+
+}  // namespace volley::profile::detail

@@ -1,0 +1,389 @@
+#include "volley/report/uperf_output.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <optional>
+#include <vector>
+
+#include "volley/report/comparison.hpp"
+
+namespace volley::report {
+namespace {
+
+// uperf draws its rules one column short of the window, 80 columns when stdout is not a tty
+// (which is how wrappers run it).
+constexpr std::size_t kRuleWidth = 79;
+
+std::string rule() { return std::string(kRuleWidth, '-') + "\n"; }
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+/// uperf's decimal_to_string(): 1024-based bytes ("56.34MB"), 1000-based bits ("64.65Mb/s"), a
+/// plain "0" for zero. Like uperf, it steps up only when the value is above the divisor.
+std::string uperf_decimal(double value, bool bits) {
+  static constexpr std::string_view kSuffix = " KMGTPEZ";
+  if (value == 0) return "0";
+  const double div = bits ? 1000.0 : 1024.0;
+  std::size_t pos = 0;
+  while (value > div && pos + 1 < kSuffix.size()) {
+    value /= div;
+    ++pos;
+  }
+  const std::string_view unit = bits ? "b/s" : "B";
+  if (pos == 0) return fmt::format("{:.2f}{}", value, unit);
+  return fmt::format("{:.2f}{}{}", value, kSuffix[pos], unit);
+}
+
+/// uperf's print_decimal(): right-aligned in `width`, then a blank.
+std::string uperf_number(double value, int width, bool bits) {
+  return fmt::format("{:>{}} ", uperf_decimal(value, bits), width);
+}
+
+/// uperf's adaptive_print_time(): ns, us, ms or s with two decimals, right-aligned in `width`,
+/// then a blank.
+std::string uperf_time(double ns, int width) {
+  static constexpr std::string_view kPrefix = "num";
+  std::size_t index = 0;
+  while (ns >= 1000.0 && index < kPrefix.size()) {
+    ++index;
+    ns /= 1000.0;
+  }
+  const std::string text = index == kPrefix.size()
+                               ? fmt::format("{:{}.2f}s", ns, width - 1)
+                               : fmt::format("{:{}.2f}{}s", ns, width - 2, kPrefix[index]);
+  return fmt::format("{:>{}} ", text, width);
+}
+
+/// A column volley has no figure for: a dash where uperf prints a made-up 0.
+std::string missing(int width) { return fmt::format("{:>{}} ", "-", width); }
+
+struct Counts {
+  std::uint64_t bytes = 0;
+  std::uint64_t ops = 0;
+};
+
+struct RawLine {
+  std::int64_t unix_ns = 0;
+  Counts counts;
+};
+
+/// The lines of one transaction step. Consecutive lines of a step never share a millisecond
+/// (pbench reads whole milliseconds and divides by their difference): a line in the same
+/// millisecond as the previous one replaces it, except the zero line that opens the step.
+class StepLines {
+ public:
+  void add(std::int64_t unix_ns, Counts counts) {
+    if (lines_.size() > 1 && unix_ns / 1'000'000 <= lines_.back().unix_ns / 1'000'000) {
+      lines_.back().counts = counts;
+      lines_.back().unix_ns = std::max(lines_.back().unix_ns, unix_ns);
+      return;
+    }
+    lines_.push_back({unix_ns, counts});
+  }
+  [[nodiscard]] bool empty() const { return lines_.empty(); }
+  [[nodiscard]] const std::vector<RawLine>& lines() const { return lines_; }
+
+ private:
+  std::vector<RawLine> lines_;
+};
+
+std::size_t step_count(const RunReport& report) {
+  std::size_t steps = report.master.result.windows.size();
+  for (const SlotName& s : report.slot_names) steps = std::max(steps, s.txn + 1);
+  return steps;
+}
+
+/// When step `k` was released and when it ended on the master; 0 when unknown.
+std::int64_t window_start(const RunReport& report, std::size_t k) {
+  const auto& w = report.master.result.windows;
+  return k < w.size() ? w[k].start_unix_ns : 0;
+}
+std::int64_t window_end(const RunReport& report, std::size_t k) {
+  const auto& w = report.master.result.windows;
+  if (k >= w.size() || w[k].start_unix_ns == 0) return 0;
+  return w[k].start_unix_ns + w[k].elapsed.count();
+}
+
+/// Per step, the cumulative lines wrappers difference: the counters of every flowop of every
+/// group in that step (uperf's aggregate: operations are flowop executions).
+std::vector<StepLines> step_lines(const RunReport& report) {
+  const std::size_t steps = step_count(report);
+  std::vector<StepLines> out(steps);
+  std::vector<Counts> cumulative(steps);
+  std::size_t next = 0;  // the first step whose last line is not out yet
+  auto open = [&](std::size_t k, std::int64_t fallback_ns) {
+    if (!out[k].empty()) return;
+    const std::int64_t start = window_start(report, k);
+    out[k].add(start != 0 ? start : fallback_ns, Counts{});
+  };
+  for (const IntervalSample& sample : report.intervals) {
+    const std::int64_t end_ns = sample.start_unix_ns + sample.length.count();
+    // sample.txns has one row per transaction slot, in slot order, with its flowops' operations
+    // and bytes already added up.
+    std::size_t k = 0;
+    for (const SlotName& name : report.slot_names) {
+      if (name.flowop || name.uncorrected) continue;
+      if (k >= sample.txns.size()) break;
+      const IntervalTxnCounters& row = sample.txns[k++];
+      if (name.txn >= steps) continue;
+      cumulative[name.txn].bytes += row.bytes;
+      cumulative[name.txn].ops += row.ops;
+    }
+    for (; next < steps && next <= sample.step; ++next) {
+      open(next, sample.start_unix_ns);
+      if (next == sample.step) {
+        out[next].add(end_ns, cumulative[next]);
+        break;  // still running: its last line comes with a later sample or the end
+      }
+      const std::int64_t ended = window_end(report, next);
+      out[next].add(ended != 0 ? ended : end_ns, cumulative[next]);
+    }
+  }
+  // Steps that ended after the last sample (or ran between two samples without one).
+  for (; next < steps; ++next) {
+    const std::int64_t ended = window_end(report, next);
+    if (ended == 0) break;  // never released: the run stopped before it
+    open(next, ended);
+    out[next].add(ended, cumulative[next]);
+  }
+  return out;
+}
+
+std::int64_t run_end_ns(const RunReport& report) {
+  std::int64_t end = report.start_unix_ns + report.duration.count();
+  for (std::size_t k = 0; k < report.master.result.windows.size(); ++k) {
+    end = std::max(end, window_end(report, k));
+  }
+  return end;
+}
+
+/// uperf's name for group `index`: its name attribute (lower-cased, as uperf reads the whole
+/// profile) or `Group0`.
+std::string group_name(const engine::GroupResult& group, std::size_t index) {
+  if (group.name.empty() || group.name == fmt::format("group{}", index)) {
+    return fmt::format("Group{}", index);
+  }
+  return lower(group.name);
+}
+
+std::string details_section(std::string_view title, const std::string& body) {
+  return fmt::format("\n{}\n{}{}\n", title, rule(), body);
+}
+
+std::string group_details(const RunReport& report) {
+  const std::int64_t end = run_end_ns(report);
+  std::string body;
+  const auto& groups = report.master.result.groups;
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    engine::SlotCounters sum;
+    for (const engine::TxnResult& txn : groups[g].transactions) sum.merge(flowop_counters(txn));
+    body += format_uperf_raw_line(end, group_name(groups[g], g), sum.bytes(), sum.ops);
+  }
+  return details_section("Group Details", body);
+}
+
+std::string strand_details() {
+  return details_section(
+      "Strand Details",
+      "volley keeps no per-strand counters; Group Details has each group's strands summed\n");
+}
+
+std::string average_row(std::string_view name, const engine::SlotStats& stats) {
+  const stats::LatencyHistogram& latency = stats.latency;
+  std::string row = fmt::format("{:<15} {:>8} ", name, stats.counters.ops);
+  if (latency.count() == 0) return row + missing(11) + missing(11) + missing(11) + missing(11) + "\n";
+  return row + uperf_time(latency.mean(), 11) + missing(11) +
+         uperf_time(static_cast<double>(latency.max()), 11) +
+         uperf_time(static_cast<double>(latency.min()), 11) + "\n";
+}
+
+std::string averages_header(std::string_view label) {
+  return fmt::format("\n{:<15} {}\n{}", label,
+                     "   Count         avg         cpu         max         min ", rule());
+}
+
+/// uperf's -t table: one row per transaction of each group, named Txn0.. (0-based, as uperf's
+/// table names them), skipping transactions that never completed.
+std::string transaction_averages(const RunReport& report) {
+  std::string out = averages_header("Txn");
+  for (const engine::GroupResult& group : report.master.result.groups) {
+    for (std::size_t t = 0; t < group.transactions.size(); ++t) {
+      const engine::TxnResult& txn = group.transactions[t];
+      if (txn.stats.counters.ops == 0) continue;
+      out += average_row(fmt::format("Txn{}", t), txn.stats);
+    }
+  }
+  return out + "\n";
+}
+
+std::string flowop_averages(const RunReport& report) {
+  std::string out = averages_header("Flowop");
+  for (const engine::GroupResult& group : report.master.result.groups) {
+    for (const engine::TxnResult& txn : group.transactions) {
+      for (const engine::FlowopResult& flowop : txn.flowops) {
+        if (flowop.stats.counters.ops == 0) continue;
+        out += average_row(flowop.type, flowop.stats);
+      }
+    }
+  }
+  return out + "\n";
+}
+
+std::string netstat(const RunReport& report) {
+  std::string out = "\nNetstat statistics for this run\n" + rule();
+  out += fmt::format("{:<5}  {:>10}  {:>10}  {:>11}  {:>11}\n", "Nic", "opkts/s", "ipkts/s",
+                     "obits/s", "ibits/s");
+  if (report.master.nic) {
+    for (const auto& [nic, rate] : report.master.nic->interfaces) {
+      if (rate.tx_packets_per_s == 0 && rate.rx_packets_per_s == 0) continue;
+      out += fmt::format("{:<5}  {:>10.0f}  {:>10.0f}  ", nic, rate.tx_packets_per_s,
+                         rate.rx_packets_per_s);
+      out += uperf_number(rate.tx_bits_per_s, 11, true) + " " +
+             uperf_number(rate.rx_bits_per_s, 11, true) + "\n";
+    }
+  }
+  return out + rule();
+}
+
+/// One side over the whole run, as uperf's goodbye statistics count it: every step, bytes in
+/// both directions, flowop executions, and errors as a percentage of them.
+struct SideFigures {
+  double seconds = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t ops = 0;
+  std::uint64_t errors = 0;
+  [[nodiscard]] double bits_per_s() const {
+    return seconds > 0 ? 8.0 * static_cast<double>(bytes) / seconds : 0;
+  }
+  [[nodiscard]] double error_pct() const {
+    return ops > 0 ? 100.0 * static_cast<double>(errors) / static_cast<double>(ops) : 0;
+  }
+};
+
+SideFigures side_figures(const engine::RunResult& result) {
+  const Totals t = all_totals(result);
+  return {t.seconds, t.bytes, t.ops, t.error_total()};
+}
+
+std::string statistics_row(std::string_view host, const SideFigures& f) {
+  return fmt::format("{:<15.15} ", host) + uperf_time(f.seconds * 1e9, 8) +
+         uperf_number(static_cast<double>(f.bytes), 10, false) +
+         uperf_number(f.bits_per_s(), 12, true) +
+         fmt::format("{:>12} {:>11.2f}\n", f.ops, f.error_pct());
+}
+
+std::string pct(std::optional<double> value, int width) {
+  return value ? fmt::format("{:>{}.2f}%", *value, width) : fmt::format("{:>{}}%", "-", width);
+}
+
+std::string run_statistics(const RunReport& report) {
+  std::string out =
+      "\nRun Statistics\nHostname            Time       Data   Throughput   Operations      "
+      "Errors\n" +
+      rule();
+  SideFigures slaves;
+  for (const SideReport& side : report.slaves) {
+    const SideFigures f = side_figures(side.result);
+    out += statistics_row(side.host, f);
+    slaves.seconds = std::max(slaves.seconds, f.seconds);
+    slaves.bytes += f.bytes;
+    slaves.ops += f.ops;
+    slaves.errors += f.errors;
+  }
+  if (report.slaves.size() > 1) out += statistics_row("Total", slaves);
+  const SideFigures master = side_figures(report.master.result);
+  out += statistics_row("master", master);
+  if (report.slaves.empty()) return out;
+  const auto diff = [](double m, double s) { return difference_pct(m, s); };
+  out += rule();
+  out += fmt::format("{:<15} {} {} {} {} {}\n\n", "Difference(%)",
+                     pct(diff(master.seconds, slaves.seconds), 7),
+                     pct(diff(static_cast<double>(master.bytes), static_cast<double>(slaves.bytes)), 9),
+                     pct(diff(master.bits_per_s(), slaves.bits_per_s()), 11),
+                     pct(diff(static_cast<double>(master.ops), static_cast<double>(slaves.ops)), 11),
+                     pct(std::max(master.error_pct(), slaves.error_pct()), 10));
+  return out;
+}
+
+}  // namespace
+
+UperfSections uperf_sections(std::string_view letters) {
+  UperfSections s;
+  for (const char c : letters) {
+    switch (c) {
+      case 'R': s.raw = true; break;
+      case 'g': s.groups = true; break;
+      case 'T': s.strands = true; break;
+      case 't': s.transactions = true; break;
+      case 'f': case 'p': case 'e': case 'E': s.flowops = true; break;
+      case 'k': s.netstat = true; break;
+      case 'n':
+        // uperf: copt = NO_STATS, so only what follows -n counts, and the interval and Total
+        // lines stay off whatever follows.
+        s = UperfSections{};
+        s.stats = s.netstat = s.run_statistics = false;
+        break;
+      case 'a':
+        s.groups = s.strands = s.transactions = s.flowops = s.netstat = s.run_statistics = true;
+        break;
+      default: break;
+    }
+  }
+  return s;
+}
+
+std::string format_uperf_start(std::string_view profile_name, std::uint64_t threads,
+                               std::uint64_t processes) {
+  const std::string name = lower(profile_name);
+  if (threads == 0 && processes != 0) {
+    return fmt::format("Starting {} processes running profile:{} ... ", processes, name);
+  }
+  if (processes == 0) return fmt::format("Starting {} threads running profile:{} ... ", threads, name);
+  return fmt::format("Starting {} threads, {} processes running profile:{} ... ", threads,
+                     processes, name);
+}
+
+std::string format_uperf_setup_time(double seconds) {
+  return fmt::format(" {:5.2f} seconds\n", seconds);
+}
+
+std::string format_uperf_raw_line(std::int64_t unix_ns, std::string_view name,
+                                  std::uint64_t bytes, std::uint64_t ops) {
+  const std::int64_t ns = std::max<std::int64_t>(unix_ns, 0);
+  return fmt::format("timestamp_ms:{}.{:04} name:{} nr_bytes:{} nr_ops:{}\n", ns / 1'000'000,
+                     (ns % 1'000'000) / 100, name, bytes, ops);
+}
+
+std::string format_uperf_report(const RunReport& report, const UperfSections& sections) {
+  std::string out;
+  if (sections.stats) {
+    const std::vector<StepLines> steps = step_lines(report);
+    for (std::size_t k = 0; k < steps.size(); ++k) {
+      if (steps[k].empty()) continue;
+      for (const RawLine& line : steps[k].lines()) {
+        out += format_uperf_raw_line(line.unix_ns, fmt::format("Txn{}", k + 1), line.counts.bytes,
+                                     line.counts.ops);
+      }
+      out += "\n";
+    }
+    out += rule();
+    const Totals total = all_totals(report.master.result);
+    out += format_uperf_raw_line(run_end_ns(report), "Total", total.bytes, total.ops);
+  }
+  if (sections.groups) out += group_details(report);
+  if (sections.strands) out += strand_details();
+  if (sections.transactions) out += transaction_averages(report);
+  if (sections.flowops) out += flowop_averages(report);
+  if (sections.netstat) out += netstat(report);
+  if (sections.run_statistics) out += run_statistics(report);
+  return out;
+}
+
+}  // namespace volley::report

@@ -1,0 +1,135 @@
+#include "volley/report/uperf_output.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "report/report_fixture.hpp"
+
+namespace volley::report {
+namespace {
+
+using testing::kStartUnixNs;
+
+std::vector<std::string> lines_named(const std::string& text, const std::string& name) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.find(" name:" + name + " ") != std::string::npos) out.push_back(line);
+  }
+  return out;
+}
+
+TEST(UperfOutput, RawLineIsUperfsExactly) {
+  EXPECT_EQ(format_uperf_raw_line(1'795'262'520'188'860'849, "Txn2", 17259648, 269682),
+            "timestamp_ms:1795262520188.8608 name:Txn2 nr_bytes:17259648 nr_ops:269682\n");
+  EXPECT_EQ(format_uperf_raw_line(1'000'000'000'000'000'001, "Total", 0, 0),
+            "timestamp_ms:1000000000000.0000 name:Total nr_bytes:0 nr_ops:0\n");
+}
+
+TEST(UperfOutput, StartLineNamesTheProfileAsUperfPrintsIt) {
+  EXPECT_EQ(format_uperf_start("TCP PingPong", 4, 0) + format_uperf_setup_time(0.123),
+            "Starting 4 threads running profile:tcp pingpong ...   0.12 seconds\n");
+  EXPECT_EQ(format_uperf_start("x", 0, 2), "Starting 2 processes running profile:x ... ");
+  EXPECT_EQ(format_uperf_start("x", 1, 2), "Starting 1 threads, 2 processes running profile:x ... ");
+}
+
+TEST(UperfOutput, SectionsFollowUperfsLetters) {
+  const UperfSections plain = uperf_sections("");
+  EXPECT_FALSE(plain.raw);
+  EXPECT_TRUE(plain.stats && plain.netstat && plain.run_statistics);
+  EXPECT_FALSE(plain.groups || plain.strands || plain.transactions || plain.flowops);
+  const UperfSections all = uperf_sections("vaR");
+  EXPECT_TRUE(all.raw && all.stats && all.groups && all.strands && all.transactions &&
+              all.flowops && all.netstat && all.run_statistics);
+  EXPECT_TRUE(uperf_sections("p").flowops);  // -p, -e, -E assume -f
+  // -n clears what came before; what follows is added, but interval lines stay off.
+  const UperfSections none = uperf_sections("aRn");
+  EXPECT_FALSE(none.raw || none.stats || none.groups || none.run_statistics);
+  const UperfSections after = uperf_sections("nRg");
+  EXPECT_TRUE(after.raw && after.groups);
+  EXPECT_FALSE(after.stats || after.run_statistics);
+}
+
+TEST(UperfOutput, CumulativeLinesPerStepFromTheIntervals) {
+  const RunReport report = testing::make_report();
+  const std::string out = format_uperf_report(report, uperf_sections("R"));
+  // Step 1 (Txn2): a zero line at its release, one line per interval (cumulative), the last at
+  // its end. Bytes are flowop bytes of every group; operations are flowop executions.
+  const std::int64_t s = kStartUnixNs;
+  const auto kb = testing::kKiB;
+  const std::vector<std::string> expected{
+      format_uperf_raw_line(s + 1'000'000'000, "Txn2", 0, 0),
+      format_uperf_raw_line(s + 2'000'000'000, "Txn2", (200 + 200 + 6400) * kb, 500),
+      format_uperf_raw_line(s + 3'000'000'000, "Txn2", (200 + 200 + 9600) * kb, 550),
+      format_uperf_raw_line(s + 6'000'000'000, "Txn2", (200 + 200 + 9600) * kb, 550)};
+  const auto txn2 = lines_named(out, "Txn2");
+  ASSERT_EQ(txn2.size(), expected.size()) << out;
+  for (std::size_t i = 0; i < expected.size(); ++i) EXPECT_EQ(txn2[i] + "\n", expected[i]);
+  // Txn1 and Txn3 open and close too; each step's lines end with a blank line, then the rule and
+  // the Total over the whole run.
+  EXPECT_EQ(lines_named(out, "Txn1").size(), 2U);
+  EXPECT_EQ(lines_named(out, "Txn3").front() + "\n",
+            format_uperf_raw_line(s + 6'000'000'000, "Txn3", 0, 0));
+  const Totals all = all_totals(report.master.result);
+  EXPECT_NE(out.find("\n\n" + std::string(79, '-') + "\n" +
+                     format_uperf_raw_line(s + 6'500'000'000, "Total", all.bytes, all.ops)),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(all.ops, 2509U);
+}
+
+TEST(UperfOutput, RunStatisticsInUperfsColumnsOverTheWholeRun) {
+  const RunReport report = testing::make_report();
+  const std::string out = format_uperf_report(report, uperf_sections("R"));
+  const std::string header =
+      "\nRun Statistics\n"
+      "Hostname            Time       Data   Throughput   Operations      Errors\n" +
+      std::string(79, '-') + "\n";
+  const auto at = out.find(header);
+  ASSERT_NE(at, std::string::npos) << out;
+  std::istringstream rows(out.substr(at + header.size()));
+  std::string slave;
+  std::string master;
+  std::string rule;
+  std::string difference;
+  std::getline(rows, slave);
+  std::getline(rows, master);
+  std::getline(rows, rule);
+  std::getline(rows, difference);
+  // 6.5 s (every step), 34,816,000 bytes, 2509 flowop executions, 2 errors = 0.08 %.
+  EXPECT_EQ(master, "master             6.50s    33.20MB    42.85Mb/s         2509        0.08");
+  EXPECT_EQ(slave.substr(0, 16), "slave1          ");
+  EXPECT_EQ(difference.substr(0, 16), "Difference(%)   ");
+  EXPECT_EQ(difference.back(), '%');
+}
+
+TEST(UperfOutput, AllSectionsInUperfsOrder) {
+  const std::string out = format_uperf_report(testing::make_report(), uperf_sections("aR"));
+  const std::vector<std::string> headings{"\nGroup Details\n", "\nStrand Details\n",
+                                          "\nTxn                Count         avg",
+                                          "\nFlowop             Count         avg",
+                                          "\nNetstat statistics for this run\n",
+                                          "\nRun Statistics\n"};
+  std::size_t from = 0;
+  for (const std::string& h : headings) {
+    const auto at = out.find(h, from);
+    ASSERT_NE(at, std::string::npos) << h << "\n" << out;
+    from = at + h.size();
+  }
+  // Groups keep uperf's raw form and names; transactions are numbered from 0 in the table.
+  EXPECT_EQ(lines_named(out, "g0").size(), 1U) << out;
+  EXPECT_NE(out.find("\nTxn0                   4 "), std::string::npos) << out;
+  EXPECT_NE(out.find("\nTxn1                1000 "), std::string::npos) << out;
+  EXPECT_NE(out.find("\nwrite               1000 "), std::string::npos) << out;
+  EXPECT_NE(out.find("\neth0         1600        1000    16.00Mb/s     8.00Mb/s \n"), std::string::npos) << out;
+}
+
+TEST(UperfOutput, NoStatisticsPrintsNothing) {
+  EXPECT_EQ(format_uperf_report(testing::make_report(), uperf_sections("nR")), "");
+}
+
+}  // namespace
+}  // namespace volley::report
