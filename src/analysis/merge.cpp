@@ -243,7 +243,9 @@ std::string unmergeable(const json& doc) {
     return "is not a volley run result document";
   }
   if (member(doc, "kind") == "merge") return "is already a merged document; merge the masters' own";
-  if (member(doc, "schema_version") != 1) return "has an unknown schema_version";
+  if (const auto v = member(doc, "schema_version"); v != 1 && v != 2) {
+    return "has an unknown schema_version";
+  }
   if (member(doc, "timed_steps").empty()) return "has no timed steps";
   return {};
 }
