@@ -220,6 +220,13 @@ TEST(SlaveSafety, AMasterThatVanishesDuringABusyThinkFreesTheSlaveAtOnce) {
 }
 
 TEST(SlaveSafety, ALoadWhoseEngineCannotBeBuiltCostsOnlyThatLoad) {
+#ifdef VOLLEY_SANITIZED
+  // UBSan's vptr check reads memory through a pipe; in a slave that has used up its 64
+  // descriptors it cannot, and reports the boost::system_error being thrown as a bad object.
+  // The normal build runs this test; the use-after-free it guards against was found without
+  // sanitizers too (MALLOC_PERTURB_, valgrind).
+  GTEST_SKIP() << "needs free descriptors for UBSan's own checks; runs in the normal build";
+#endif
   // 64 descriptors: a run with hundreds of workers cannot get its event loops.
   Serve serve({"--max-workers", "1024"}, {"/usr/bin/prlimit", "--nofile=64:64"});
   {
@@ -227,7 +234,7 @@ TEST(SlaveSafety, ALoadWhoseEngineCannotBeBuiltCostsOnlyThatLoad) {
     ASSERT_TRUE(c.greet());
     ASSERT_TRUE(c.send(load_message(pingpong("500", "1s"), 500)));
     const auto rejected = c.receive_type("rejected");
-    ASSERT_TRUE(rejected);
+    ASSERT_TRUE(rejected) << "slave's stderr:\n" << serve.process().stderr_so_far();
     EXPECT_NE(rejected->value("message", "").find("cannot build"), std::string::npos) << *rejected;
     // The session goes on: a small load is accepted.
     ASSERT_TRUE(c.send(load_message(pingpong("1", "1s"))));
