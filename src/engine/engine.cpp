@@ -24,14 +24,27 @@ Engine::Engine(const Plan& plan, EngineConfig config)
       config_(std::move(config)),
       release_times_(plan.txn_count),
       windows_(plan.txn_count) {
+  const std::uint32_t shards = std::max<std::uint32_t>(1, config_.shard_count);
+  const auto here = [&](std::uint64_t s) { return s % shards == config_.shard_index; };
+  std::uint64_t total_here = 0;
+  for (const auto& group : plan.groups) {
+    const std::uint64_t n = group.strands / shards + (config_.shard_index < group.strands % shards ? 1 : 0);
+    local_strands_.push_back(n);
+    total_here += n;
+  }
   const std::size_t n_workers = std::max<std::size_t>(
-      1, std::min<std::uint64_t>(config_.workers, std::max<std::uint64_t>(plan.total_strands, 1)));
+      1, std::min<std::uint64_t>(config_.workers, std::max<std::uint64_t>(total_here, 1)));
   for (std::size_t i = 0; i < n_workers; ++i) workers_.push_back(std::make_unique<Worker>(*this));
   // Round-robin over every strand of every group, so each group spreads over all workers.
   std::size_t next = 0;
   placement_.resize(plan.groups.size());
   for (std::size_t g = 0; g < plan.groups.size(); ++g) {
+    placement_[g].reserve(plan.groups[g].strands);
     for (std::uint64_t s = 0; s < plan.groups[g].strands; ++s) {
+      if (!here(s)) {
+        placement_[g].emplace_back(kNotHere, 0);
+        continue;
+      }
       const auto w = static_cast<std::uint32_t>(next++ % workers_.size());
       placement_[g].emplace_back(w, workers_[w]->add_strand(g, s));
     }
@@ -199,6 +212,7 @@ void Engine::route(const transport::ConnectionHeader& header, asio::ip::tcp::soc
     return;  // not a strand of this run: the socket closes here
   }
   const auto [worker, local] = placement_[header.group][header.strand];
+  if (worker == kNotHere) return;  // another process's strand: it connected to the wrong port
   routed_.fetch_add(1, std::memory_order_relaxed);
   boost::system::error_code ec;
   const auto protocol = socket.local_endpoint(ec).protocol();
@@ -225,7 +239,7 @@ RunResult Engine::finish() {
   }
   for (std::size_t g = 0; g < plan_.groups.size(); ++g) {
     const GroupPlan& gp = plan_.groups[g];
-    GroupResult gr{group_display_name(gp, g), gp.strands, {}};
+    GroupResult gr{group_display_name(gp, g), local_strands_[g], {}};
     for (std::size_t t = 0; t < gp.txns.size(); ++t) {
       const TxnPlan& tp = gp.txns[t];
       TxnResult tr{txn_display_name(tp, t), std::move(totals[tp.slot]), {}, {}};

@@ -222,19 +222,19 @@ awaitable<OpOutcome> Strand::not_connected_now(const OpPlan& op) { co_return not
 
 awaitable<OpOutcome> Strand::do_connect(const OpPlan& op, const profile::ConnectOp& c) {
   const EngineConfig& config = worker_.engine().config();
-  HostTarget target;
+  const HostTarget* target = nullptr;  // not copied: a connect must not allocate
   if (config.peer) {
-    target = *config.peer;
+    target = &*config.peer;
   } else {
     const auto it = config.targets.find(c.connection.remotehost);
     if (it == config.targets.end()) {
       co_return OpOutcome{OpOutcome::Status::kFailed, ErrorKind::kUnreachable,
                           fmt::format("no slave serves remotehost '{}'", c.connection.remotehost)};
     }
-    target = it->second;
+    target = &it->second;
   }
-  const asio::ip::tcp::endpoint endpoint(target.address,
-                                         c.connection.port.value_or(target.negotiated_port));
+  const asio::ip::tcp::endpoint endpoint(target->address,
+                                         c.connection.port.value_or(target->port_for(index_)));
   worker_.count_connection(false);
   Socket& socket = fresh_socket(op.common.connection);
   error_code ec;
