@@ -85,6 +85,9 @@ int serve_child(const ServeOptions& options) {
   control::SlaveSettings settings;
   settings.default_workers = std::max<std::size_t>(1, options.workers);
   settings.processes = 1;
+  // The parent relays no pings; its death kills this process (die_with_parent), and a link it
+  // closes ends the session at once.
+  settings.silence_timeout = std::chrono::hours(24 * 365);
   settings.limits.max_strands = UINT64_MAX;
   settings.limits.max_connections = UINT64_MAX;
   settings.limits.max_profile_bytes = UINT64_MAX;

@@ -72,6 +72,17 @@ std::vector<std::uint16_t> shard_ports_from_json(const json& ports) {
   return out;
 }
 
+std::vector<std::uint16_t> spread_ports(const std::vector<std::vector<std::uint16_t>>& per_process) {
+  std::size_t listeners = SIZE_MAX;
+  for (const auto& p : per_process) listeners = std::min(listeners, p.size());
+  std::vector<std::uint16_t> out;
+  if (per_process.empty() || listeners == 0) return out;
+  for (std::size_t l = 0; l < listeners; ++l) {
+    for (const auto& p : per_process) out.push_back(p[l]);
+  }
+  return out;
+}
+
 json targets_to_json(const std::map<std::string, engine::HostTarget>& targets) {
   json out = json::object();
   for (const auto& [host, t] : targets) {
@@ -158,6 +169,7 @@ asio::awaitable<std::string> ChildSet::load(LoadRequest load) {
   }
   // The children load at the same time; their answers are read in order.
   ports_.clear();
+  negotiated_.clear();
   for (std::size_t i = 0; i < children_.size(); ++i) {
     for (;;) {
       auto got = co_await receive_within(context_, *children_[i].channel, kLoadTimeout);
@@ -167,6 +179,9 @@ asio::awaitable<std::string> ChildSet::load(LoadRequest load) {
       if (type == "ping") continue;
       if (type == "loaded") {
         ports_.push_back(ports_from_json(m.value("ports", json::object())));
+        auto listeners = shard_ports_from_json(m.value("shard_ports", json::object()).value("0", json()));
+        if (listeners.empty() && ports_.back().count(0) != 0) listeners.push_back(ports_.back().at(0));
+        negotiated_.push_back(std::move(listeners));
         break;
       }
       if (auto problem = note(i, m); !problem.empty()) co_return problem;

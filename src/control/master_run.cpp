@@ -349,7 +349,7 @@ awaitable<void> MasterRun::run() {
       }
     }
     if (!timed) return std::chrono::hours(24 * 365);
-    return longest + st.engine->config().drain_grace + settings_.step_grace;
+    return longest + st.engine->config().drain_limit + settings_.step_grace;
   };
 
   auto all_slaves = [&](auto pred) {
@@ -501,11 +501,14 @@ awaitable<void> MasterRun::run() {
     const auto ports = st.engine->listener_ports();
     const std::uint16_t master_port = ports.count(0) != 0 ? ports.at(0) : 0;
     json start = message("start", {{"master_port", master_port}});
+    // Slaves send strand s's connections to the master's process s % processes, spread over its
+    // listeners (Engine::negotiated_ports()).
+    std::vector<std::vector<std::uint16_t>> listeners = {st.engine->negotiated_ports()};
     if (st.children) {
-      // Slaves send strand s's connections to the master's process s % processes.
-      json master_ports = json::array({master_port});
-      for (const auto& p : st.children->ports()) master_ports.push_back(p.count(0) != 0 ? p.at(0) : 0);
-      start["master_ports"] = std::move(master_ports);
+      for (const auto& p : st.children->negotiated()) listeners.push_back(p);
+    }
+    if (const auto spread = spread_ports(listeners); spread.size() > 1) start["master_ports"] = spread;
+    if (st.children) {
       json child_start = message("start", {{"master_port", 0},
                                            {"targets", targets_to_json(st.engine->config().targets)}});
       if (auto problem = co_await st.children->send_all(std::move(child_start)); !problem.empty()) fail(problem);

@@ -723,6 +723,11 @@ asio::awaitable<void> SlaveServer::on_load(Session& s, const json& m) {
   log(fmt::format("master {}: loaded profile '{}' ({} strands)", s.who,
                   core::printable(s.run->profile.name), s.run->plan.total_strands));
   json out = message("loaded", {{"ports", ports}});
+  // More than one negotiated listener (a big run, or a child of a run in processes): the master
+  // spreads its strands over them.
+  if (const auto& listeners = s.run->engine->negotiated_ports(); listeners.size() > 1 || child) {
+    out["shard_ports"] = {{"0", listeners}};
+  }
   auto sent = co_await s.channel.send(std::move(out));
   if (!std::holds_alternative<std::monostate>(sent)) s.end_reason = "send failed";
 }
@@ -763,10 +768,7 @@ asio::awaitable<void> SlaveServer::load_children(Session& s, const LoadRequest& 
       [&s](std::size_t i, json m) { s.events.push(ChildMessage{i, std::move(m)}); },
       [&s](std::size_t i, ChannelError e) { s.events.push(ChildLost{i, std::move(e)}); });
   // One port per process for each listener: the master sends strand s to process s % count.
-  json shard_ports = json::object();
-  for (const auto& ports : s.children->ports()) {
-    for (const auto& [requested, actual] : ports) shard_ports[std::to_string(requested)].push_back(actual);
-  }
+  json shard_ports = {{"0", spread_ports(s.children->negotiated())}};
   json first = json::object();
   for (const auto& [requested, actual] : s.children->ports().front()) first[std::to_string(requested)] = actual;
   log(fmt::format("master {}: loaded the profile in {} processes", s.who, processes));

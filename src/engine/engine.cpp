@@ -69,6 +69,21 @@ Engine::~Engine() {
 
 std::string Engine::open_listeners(asio::io_context& control) {
   control_ = &control;
+  // Connections this engine's strands accept, at most, on negotiated ports: one listener per
+  // accept queue's worth (see negotiated_ports()).
+  std::uint64_t accepts = 0;
+  for (std::size_t g = 0; g < plan_.groups.size(); ++g) {
+    std::uint64_t per_strand = 0;
+    for (const auto& txn : plan_.groups[g].txns) {
+      for (const auto& op : txn.ops) {
+        const auto* accept = std::get_if<profile::AcceptOp>(&op.spec);
+        if (accept != nullptr && !accept->connection.port) ++per_strand;
+      }
+    }
+    accepts += per_strand * local_strands_[g];
+  }
+  const std::uint64_t backlog = transport::accept_backlog();
+  const std::uint64_t negotiated = std::clamp<std::uint64_t>((accepts + backlog - 1) / backlog, 1, 64);
   for (const std::uint16_t port : plan_.accept_ports) {
     std::optional<std::uint64_t> window;
     for (const auto& group : plan_.groups) {
@@ -82,17 +97,20 @@ std::string Engine::open_listeners(asio::io_context& control) {
         }
       }
     }
-    auto listener = std::make_unique<transport::DataListener>(
-        control, config_.token,
-        [this](const transport::ConnectionHeader& header, asio::ip::tcp::socket socket) {
-          route(header, std::move(socket));
-        });
-    if (auto error = listener->open(config_.listen_address, port, window); !error.empty()) {
-      listeners_.clear();
-      return error;
+    for (std::uint64_t copy = 0; copy < (port == 0 ? negotiated : 1); ++copy) {
+      auto listener = std::make_unique<transport::DataListener>(
+          control, config_.token,
+          [this](const transport::ConnectionHeader& header, asio::ip::tcp::socket socket) {
+            route(header, std::move(socket));
+          });
+      if (auto error = listener->open(config_.listen_address, port, window); !error.empty()) {
+        listeners_.clear();
+        return error;
+      }
+      if (copy == 0) listener_ports_[port] = listener->port();
+      if (port == 0) negotiated_ports_.push_back(listener->port());
+      listeners_.push_back(std::move(listener));
     }
-    listener_ports_[port] = listener->port();
-    listeners_.push_back(std::move(listener));
   }
   return {};
 }
@@ -154,7 +172,11 @@ void Engine::arm_quiescence(std::size_t txn, std::uint64_t last_progress, int qu
     if (ec || !*alive || stopped_ || generation != quiesce_generation_) return;
     const std::uint64_t now = progress();
     // A thinking strand is not waiting for the master: it will go on by itself.
-    const int quiet = now == last_progress && !thinking() ? quiet_polls + 1 : 0;
+    // Connections still in an accept queue are on their way to strands: not quiet (with tens of
+    // thousands of connects, a loaded machine can leave the accept loop idle for 30 ms).
+    const bool queued = std::any_of(listeners_.begin(), listeners_.end(),
+                                    [](const auto& l) { return l->queued() > 0; });
+    const int quiet = now == last_progress && !thinking() && !queued ? quiet_polls + 1 : 0;
     if (quiet < kQuietPollsNeeded) {
       arm_quiescence(txn, now, quiet);
       return;

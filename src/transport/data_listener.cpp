@@ -3,9 +3,20 @@
 #include <boost/asio/read.hpp>
 #include <fmt/format.h>
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include <fstream>
 #include <utility>
 
 namespace volley::transport {
+
+std::uint64_t accept_backlog() {
+  std::ifstream in("/proc/sys/net/core/somaxconn");
+  std::uint64_t n = 0;
+  return (in >> n) && n > 0 ? n : 4096;
+}
 
 namespace asio = boost::asio;
 using asio::ip::tcp;
@@ -59,6 +70,16 @@ std::string DataListener::open(const asio::ip::address& address, std::uint16_t p
                        port, ec.message());
   }
   return {};
+}
+
+std::size_t DataListener::queued() const {
+  tcp_info info{};
+  socklen_t size = sizeof info;
+  // On a listening socket tcpi_unacked is the accept queue's length.
+  const int fd = const_cast<tcp::acceptor&>(acceptor_).native_handle();
+  const std::size_t waiting =
+      ::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &size) == 0 ? info.tcpi_unacked : 0;
+  return waiting + pending_.size();
 }
 
 std::uint16_t DataListener::port() const {

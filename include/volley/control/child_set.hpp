@@ -52,6 +52,8 @@ class ChildSet {
   boost::asio::awaitable<std::string> load(LoadRequest load);
   /// After load(): each child's data listener ports (requested -> bound).
   [[nodiscard]] const std::vector<std::map<std::uint16_t, std::uint16_t>>& ports() const { return ports_; }
+  /// After load(): each child's negotiated listeners (Engine::negotiated_ports()).
+  [[nodiscard]] const std::vector<std::vector<std::uint16_t>>& negotiated() const { return negotiated_; }
   /// From now on, each child's messages and its loss come through these (on the context).
   void listen(std::function<void(std::size_t, nlohmann::json)> on_message,
               std::function<void(std::size_t, ChannelError)> on_lost);
@@ -93,6 +95,7 @@ class ChildSet {
   ChildSetSettings settings_;
   std::vector<Child> children_;
   std::vector<std::map<std::uint16_t, std::uint16_t>> ports_;
+  std::vector<std::vector<std::uint16_t>> negotiated_;
   bool closing_ = false;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
@@ -102,6 +105,11 @@ std::map<std::uint16_t, std::uint16_t> ports_from_json(const nlohmann::json& por
 /// A list of ports, one per process of the peer (`start.master_ports`, `loaded.shard_ports["0"]`);
 /// empty if absent or not all ports.
 std::vector<std::uint16_t> shard_ports_from_json(const nlohmann::json& ports);
+/// One side's negotiated ports, process by process, as the one list its peer spreads strands over:
+/// entry j belongs to process j % processes, so strand s (sent to entry s % size) reaches process
+/// s % processes, the one that runs it. Each process contributes as many listeners as the one
+/// with the fewest.
+std::vector<std::uint16_t> spread_ports(const std::vector<std::vector<std::uint16_t>>& per_process);
 /// `start.targets` for a master's child process: remotehost -> address and ports.
 nlohmann::json targets_to_json(const std::map<std::string, engine::HostTarget>& targets);
 std::map<std::string, engine::HostTarget> targets_from_json(const nlohmann::json& targets);

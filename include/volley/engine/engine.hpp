@@ -59,6 +59,9 @@ struct EngineConfig {
   /// One second covers a round trip even at 10000 connections on two cores (~160 ms measured);
   /// only an operation stuck on a dead or stalled peer waits that long.
   std::chrono::nanoseconds drain_grace = std::chrono::seconds(1);
+  /// The drain is renewed by drain_grace while operations still complete, up to this long after
+  /// the deadline (50,000 connections each waiting for its answer on two cores take seconds).
+  std::chrono::nanoseconds drain_limit = std::chrono::seconds(8);
   /// This engine runs strand s of every group only when s % shard_count == shard_index; the other
   /// strands run in sibling processes (the same plan, another shard_index).
   std::uint32_t shard_index = 0;
@@ -81,6 +84,12 @@ class Engine {
   std::string open_listeners(boost::asio::io_context& control);
   /// Requested port (0 = negotiated) -> the port actually bound.
   [[nodiscard]] std::map<std::uint16_t, std::uint16_t> listener_ports() const;
+  /// Every negotiated listener (the first is listener_ports()[0]). More than one when the strands
+  /// of this engine accept more connections than one listener's accept queue holds
+  /// (net.core.somaxconn): the kernel drops the handshake's last ACK when the queue is full, the
+  /// connecting side believes it is connected, and the connection arrives seconds later, after
+  /// the step has ended. Peers spread their connects over these by strand index.
+  [[nodiscard]] const std::vector<std::uint16_t>& negotiated_ports() const { return negotiated_ports_; }
 
   /// Slave: where connects go back to the master (known only once the master starts the run).
   void set_peer(HostTarget peer) { config_.peer = std::move(peer); }
@@ -132,6 +141,7 @@ class Engine {
   std::vector<std::uint64_t> local_strands_;  ///< per group
   std::vector<std::unique_ptr<transport::DataListener>> listeners_;
   std::map<std::uint16_t, std::uint16_t> listener_ports_;
+  std::vector<std::uint16_t> negotiated_ports_;
   boost::asio::io_context* control_ = nullptr;
   std::unique_ptr<boost::asio::steady_timer> quiesce_timer_;
   std::uint64_t quiesce_generation_ = 0;  ///< which end_txn() the pending poll belongs to

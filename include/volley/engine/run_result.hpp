@@ -73,7 +73,8 @@ struct RunResult {
 /// An empty `into` (no groups) becomes `part`.
 void merge_into(RunResult& into, const RunResult& part);
 
-/// Resident set size of this process in bytes (/proc/self/statm), 0 if unreadable.
+/// Resident set size of this process in bytes (/proc/self/statm), 0 if unreadable, after the
+/// allocator has returned its free pages (malloc_trim): memory held, not memory cached.
 std::int64_t resident_bytes();
 
 /// Data connections per process record, RSS growth summed over the records divided by the
