@@ -27,8 +27,8 @@ constexpr int kStartTimeoutMs = 10000;
 
 LocalSlave::~LocalSlave() { stop(); }
 
-std::string LocalSlave::start(std::size_t workers, std::uint32_t processes,
-                              const std::string& executable) {
+std::string LocalSlave::start(std::size_t workers, const std::string& executable,
+                              std::uint32_t processes) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return fmt::format("local slave: pipe: {}", std::strerror(errno));
   posix_spawn_file_actions_t actions;

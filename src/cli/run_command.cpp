@@ -173,7 +173,7 @@ int run_command(const RunOptions& options, int argc, char** argv) {
   raise_file_limit();
   LocalSlave local;
   if (options.local) {
-    if (auto problem = local.start(options.slave_workers, options.processes); !problem.empty()) {
+    if (auto problem = local.start(options.slave_workers, "/proc/self/exe", options.processes); !problem.empty()) {
       std::cerr << "volley: " << problem << "\n";
       return core::to_int(core::ExitCode::kRunFailed);
     }

@@ -24,6 +24,9 @@ using asio::ip::tcp;
 namespace {
 /// After an accept fails for want of descriptors, wait this long instead of spinning.
 constexpr auto kAcceptBackoff = std::chrono::milliseconds(100);
+/// Header reads in flight at most. Without a bound a storm of connects has every connection's
+/// socket, timer and read in memory at once, and the allocator keeps that peak.
+constexpr std::size_t kMaxPending = 256;
 }  // namespace
 
 /// A connection whose header is still on its way. Shared with the read's handler so its buffer
@@ -109,6 +112,10 @@ void DataListener::accept_next() {
         if (!*alive) return;
         if (ec == asio::error::operation_aborted) return;
         if (!ec) read_header(std::move(socket));
+        if (pending_.size() >= kMaxPending) {
+          paused_ = true;  // resumed when a header read ends
+          return;
+        }
         // EMFILE and friends: keep accepting, but after a pause: the connection waits in the
         // backlog, and retrying at once would spin on the same error.
         if (ec == asio::error::no_descriptors || ec == asio::error::no_buffer_space ||
@@ -140,6 +147,10 @@ void DataListener::read_header(tcp::socket socket) {
         if (!*alive) return;
         pending_.erase(id);
         pending->deadline.cancel();
+        if (paused_) {
+          paused_ = false;
+          accept_next();
+        }
         if (ec) {
           ++rejected_;
           return;

@@ -65,6 +65,9 @@ class DataListener {
   /// must not pin a descriptor for the life of the slave).
   std::map<std::uint64_t, std::shared_ptr<Pending>> pending_;
   std::uint64_t next_pending_ = 0;
+  /// Accepting paused: kMaxPending headers are being read (the rest wait in the kernel's accept
+  /// queue, costing this process nothing).
+  bool paused_ = false;
   std::shared_ptr<bool> alive_;  // lets in-flight header reads notice close()
   std::uint64_t rejected_ = 0;
 };
