@@ -577,8 +577,10 @@ awaitable<void> MasterRun::run() {
       // An iterations step has no time bound; but once every slave has ended its share,
       // master strands that stop making progress wait for what will not come: they are cut, and
       // the run fails saying so, rather than hang.
-      const bool timed = std::find(report_.timed_steps.begin(), report_.timed_steps.end(), step) !=
-                         report_.timed_steps.end();
+      const bool timed = std::any_of(st.plan->groups.begin(), st.plan->groups.end(), [&](const auto& g) {
+        return g.strands > 0 && step < g.txns.size() &&
+               std::holds_alternative<profile::Duration>(g.txns[step].bound);
+      });
       bool watching = false;
       if (!co_await wait_until(
               [&] {
