@@ -5,7 +5,7 @@
 //
 // CI runs seeds 1..VOLLEY_GENERATED_SEEDS (one CTest test each, named after the seed). Any other
 // range runs with VOLLEY_SOAK_SEEDS=FIRST:COUNT (GeneratedProfileSoak.Seeds); see
-// tests/generated/soak.sh for 10,000 seeds.
+// bench/generated_profiles_soak.sh for 10,000 seeds.
 #include <gtest/gtest.h>
 #include <signal.h>
 
