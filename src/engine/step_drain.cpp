@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <memory>
 
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
@@ -115,13 +114,16 @@ asio::awaitable<std::vector<DrainShortfall>> Strand::drain(std::size_t txn,
         why = *late ? "the rest did not arrive within the step grace" : "the run stopped";
         break;
       }
-      error_code ec;
       const auto want = std::min<std::uint64_t>(e.bytes - c.step_read, buffer.size());
-      const std::size_t n = c.socket.read_some(asio::buffer(buffer.data(), want), ec);
-      if (ec == asio::error::would_block || ec == asio::error::try_again) {
-        active_ = &c.socket;
-        auto [wait_ec] = co_await c.socket.async_wait(Socket::wait_read,
-                                                      asio::as_tuple(asio::use_awaitable));
+      const std::span<char> into(buffer.data(), static_cast<std::size_t>(want));
+      const transport::IoResult io =
+          std::visit([into](auto& link) { return link.try_read(into); }, c.link);
+      const error_code& ec = io.ec;
+      const std::size_t n = io.bytes;
+      if (io.would_block()) {
+        active_ = &c.link;
+        auto [wait_ec] = co_await std::visit(
+            [](auto& link) { return link.wait(transport::Wait::kReadable); }, c.link);
         active_ = nullptr;
         if (wait_ec && wait_ec != asio::error::operation_aborted) why = wait_ec.message();
         continue;
