@@ -27,7 +27,9 @@ TEST(WrittenMessages, SplitToFitTheFrameLimitAndReadBackInOrder) {
   for (const std::uint64_t limit : {std::uint64_t{4096}, std::uint64_t{65536}, std::uint64_t{0}}) {
     const auto messages = written_messages(7, entries, limit);
     ASSERT_FALSE(messages.empty());
-    if (limit == 4096) EXPECT_GT(messages.size(), 1U);
+    if (limit == 4096) {
+      EXPECT_GT(messages.size(), 1U);
+    }
     std::vector<engine::ConnectionBytes> back;
     for (const auto& m : messages) {
       EXPECT_EQ(m.at("type"), "written");
