@@ -9,10 +9,7 @@
 // in it.
 #include <algorithm>
 #include <memory>
-#include <span>
-#include <variant>
 
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
@@ -118,11 +115,12 @@ asio::awaitable<std::vector<DrainShortfall>> Strand::drain(std::size_t txn,
         break;
       }
       const auto want = std::min<std::uint64_t>(e.bytes - c.step_read, buffer.size());
-      const transport::IoResult io = std::visit(
-          [&](auto& link) { return link.try_read(std::span<char>(buffer.data(), want)); }, c.link);
-      const error_code ec = io.ec;
+      const std::span<char> into(buffer.data(), static_cast<std::size_t>(want));
+      const transport::IoResult io =
+          std::visit([into](auto& link) { return link.try_read(into); }, c.link);
+      const error_code& ec = io.ec;
       const std::size_t n = io.bytes;
-      if (ec == asio::error::would_block || ec == asio::error::try_again) {
+      if (io.would_block()) {
         active_ = &c.link;
         auto [wait_ec] = co_await std::visit(
             [](auto& link) { return link.wait(transport::Wait::kReadable); }, c.link);

@@ -18,8 +18,8 @@
 
 #include "volley/engine/plan.hpp"
 #include "volley/engine/random_stream.hpp"
-#include "volley/transport/connection.hpp"
 #include "volley/engine/step_bytes.hpp"
+#include "volley/transport/connection.hpp"
 #include "worker.hpp"
 
 namespace volley::engine {
