@@ -13,6 +13,8 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <fmt/format.h>
 
+#include "volley/control/step_bytes_wire.hpp"
+
 namespace volley::control {
 
 namespace asio = boost::asio;
@@ -137,7 +139,7 @@ std::variant<std::unique_ptr<ChildSet>, std::string> ChildSet::spawn(asio::io_co
     // A Unix socketpair behind a TCP socket object: Channel only reads and writes bytes.
     socket.assign(asio::ip::tcp::v4(), child.take_fd(), ec);
     if (ec) return fmt::format("{}: {}", child.describe(), ec.message());
-    set->children_.push_back(Child{std::move(child), std::make_unique<Channel>(std::move(socket)), false, {}, {}});
+    set->children_.push_back(Child{std::move(child), std::make_unique<Channel>(std::move(socket)), false, {}, {}, {}, {}});
   }
   return set;
 }
@@ -240,6 +242,15 @@ std::string ChildSet::note(std::size_t i, const json& m) {
     c.results = m;
     return {};
   }
+  if (type == "written") {
+    if (!append_written(m, c.written)) return fmt::format("{} sent a malformed written message", describe(i));
+    return {};
+  }
+  if (type == "drained") {
+    if (!uint_field(m, "step")) return fmt::format("{} sent a malformed drained message", describe(i));
+    c.drained = m;
+    return {};
+  }
   if (type == "rejected") return fmt::format("{} rejected the profile: {}", describe(i), text_field(m, "message"));
   if (type == "error") return fmt::format("{}: {}", describe(i), text_field(m, "message"));
   if (type == "abort") return fmt::format("{} aborted the run: {}", describe(i), text_field(m, "reason"));
@@ -257,6 +268,56 @@ std::string ChildSet::lost(std::size_t i, const ChannelError& error) {
 bool ChildSet::all_done(std::size_t step) const {
   return std::all_of(children_.begin(), children_.end(),
                      [step](const Child& c) { return c.steps_done && *c.steps_done >= step; });
+}
+
+bool ChildSet::all_drained(std::size_t step) const {
+  return std::all_of(children_.begin(), children_.end(), [step](const Child& c) {
+    return c.drained && uint_field(*c.drained, "step").value_or(0) >= step;
+  });
+}
+
+std::vector<engine::ConnectionBytes> ChildSet::take_written() {
+  std::vector<engine::ConnectionBytes> out;
+  for (auto& c : children_) {
+    out.insert(out.end(), c.written.begin(), c.written.end());
+    c.written.clear();
+  }
+  return out;
+}
+
+std::vector<json> ChildSet::drained() const {
+  std::vector<json> out;
+  for (const auto& c : children_) out.push_back(c.drained.value_or(json::object()));
+  return out;
+}
+
+asio::awaitable<std::string> ChildSet::send_written(std::size_t step,
+                                                    const std::vector<engine::ConnectionBytes>& peer_written) {
+  for (std::size_t i = 0; i < children_.size(); ++i) {
+    const std::uint32_t shard = settings_.first_shard + static_cast<std::uint32_t>(i);
+    std::vector<engine::ConnectionBytes> mine;
+    for (const auto& w : peer_written) {
+      if (w.strand % settings_.shard_count == shard) mine.push_back(w);
+    }
+    for (json& m : written_messages(step, mine, 0)) {
+      auto sent = co_await children_[i].channel->send(std::move(m));
+      if (auto* e = std::get_if<ChannelError>(&sent)) co_return lost(i, *e);
+    }
+  }
+  co_return std::string();
+}
+
+json ChildSet::merged_drained(std::size_t step) const {
+  json listed = json::array();
+  std::uint64_t total = 0;
+  for (const auto& c : children_) {
+    if (!c.drained) continue;
+    total += c.drained->value("short_total", std::uint64_t{0});
+    for (const auto& entry : c.drained->value("short", json::array())) {
+      if (listed.size() < 5) listed.push_back(entry);
+    }
+  }
+  return message("drained", {{"step", step}, {"short", std::move(listed)}, {"short_total", total}});
 }
 
 bool ChildSet::all_results() const {

@@ -25,6 +25,7 @@
 #include "volley/control/message.hpp"
 #include "volley/engine/engine.hpp"
 #include "volley/engine/run_result.hpp"
+#include "volley/engine/step_bytes.hpp"
 #include "volley/sampling/cpu_sampler.hpp"
 #include "volley/process/child_process.hpp"
 
@@ -67,6 +68,19 @@ class ChildSet {
   std::string lost(std::size_t i, const ChannelError& error);
   /// Every child has reported step `step` done.
   [[nodiscard]] bool all_done(std::size_t step) const;
+  /// Every child has drained step `step` (its `drained`).
+  [[nodiscard]] bool all_drained(std::size_t step) const;
+  /// What the children wrote in the step ending (their `written`), taken.
+  std::vector<engine::ConnectionBytes> take_written();
+  /// Each child's last `drained` message, in shard order.
+  [[nodiscard]] std::vector<nlohmann::json> drained() const;
+  /// Sends each child (shard first_shard + i) the entries of `peer_written` for its own strands
+  /// (strand % shard_count) as `written` messages. Returns the first problem, or "".
+  boost::asio::awaitable<std::string> send_written(std::size_t step,
+                                                   const std::vector<engine::ConnectionBytes>& peer_written);
+  /// The children's `drained` for `step` as one message: the listed shortfalls (at most five)
+  /// and their total.
+  [[nodiscard]] nlohmann::json merged_drained(std::size_t step) const;
   /// Every child has sent its results.
   [[nodiscard]] bool all_results() const;
   /// Merges every child's result into `into`; returns a problem, or "".
@@ -88,6 +102,8 @@ class ChildSet {
     bool reader_alive = false;
     std::optional<std::size_t> steps_done;
     std::optional<nlohmann::json> results;
+    std::vector<engine::ConnectionBytes> written;
+    std::optional<nlohmann::json> drained;
   };
   ChildSet(boost::asio::io_context& context, ChildSetSettings settings)
       : context_(context), settings_(std::move(settings)) {}

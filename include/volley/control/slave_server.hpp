@@ -85,6 +85,8 @@ class SlaveServer {
   /// A child's message or loss: relayed to the master once every child agrees (step_done,
   /// results), or at once (a problem, naming the child).
   boost::asio::awaitable<void> on_child(Session& s, std::size_t child, const nlohmann::json& m);
+  /// The end of step `step`: drains to the master's `written`, then a LocalDrained event.
+  void start_drain(Session& s, std::size_t step);
   /// Stops and joins the session's engine (joined off the control thread) and drops the run.
   boost::asio::awaitable<void> end_run(Session& s);
   void log(const std::string& line) const;
@@ -92,7 +94,10 @@ class SlaveServer {
   boost::asio::io_context& context_;
   SlaveSettings settings_;
   boost::asio::ip::tcp::acceptor acceptor_;
-  std::size_t sessions_ = 0;
+  std::size_t sessions_ = 0;  ///< connections, greeted or not
+  /// Greeted sessions: what --max-sessions bounds. A connection still owing its hello holds no
+  /// slot, so a few silent connections cannot lock masters out until their hello deadline.
+  std::size_t greeted_ = 0;
   std::uint64_t next_session_ = 0;
   bool stopping_ = false;
   /// Live sessions: how to abort each (stop() calls them all).
