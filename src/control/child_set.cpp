@@ -68,7 +68,7 @@ std::vector<std::uint16_t> shard_ports_from_json(const json& ports) {
   std::vector<std::uint16_t> out;
   if (!ports.is_array()) return out;
   for (const auto& p : ports) {
-    if (!p.is_number_unsigned() || p.get<std::uint64_t>() > 65535) return {};
+    if (!p.is_number_integer() || p.get<std::int64_t>() < 0 || p.get<std::int64_t>() > 65535) return {};
     out.push_back(p.get<std::uint16_t>());
   }
   return out;
