@@ -81,7 +81,9 @@ std::string Engine::open_listeners(asio::io_context& control) {
     }
     accepts += per_strand * local_strands_[g];
   }
-  const std::uint64_t backlog = transport::accept_backlog();
+  // A quarter of the queue each: the accept loop lags behind a storm of connects on a loaded
+  // machine, and a queue that fills drops handshakes.
+  const std::uint64_t backlog = std::max<std::uint64_t>(1, transport::accept_backlog() / 4);
   const std::uint64_t negotiated = std::clamp<std::uint64_t>((accepts + backlog - 1) / backlog, 1, 64);
   for (const std::uint16_t port : plan_.accept_ports) {
     std::optional<std::uint64_t> window;
