@@ -39,6 +39,9 @@ constexpr auto kTick = std::chrono::milliseconds(500);
 /// After an accept fails for want of descriptors (EMFILE, ENFILE, ENOBUFS), wait this long before
 /// the next attempt instead of spinning on the same error.
 constexpr auto kAcceptBackoff = std::chrono::milliseconds(100);
+/// Connections still owing their hello, beyond the greeted sessions: each costs a socket and at
+/// most a 4 KiB frame until its --hello-timeout.
+constexpr std::size_t kMaxAwaitingHello = 1024;
 
 struct PeerMessage {
   json message;
@@ -219,17 +222,15 @@ asio::awaitable<void> SlaveServer::accept_loop() {
       }
       continue;
     }
-    if (sessions_ >= settings_.limits.max_sessions) {
+    if (sessions_ >= settings_.limits.max_sessions + kMaxAwaitingHello) {
       // Refused before any allocation or greeting: one short line, then close.
       Channel refused(std::move(socket));
-      log(fmt::format("refused {}: {} sessions already (volley serve --max-sessions)",
-                      core::printable(refused.peer()), sessions_));
-      json out = message("error", {{"message", fmt::format("slave: busy with {} sessions, the most "
-                                                            "it serves at once (volley serve "
-                                                            "--max-sessions)",
-                                                            sessions_)}});
+      log(fmt::format("refused {}: {} connections already (volley serve --max-sessions, "
+                      "--hello-timeout)", core::printable(refused.peer()), sessions_));
+      const std::string frame = encode_frame(message(
+          "error", {{"message", fmt::format("slave: busy with {} connections, the most it holds "
+                                            "at once (volley serve --max-sessions)", sessions_)}}));
       boost::system::error_code ignored;
-      const std::string frame = encode_frame(out);
       refused.socket().non_blocking(true, ignored);
       refused.socket().write_some(asio::buffer(frame), ignored);
       refused.close();
@@ -309,6 +310,7 @@ asio::awaitable<void> SlaveServer::serve(tcp::socket socket) {
   }
   co_await asio::post(context_, asio::use_awaitable);  // the ticker's cancelled wait runs first
   log(fmt::format("master {} gone ({}); idle", s.who, s.end_reason));
+  if (s.greeted) --greeted_;
   --sessions_;
 }
 
@@ -424,7 +426,18 @@ asio::awaitable<void> SlaveServer::on_message(Session& s, const json& m) {
       s.end_reason = problem;
       co_return;
     }
+    if (greeted_ >= settings_.limits.max_sessions) {
+      log(fmt::format("refused {}: {} sessions already (volley serve --max-sessions)", s.who,
+                      greeted_));
+      json out = message("error", {{"message", fmt::format("slave: busy with {} sessions, the "
+                                                            "most it serves at once (volley serve "
+                                                            "--max-sessions)", greeted_)}});
+      co_await send(std::move(out));
+      s.end_reason = "too many sessions";
+      co_return;
+    }
     s.greeted = true;
+    ++greeted_;
     s.channel.set_max_frame_bytes(settings_.limits.max_frame_bytes);
     const AnnouncedLimits limits{settings_.limits.max_frame_bytes, settings_.limits.max_profile_bytes};
     if (!co_await send(make_hello(limits))) s.end_reason = "send failed";

@@ -75,7 +75,10 @@ class SlaveServer {
   boost::asio::io_context& context_;
   SlaveSettings settings_;
   boost::asio::ip::tcp::acceptor acceptor_;
-  std::size_t sessions_ = 0;
+  std::size_t sessions_ = 0;  ///< connections, greeted or not
+  /// Greeted sessions: what --max-sessions bounds. A connection still owing its hello holds no
+  /// slot, so a few silent connections cannot lock masters out until their hello deadline.
+  std::size_t greeted_ = 0;
   std::uint64_t next_session_ = 0;
   bool stopping_ = false;
   /// Live sessions: how to abort each (stop() calls them all).
