@@ -66,6 +66,8 @@ class SlaveServer {
   /// Handles one message from the master; sets s.end_reason when the session must end.
   boost::asio::awaitable<void> on_message(Session& s, const nlohmann::json& m);
   boost::asio::awaitable<void> on_load(Session& s, const nlohmann::json& m);
+  /// The end of step `step`: drains to the master's `written`, then a LocalDrained event.
+  void start_drain(Session& s, std::size_t step);
   /// Stops and joins the session's engine (joined off the control thread) and drops the run.
   boost::asio::awaitable<void> end_run(Session& s);
   void log(const std::string& line) const;
