@@ -17,6 +17,7 @@
 
 #include "volley/engine/plan.hpp"
 #include "volley/engine/random_stream.hpp"
+#include "volley/transport/connection.hpp"
 #include "worker.hpp"
 
 namespace volley::engine {
@@ -40,7 +41,7 @@ class Strand {
   boost::asio::awaitable<void> run();
 
   /// A connection the peer opened for connection `conn` has arrived.
-  void deliver(std::uint32_t conn, Socket socket);
+  void deliver(std::uint32_t conn, transport::AnyConnection link);
   /// Cancels whatever the strand is waiting for, if it is inside transaction `txn`.
   void cut(std::size_t txn, CutReason reason);
   /// Cancels whatever the strand waits for, whatever transaction it is in.
@@ -52,7 +53,7 @@ class Strand {
  private:
   struct Connection {
     std::uint32_t id = 0;
-    Socket socket;
+    transport::AnyConnection link;
   };
 
   boost::asio::awaitable<void> run_txn(const TxnPlan& txn);
@@ -68,9 +69,9 @@ class Strand {
   boost::asio::awaitable<OpOutcome> transfer(const OpPlan& op, Direction direction,
                                              std::uint64_t bytes,
                                              std::optional<std::uint64_t> chunk);
-  /// Waits until `socket` is ready; nullopt when it is, else the outcome that ends the op.
-  boost::asio::awaitable<std::optional<OpOutcome>> wait_ready(Socket& socket,
-                                                             Socket::wait_type what,
+  /// Waits until `link` is ready; nullopt when it is, else the outcome that ends the op.
+  boost::asio::awaitable<std::optional<OpOutcome>> wait_ready(transport::AnyConnection& link,
+                                                             transport::Wait what,
                                                              const char* op_name);
   boost::asio::awaitable<OpOutcome> do_sendfile(const OpPlan& op, std::uint64_t nfiles,
                                                 std::optional<std::uint64_t> chunk);
@@ -86,7 +87,7 @@ class Strand {
   std::uint64_t draw_file_bytes(const OpPlan& op, std::uint64_t nfiles);
 
   Connection* find(std::uint32_t id);
-  Socket& fresh_socket(std::uint32_t id);
+  transport::TcpConnection& fresh_tcp(std::uint32_t id);
   void close(std::uint32_t id);
   std::uint64_t draw_size(const OpPlan& op, const profile::SizeSpec& size);
   RandomStream& stream(std::uint32_t conn);
@@ -99,11 +100,12 @@ class Strand {
   std::size_t group_;
   std::uint64_t index_;
   std::vector<Connection> connections_;  ///< oldest first; one id may have several (a pool)
-  std::vector<std::pair<std::uint32_t, std::vector<Socket>>> inbox_;  // accepted, not yet taken
+  /// Accepted, not yet taken.
+  std::vector<std::pair<std::uint32_t, std::vector<transport::AnyConnection>>> inbox_;
   std::optional<std::uint32_t> awaiting_conn_;  ///< accept waits for this connection
   boost::asio::steady_timer timer_;             ///< think, pacing and accept waits
   boost::asio::steady_timer op_timer_;          ///< per-flowop timeout=
-  Socket* active_ = nullptr;                    ///< the socket of the operation in progress
+  transport::AnyConnection* active_ = nullptr;  ///< the connection of the operation in progress
   std::vector<std::pair<std::uint32_t, RandomStream>> streams_;  ///< per connection id, lazily
   std::size_t txn_ = 0;
   bool in_txn_ = false;

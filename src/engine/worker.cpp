@@ -89,7 +89,7 @@ void Worker::post_deliver(std::uint32_t local, std::uint32_t conn, asio::ip::tcp
       ::close(fd);
       return;
     }
-    strands_[local]->deliver(conn, std::move(socket));
+    strands_[local]->deliver(conn, transport::TcpConnection(std::move(socket)));
   });
 }
 

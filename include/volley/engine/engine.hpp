@@ -23,6 +23,7 @@
 #include "volley/engine/plan.hpp"
 #include "volley/engine/run_result.hpp"
 #include "volley/transport/data_listener.hpp"
+#include "volley/transport/memory_connection.hpp"
 
 namespace volley::engine {
 
@@ -54,6 +55,11 @@ struct EngineConfig {
   std::chrono::nanoseconds drain_grace = std::chrono::seconds(1);
   /// Off: no clock reads and no histogram updates per operation (to measure what they cost).
   bool record_latency = true;
+  /// Tests only: when set, every connect makes this in-memory connection instead of a socket
+  /// (called on the connecting strand's worker thread).
+  std::function<transport::MemoryConnection(const boost::asio::any_io_executor&,
+                                            const transport::ConnectionHeader&)>
+      connect_in_memory;
   /// Called on a worker thread when every local strand has finished transaction `txn`.
   std::function<void(std::size_t txn)> on_txn_done;
 };
