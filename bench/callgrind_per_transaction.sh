@@ -11,6 +11,7 @@
 # usage: bench/callgrind_per_transaction.sh [-m pingpong|crr|bulk] [-c CONNS] [-b BUILD_DIR]
 #        [-n "N1 N2"] [-x callgrind|strace|both]
 set -euo pipefail
+shopt -s extglob
 mode=pingpong conns=16 iters="200 1200" tools=both
 args=()
 while (($#)); do
@@ -75,9 +76,12 @@ run_pair() {  # TAG ITERATIONS TOOL...
   with "$work/$tag.master" "$volley" run "$work/$tag.xml" --set h=127.0.0.1 -P "$port" \
     --workers 1 --slave-workers 1 --connect-timeout 60s --link-timeout 120s --step-grace 120s \
     -q >/dev/null || echo "run $tag failed" >&2
-  # valgrind keeps the slave's process id; strace runs it as its child.
-  local slave
-  slave=$(pgrep -P "$tool_pid" || echo "$tool_pid")
+  # The slave is below the subshell (and below strace); valgrind keeps its process id and name.
+  local slave=$tool_pid child
+  while child=$(pgrep -P "$slave" | head -1) && [[ -n $child ]]; do
+    slave=$child
+    [[ $(cat "/proc/$slave/comm" 2>/dev/null) == @(volley|callgrind*) ]] && break
+  done
   kill -INT "$slave" 2>/dev/null || true
   wait "$tool_pid" 2>/dev/null || true
   port=$((port + 1))
