@@ -63,12 +63,14 @@ awaitable<void> Strand::run() {
   for (std::size_t t = 0; t < plan.txn_count; ++t) {
     co_await worker_.wait_release(t);
     txn_ = t;
+    begin_step();
     if (!failed_ && !worker_.stopping() && t < group.txns.size()) {
       in_txn_ = true;
       if (cut_ != CutReason::kStopped) cut_ = CutReason::kNone;
       co_await run_txn(group.txns[t]);
       in_txn_ = false;
     }
+    report_step_written();
     worker_.strand_done(t);
   }
   // Connections stay open until the engine finishes (close_all): closing them here, when this
@@ -276,6 +278,8 @@ awaitable<OpOutcome> Strand::do_connect(const OpPlan& op, const profile::Connect
                            fmt::format("connect to {}", endpoint.address().to_string()).c_str());
   }
   socket.non_blocking(true, ec);
+  // Numbered only once connected: a connect that failed opened nothing on the peer's side.
+  connections_.back().serial = next_serial(op.common.connection);
   worker_.count_connection(true);
   co_return OpOutcome{};
 }
@@ -295,7 +299,7 @@ awaitable<OpOutcome> Strand::do_accept(const OpPlan& op, const profile::AcceptOp
         if (!ec) tcp->socket().non_blocking(true, ec);
       }
       if (ec) co_return failure_from(ec, "accepted socket");
-      connections_.push_back(Connection{id, std::move(link)});
+      connections_.push_back(Connection{id, std::move(link), next_serial(id)});
       worker_.count_connection(true);
       co_return OpOutcome{};
     }
@@ -343,6 +347,7 @@ awaitable<OpOutcome> Strand::send(const OpPlan& op, std::uint64_t bytes,
       continue;
     }
     add_written(op, io.bytes);
+    c->step_written += io.bytes;
     if (io.ec) co_return failure_from(io.ec, "write");
     left -= io.bytes;
     worker_.count_progress();
@@ -360,14 +365,9 @@ awaitable<OpOutcome> Strand::receive(const OpPlan& op, std::uint64_t bytes,
   Connection* c = find(op.common.connection);
   if (c == nullptr) co_return not_connected(op);
   std::uint64_t left = bytes;
-  if (c->stash_at < c->stash.size()) {
-    const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(left, c->stash.size() - c->stash_at));
-    c->stash_at += n;
-    if (c->stash_at == c->stash.size()) {
-      c->stash.clear();  // keeps its capacity: a stream that sends ahead does so again
-      c->stash_at = 0;
-    }
+  if (const std::uint64_t n = take_stash(*c, left); n > 0) {
     add_read(op, n);
+    c->step_read += n;
     left -= n;
   }
   const std::span<char> buffer = worker_.buffer();
@@ -392,6 +392,7 @@ awaitable<OpOutcome> Strand::receive(const OpPlan& op, std::uint64_t bytes,
                       buffer.begin() + static_cast<std::ptrdiff_t>(got));
     }
     add_read(op, used);
+    c->step_read += used;
     left -= used;
     if (ec == asio::error::eof) {
       co_return OpOutcome{OpOutcome::Status::kFailed, ErrorKind::kPeerClosed,
@@ -404,6 +405,16 @@ awaitable<OpOutcome> Strand::receive(const OpPlan& op, std::uint64_t bytes,
     worker_.count_progress();
   }
   co_return OpOutcome{};
+}
+
+std::uint64_t Strand::take_stash(Connection& c, std::uint64_t most) {
+  const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(most, c.stash.size() - c.stash_at));
+  c.stash_at += n;
+  if (c.stash_at == c.stash.size()) {
+    c.stash.clear();  // keeps its capacity: a peer that sent ahead once does so again
+    c.stash_at = 0;
+  }
+  return n;
 }
 
 awaitable<OpOutcome> Strand::do_sendfile(const OpPlan& op, std::uint64_t nfiles,
@@ -430,6 +441,7 @@ awaitable<OpOutcome> Strand::do_sendfile(const OpPlan& op, std::uint64_t nfiles,
         const auto n = static_cast<std::uint64_t>(io.bytes);
         left -= n;
         add_written(op, n);
+        c->step_written += n;
         worker_.count_progress();
         if (left > 0 && worker_.over_budget()) {
           co_await worker_.yield();
@@ -571,7 +583,7 @@ RandomStream& Strand::stream(std::uint32_t conn) {
     if (id == conn) return s;
   }
   streams_.emplace_back(conn, RandomStream::for_connection(worker_.engine().config().seed, group_,
-                                                           index_, conn));
+                                                           index_, conn, txn_));
   return streams_.back().second;
 }
 

@@ -7,6 +7,7 @@
 #include <deque>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,6 +18,7 @@
 
 #include "volley/engine/plan.hpp"
 #include "volley/engine/random_stream.hpp"
+#include "volley/engine/step_bytes.hpp"
 #include "volley/transport/connection.hpp"
 #include "worker.hpp"
 
@@ -49,18 +51,33 @@ class Strand {
   [[nodiscard]] bool failed() const { return failed_; }
   /// Closes every connection the profile left open; only once run() has ended.
   void close_all();
+  /// Between steps (src/engine/step_drain.cpp): reads, on each connection in `peer_written`,
+  /// until this side has read all the peer wrote on it during step `txn`, or `deadline`.
+  boost::asio::awaitable<std::vector<DrainShortfall>> drain(
+      std::size_t txn, std::vector<ConnectionBytes> peer_written, Clock::time_point deadline,
+      std::span<char> buffer);
 
  private:
   struct Connection {
-    Connection(std::uint32_t conn_id, transport::AnyConnection connection)
-        : id(conn_id), link(std::move(connection)) {}
+    Connection(std::uint32_t conn_id, transport::AnyConnection connection,
+               std::uint32_t conn_serial = 0)
+        : id(conn_id), link(std::move(connection)), serial(conn_serial) {}
     std::uint32_t id = 0;
     transport::AnyConnection link;
     /// Bytes a read took from the socket beyond what its flowop wanted: the next reads' first.
     /// Empty (no allocation) unless the peer sent ahead of this side's reads.
     std::vector<char> stash;
     std::size_t stash_at = 0;  ///< the first stashed byte not yet consumed
+    std::uint32_t serial = 0;        ///< see ConnectionBytes
+    std::uint64_t step_read = 0;     ///< bytes read on it in the current step
+    std::uint64_t step_written = 0;  ///< bytes written on it in the current step
   };
+
+  /// At a step's release: the step's byte counts start at 0, and its random streams afresh.
+  void begin_step();
+  /// At a step's end: hands the bytes written on each open connection to the worker.
+  void report_step_written();
+  std::uint32_t next_serial(std::uint32_t id);
 
   boost::asio::awaitable<void> run_txn(const TxnPlan& txn);
   /// One pass over the transaction's flowops; `intended` is when it should have started (the
@@ -76,6 +93,8 @@ class Strand {
   /// Reads exactly `bytes` on the op's connection, at most `chunk` per system call.
   boost::asio::awaitable<OpOutcome> receive(const OpPlan& op, std::uint64_t bytes,
                                             std::optional<std::uint64_t> chunk);
+  /// Consumes up to `most` stashed bytes of `c` (see Connection::stash); returns how many.
+  static std::uint64_t take_stash(Connection& c, std::uint64_t most);
   /// Waits until `link` is ready; nullopt when it is, else the outcome that ends the op.
   boost::asio::awaitable<std::optional<OpOutcome>> wait_ready(transport::AnyConnection& link,
                                                              transport::Wait what,
@@ -114,6 +133,7 @@ class Strand {
   boost::asio::steady_timer op_timer_;          ///< per-flowop timeout=
   transport::AnyConnection* active_ = nullptr;  ///< the connection of the operation in progress
   std::vector<std::pair<std::uint32_t, RandomStream>> streams_;  ///< per connection id, lazily
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> opened_;  ///< per connection id: serials used
   std::size_t txn_ = 0;
   bool in_txn_ = false;
   std::optional<Clock::time_point> deadline_;
