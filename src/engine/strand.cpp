@@ -235,19 +235,19 @@ awaitable<OpOutcome> Strand::do_connect(const OpPlan& op, const profile::Connect
     worker_.count_connection(true);
     co_return OpOutcome{};
   }
-  HostTarget target;
+  const HostTarget* target = nullptr;  // not copied: a connect must not allocate
   if (config.peer) {
-    target = *config.peer;
+    target = &*config.peer;
   } else {
     const auto it = config.targets.find(c.connection.remotehost);
     if (it == config.targets.end()) {
       co_return OpOutcome{OpOutcome::Status::kFailed, ErrorKind::kUnreachable,
                           fmt::format("no slave serves remotehost '{}'", c.connection.remotehost)};
     }
-    target = it->second;
+    target = &it->second;
   }
-  const asio::ip::tcp::endpoint endpoint(target.address,
-                                         c.connection.port.value_or(target.negotiated_port));
+  const asio::ip::tcp::endpoint endpoint(target->address,
+                                         c.connection.port.value_or(target->port_for(index_)));
   worker_.count_connection(false);
   transport::TcpConnection& tcp = fresh_tcp(op.common.connection);
   Socket& socket = tcp.socket();
