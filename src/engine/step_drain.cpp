@@ -109,6 +109,14 @@ asio::awaitable<std::vector<DrainShortfall>> Strand::drain(std::size_t txn,
     const std::optional<std::uint32_t> slot =
         txn < group.txns.size() ? reading_slot(group.txns[txn], e.conn) : std::nullopt;
     std::string why;
+    // Bytes a read took ahead of its flowop (see Strand::receive) are read already.
+    if (const std::uint64_t n = take_stash(c, e.bytes - c.step_read); n > 0) {
+      c.step_read += n;
+      if (txn < group.txns.size()) {
+        worker_.slot(group.txns[txn].slot).counters.bytes_read += n;
+        if (slot) worker_.slot(*slot).counters.bytes_read += n;
+      }
+    }
     while (c.step_read < e.bytes && why.empty()) {
       if (*late || cut_ == CutReason::kStopped) {
         why = *late ? "the rest did not arrive within the step grace" : "the run stopped";

@@ -200,15 +200,15 @@ awaitable<OpOutcome> Strand::execute(const OpPlan& op) {
             return ready(OpOutcome{});
           },
           [&](const profile::WriteOp& w) {
-            return transfer(op, Direction::kWrite, draw_size(op, w.size), w.chunk_bytes);
+            return send(op, draw_size(op, w.size), w.chunk_bytes);
           },
           [&](const profile::ReadOp& r) {
-            return transfer(op, Direction::kRead, draw_size(op, r.size), r.chunk_bytes);
+            return receive(op, draw_size(op, r.size), r.chunk_bytes);
           },
           [&](const profile::SendfileOp& s) { return do_sendfile(op, 1, s.chunk_bytes); },
           [&](const profile::SendfilevOp& s) { return do_sendfile(op, s.nfiles, s.chunk_bytes); },
           [&](const profile::RecvFileOp& r) {
-            return transfer(op, Direction::kRead, draw_file_bytes(op, r.nfiles), {});
+            return receive(op, draw_file_bytes(op, r.nfiles), {});
           },
           [&](const profile::ThinkOp& t) { return do_think(t); },
           [&](const profile::NopOp&) { return ready(OpOutcome{}); },
@@ -328,53 +328,93 @@ awaitable<std::optional<OpOutcome>> Strand::wait_ready(transport::AnyConnection&
   co_return failure_from(ec, op_name);
 }
 
-awaitable<OpOutcome> Strand::transfer(const OpPlan& op, Direction direction, std::uint64_t bytes,
-                                      std::optional<std::uint64_t> chunk) {
+awaitable<OpOutcome> Strand::send(const OpPlan& op, std::uint64_t bytes,
+                                  std::optional<std::uint64_t> chunk) {
   Connection* c = find(op.common.connection);
   if (c == nullptr) co_return not_connected(op);
-  const bool writing = direction == Direction::kWrite;
-  const char* name = writing ? "write" : "read";
   const std::span<char> buffer = worker_.buffer();
   const std::uint64_t per_call = std::min<std::uint64_t>(buffer.size(), chunk.value_or(buffer.size()));
   std::uint64_t left = bytes;
   while (left > 0) {
     const std::span<char> piece(buffer.data(), static_cast<std::size_t>(std::min(left, per_call)));
-    // Try the system call first: a small write almost always fits the socket buffer, and a read
-    // often finds its data already there; going straight to it saves a trip through the event
-    // loop. Only when the socket is not ready does the strand wait for it.
-    const transport::IoResult io = on(c->link, [writing, piece](auto& link) {
-      return writing ? link.try_write(piece) : link.try_read(piece);
-    });
-    const error_code& ec = io.ec;
-    const std::size_t done = io.bytes;
+    // Try the system call first: a write almost always fits the socket buffer; going straight to
+    // it saves a trip through the event loop. Only when there is no room does the strand wait.
+    const transport::IoResult io = on(c->link, [piece](auto& link) { return link.try_write(piece); });
     if (io.would_block()) {
-      const auto what = writing ? transport::Wait::kWritable : transport::Wait::kReadable;
-      if (auto stop = co_await wait_ready(c->link, what, name)) co_return *stop;
+      if (auto stop = co_await wait_ready(c->link, transport::Wait::kWritable, "write")) {
+        co_return *stop;
+      }
       continue;
     }
-    if (writing) {
-      add_written(op, done);
-      c->step_written += done;
-    } else {
-      add_read(op, done);
-      c->step_read += done;
+    add_written(op, io.bytes);
+    c->step_written += io.bytes;
+    if (io.ec) co_return failure_from(io.ec, "write");
+    left -= io.bytes;
+    worker_.count_progress();
+    if (left > 0 && worker_.over_budget()) {
+      // A writer that always finds room never suspends.
+      co_await worker_.yield();
+      if (cut_ != CutReason::kNone) co_return aborted_outcome();
     }
+  }
+  co_return OpOutcome{};
+}
+
+awaitable<OpOutcome> Strand::receive(const OpPlan& op, std::uint64_t bytes,
+                                     std::optional<std::uint64_t> chunk) {
+  Connection* c = find(op.common.connection);
+  if (c == nullptr) co_return not_connected(op);
+  std::uint64_t left = bytes;
+  if (const std::uint64_t n = take_stash(*c, left); n > 0) {
+    add_read(op, n);
+    c->step_read += n;
+    left -= n;
+  }
+  const std::span<char> buffer = worker_.buffer();
+  const bool ahead = !chunk && on(c->link, [](const auto& link) { return link.reads_ahead(); });
+  while (left > 0) {
+    // Without chunk=, ask for the whole buffer, not just this flowop's bytes: a read that returns
+    // less than it asked for tells the reactor the socket is drained, so the next read waits for
+    // epoll instead of trying a read that fails with EAGAIN (one wasted system call per round trip
+    // of a ping-pong otherwise). Bytes beyond the flowop's wait in the stash for the next read.
+    const std::size_t ask =
+        ahead ? buffer.size()
+              : static_cast<std::size_t>(std::min({left, chunk.value_or(left), std::uint64_t{buffer.size()}}));
+    // A cut that came while this strand was runnable must be seen here (see wait_ready).
+    if (cut_ != CutReason::kNone) co_return aborted_outcome();
+    active_ = &c->link;
+    worker_.budget_renewed();  // a read completes through the event loop, as a wait does
+    auto [ec, got] = co_await on(c->link, [into = buffer.first(ask)](auto& link) { return link.read(into); });
+    active_ = nullptr;
+    const std::uint64_t used = std::min<std::uint64_t>(got, left);
+    if (got > used) {
+      c->stash.insert(c->stash.end(), buffer.begin() + static_cast<std::ptrdiff_t>(used),
+                      buffer.begin() + static_cast<std::ptrdiff_t>(got));
+    }
+    add_read(op, used);
+    c->step_read += used;
+    left -= used;
     if (ec == asio::error::eof) {
       co_return OpOutcome{OpOutcome::Status::kFailed, ErrorKind::kPeerClosed,
                           fmt::format("read: peer closed the connection with {} of {} bytes "
                                       "still to come",
                                       left, bytes)};
     }
-    if (ec) co_return failure_from(ec, name);
-    left -= done;
+    if (ec == asio::error::operation_aborted) co_return aborted_outcome();
+    if (ec) co_return failure_from(ec, "read");
     worker_.count_progress();
-    if (left > 0 && worker_.over_budget()) {
-      // A reader that always finds data (or a writer that always finds room) never suspends.
-      co_await worker_.yield();
-      if (cut_ != CutReason::kNone) co_return aborted_outcome();
-    }
   }
   co_return OpOutcome{};
+}
+
+std::uint64_t Strand::take_stash(Connection& c, std::uint64_t most) {
+  const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(most, c.stash.size() - c.stash_at));
+  c.stash_at += n;
+  if (c.stash_at == c.stash.size()) {
+    c.stash.clear();  // keeps its capacity: a peer that sent ahead once does so again
+    c.stash_at = 0;
+  }
+  return n;
 }
 
 awaitable<OpOutcome> Strand::do_sendfile(const OpPlan& op, std::uint64_t nfiles,

@@ -59,8 +59,15 @@ class Strand {
 
  private:
   struct Connection {
+    Connection(std::uint32_t conn_id, transport::AnyConnection connection,
+               std::uint32_t conn_serial = 0)
+        : id(conn_id), link(std::move(connection)), serial(conn_serial) {}
     std::uint32_t id = 0;
     transport::AnyConnection link;
+    /// Bytes a read took from the socket beyond what its flowop wanted: the next reads' first.
+    /// Empty (no allocation) unless the peer sent ahead of this side's reads.
+    std::vector<char> stash;
+    std::size_t stash_at = 0;  ///< the first stashed byte not yet consumed
     std::uint32_t serial = 0;        ///< see ConnectionBytes
     std::uint64_t step_read = 0;     ///< bytes read on it in the current step
     std::uint64_t step_written = 0;  ///< bytes written on it in the current step
@@ -80,11 +87,14 @@ class Strand {
   boost::asio::awaitable<OpOutcome> execute(const OpPlan& op);
   boost::asio::awaitable<OpOutcome> do_connect(const OpPlan& op, const profile::ConnectOp& c);
   boost::asio::awaitable<OpOutcome> do_accept(const OpPlan& op, const profile::AcceptOp& a);
-  enum class Direction { kRead, kWrite };
-  /// Moves exactly `bytes` on the op's connection, at most `chunk` per system call.
-  boost::asio::awaitable<OpOutcome> transfer(const OpPlan& op, Direction direction,
-                                             std::uint64_t bytes,
-                                             std::optional<std::uint64_t> chunk);
+  /// Writes exactly `bytes` on the op's connection, at most `chunk` per system call.
+  boost::asio::awaitable<OpOutcome> send(const OpPlan& op, std::uint64_t bytes,
+                                         std::optional<std::uint64_t> chunk);
+  /// Reads exactly `bytes` on the op's connection, at most `chunk` per system call.
+  boost::asio::awaitable<OpOutcome> receive(const OpPlan& op, std::uint64_t bytes,
+                                            std::optional<std::uint64_t> chunk);
+  /// Consumes up to `most` stashed bytes of `c` (see Connection::stash); returns how many.
+  static std::uint64_t take_stash(Connection& c, std::uint64_t most);
   /// Waits until `link` is ready; nullopt when it is, else the outcome that ends the op.
   boost::asio::awaitable<std::optional<OpOutcome>> wait_ready(transport::AnyConnection& link,
                                                              transport::Wait what,

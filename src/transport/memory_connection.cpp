@@ -34,6 +34,15 @@ IoResult MemoryConnection::try_read(std::span<char> into) {
   return r;
 }
 
+ReadAwaitable MemoryConnection::read(std::span<char> into) {
+  for (;;) {
+    const IoResult r = try_read(into);
+    if (!r.would_block()) co_return std::tuple{r.ec, r.bytes};
+    auto [ec] = co_await wait(Wait::kReadable);
+    if (ec) co_return std::tuple{ec, std::size_t{0}};
+  }
+}
+
 IoResult MemoryConnection::try_write(std::span<const char> from) {
   IoResult r = begin_call(from.size());
   if (!r.ec) tally_->bytes_written += r.bytes;

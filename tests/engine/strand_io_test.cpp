@@ -148,6 +148,22 @@ TEST(StrandIo, EndOfFileInsideAReadIsPeerClosed) {
   EXPECT_EQ(r.failed_strands, 1U);
 }
 
+TEST(StrandIo, ReadingAheadKeepsTheRestForTheNextReads) {
+  // As on TCP: a read asks for a whole buffer, so one call takes what the peer sent for several
+  // flowops; each flowop still counts exactly its own bytes, and the last read sees end of file.
+  FaultyConnections faults;
+  faults.script.reads_ahead = true;
+  faults.script.readable_bytes = 300;
+  const Plan plan = connect_then({read_op(100)}, 4);
+  const RunResult r = run(plan, faults);
+
+  EXPECT_EQ(counters(r, 0).ops, 3U);
+  EXPECT_EQ(counters(r, 0).bytes_read, 300U);
+  EXPECT_EQ(faults.tally->bytes_read, 300U);
+  EXPECT_EQ(faults.tally->calls, 2U);  // one read for three flowops, one that sees end of file
+  EXPECT_EQ(counters(r, 0).errors[kind(ErrorKind::kPeerClosed)], 1U);
+}
+
 TEST(StrandIo, TimeoutEndsAWaitThatNeverCompletes) {
   const auto faults = FaultyConnections::never_ready();
   const Plan plan = connect_then({read_op(64, /*canfail=*/true, 20ms)}, 3);

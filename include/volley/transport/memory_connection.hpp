@@ -33,6 +33,10 @@ struct FaultScript {
   bool never_ready = false;
   /// Bytes the peer sends before it closes (a read after them sees end of file).
   std::uint64_t readable_bytes = std::numeric_limits<std::uint64_t>::max();
+  /// Reads may ask for more than the flowop wants, as on TCP. Off by default: this peer answers
+  /// every read with as many bytes as asked, which a real peer, sending only what the profile
+  /// says, does not.
+  bool reads_ahead = false;
 };
 
 /// What the strand did to the connection; shared with the test, so it outlives the connection.
@@ -52,6 +56,9 @@ class MemoryConnection {
                    std::shared_ptr<FaultTally> tally);
 
   IoResult try_read(std::span<char> into);
+  [[nodiscard]] bool reads_ahead() const { return script_.reads_ahead; }
+  /// try_read, and on would-block a wait and again: what TcpConnection::read does in one call.
+  ReadAwaitable read(std::span<char> into);
   IoResult try_write(std::span<const char> from);
   IoResult sendfile(int fd, off_t* offset, std::size_t bytes);
   WaitAwaitable wait(Wait what);

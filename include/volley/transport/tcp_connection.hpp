@@ -20,6 +20,8 @@ namespace volley::transport {
 
 /// What wait() returns for every connection type: the error, empty when ready.
 using WaitAwaitable = boost::asio::awaitable<std::tuple<boost::system::error_code>>;
+/// What read() returns for every connection type: the error and the bytes read.
+using ReadAwaitable = boost::asio::awaitable<std::tuple<boost::system::error_code, std::size_t>>;
 inline constexpr auto kWaitToken = boost::asio::as_tuple(boost::asio::use_awaitable);
 
 class TcpConnection {
@@ -32,6 +34,16 @@ class TcpConnection {
     IoResult r;
     r.bytes = socket_.read_some(boost::asio::buffer(into.data(), into.size()), r.ec);
     return r;
+  }
+  /// Reads what is there (at most into.size()), waiting until something is. Through Asio's reactor,
+  /// which remembers whether the last read drained the socket (returned less than asked): if so it
+  /// waits for epoll's edge before reading, else it reads at once. Either way no read fails with
+  /// EAGAIN and no epoll_ctl is made (a wait() then a try_read() costs both in a ping-pong).
+  /// A read may take more than its flowop wants (the strand keeps the rest for the next read):
+  /// TCP is a byte stream, and asking for more is how a drained socket is recognised.
+  [[nodiscard]] bool reads_ahead() const { return true; }
+  ReadAwaitable read(std::span<char> into) {
+    return socket_.async_read_some(boost::asio::buffer(into.data(), into.size()), kWaitToken);
   }
   IoResult try_write(std::span<const char> from) {
     IoResult r;

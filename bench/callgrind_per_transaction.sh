@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# Figures that do not move with machine load: instructions (valgrind --tool=callgrind) and system
+# calls (strace -c -f) per transaction, volley's master and slave apart, against the reference.
+#
+# Instructions: volley runs the same profile twice, with N1 and N2 iterations per strand, each
+# side under callgrind (the slave is `volley serve`); the difference divided by the difference in
+# transactions cancels set-up and tear-down. The reference runs -d seconds under callgrind and
+# its total is divided by the round trips it counted (its set-up is a few hundred instructions).
+# System calls: the same volley runs under strace -c -f instead, same difference method.
+#
+# usage: bench/callgrind_per_transaction.sh [-m pingpong|crr|bulk] [-c CONNS] [-b BUILD_DIR]
+#        [-n "N1 N2"] [-x callgrind|strace|both]
+set -euo pipefail
+shopt -s extglob
+mode=pingpong conns=16 iters="200 1200" tools=both
+args=()
+while (($#)); do
+  case $1 in
+    -m) mode=$2; shift 2 ;;
+    -n) iters=$2; shift 2 ;;
+    -x) tools=$2; shift 2 ;;
+    *) args+=("$1"); shift ;;
+  esac
+done
+usage='[-m pingpong|crr|bulk] [-c CONNS] [-n "N1 N2"] [-x callgrind|strace|both] [-b BUILD_DIR]'
+source "$(dirname "$0")/lib.sh"
+bench_init "${args[@]+"${args[@]}"}"
+read -r n1 n2 <<<"$iters"
+connect='<flowop type="connect" options="remotehost=$h protocol=tcp"/>'
+case $mode in
+  pingpong)
+    setup=$connect teardown='<flowop type="disconnect"/>'
+    body='<flowop type="write" options="size=64"/><flowop type="read" options="size=64"/>'
+    ref=(pp_epoll -c "$conns" -s 64) ref_count=rt_per_sec ;;
+  crr)
+    setup='' teardown=''
+    body="$connect"'<flowop type="write" options="size=64"/><flowop type="read" options="size=1k"/><flowop type="disconnect"/>'
+    ref=(crr_epoll -c "$conns" -q 64 -r 1024) ref_count=conn_per_sec ;;
+  bulk)
+    conns=1 setup=$connect teardown='<flowop type="disconnect"/>'
+    body='<flowop type="write" options="size=64k"/>'
+    ref=(stream_ref -n 1 -s 65536) ref_count=gbit_per_sec ;;
+  *) echo "unknown -m $mode" >&2; exit 2 ;;
+esac
+profile() {  # FILE ITERATIONS
+  {
+    echo "<?xml version=\"1.0\"?><profile name=\"cost\"><group nthreads=\"$conns\">"
+    [[ -n $setup ]] && echo "<transaction iterations=\"1\">$setup</transaction>"
+    echo "<transaction iterations=\"$2\">$body</transaction>"
+    [[ -n $teardown ]] && echo "<transaction iterations=\"1\">$teardown</transaction>"
+    echo "</group></profile>"
+  } >"$1"
+}
+port=$((20000 + RANDOM % 20000))
+# One volley run with a slave, each side under a tool: TOOL is the command prefix, its output
+# file follows it, joined to the last word when that ends in '=' (`strace -f -c -o`,
+# `valgrind --tool=callgrind --callgrind-out-file=`).
+run_pair() {  # TAG ITERATIONS TOOL...
+  local tag=$1 n=$2
+  shift 2
+  profile "$work/$tag.xml" "$n"
+  local -a tool=("$@")
+  with() {  # OUTPUT_FILE COMMAND...: COMMAND under the tool
+    local last=${tool[-1]} out=$1
+    shift
+    if [[ $last == *= ]]; then
+      "${tool[@]:0:${#tool[@]}-1}" "$last$out" "$@"
+    else
+      "${tool[@]}" "$out" "$@"
+    fi
+  }
+  with "$work/$tag.slave" "$volley" serve --listen "127.0.0.1:$port" --workers 1 -q \
+    --hello-timeout 120s &
+  local tool_pid=$!
+  sleep 3
+  with "$work/$tag.master" "$volley" run "$work/$tag.xml" --set h=127.0.0.1 -P "$port" \
+    --workers 1 --slave-workers 1 --connect-timeout 60s --link-timeout 120s --step-grace 120s \
+    -q >/dev/null || echo "run $tag failed" >&2
+  # The slave is below the subshell (and below strace); valgrind keeps its process id and name.
+  local slave=$tool_pid child
+  while child=$(pgrep -P "$slave" | head -1) && [[ -n $child ]]; do
+    slave=$child
+    [[ $(cat "/proc/$slave/comm" 2>/dev/null) == @(volley|callgrind*) ]] && break
+  done
+  kill -INT "$slave" 2>/dev/null || true
+  wait "$tool_pid" 2>/dev/null || true
+  port=$((port + 1))
+}
+txns() { echo $((conns * $1)); }
+per_txn() {  # A1 A2: (A2 - A1) / (T2 - T1)
+  awk -v a="$1" -v b="$2" -v t1="$(txns "$n1")" -v t2="$(txns "$n2")" 'BEGIN{printf "%.0f", (b-a)/(t2-t1)}'
+}
+echo "$mode, $conns connections; volley: difference of $n1 and $n2 iterations per strand"
+
+if [[ $tools == callgrind || $tools == both ]]; then
+  ir() { awk '/^summary:|^totals:/ {print $2; exit}' "$1"; }
+  for n in $n1 $n2; do run_pair "cg$n" "$n" valgrind -q --tool=callgrind --callgrind-out-file=; done
+  m=$(per_txn "$(ir "$work/cg$n1.master")" "$(ir "$work/cg$n2.master")")
+  s=$(per_txn "$(ir "$work/cg$n1.slave")" "$(ir "$work/cg$n2.slave")")
+  refbin=$(bench_ref "${ref[0]}")
+  out=$(valgrind --tool=callgrind --callgrind-out-file="$work/ref.cg" "$refbin" "${ref[@]:1}" \
+    -d 3 -w 0 2>/dev/null)
+  count=$(awk -v r="$(bench_field "$out" "$ref_count")" -v d="$(bench_field "$out" duration)" \
+    -v m="$mode" 'BEGIN{ if (m == "bulk") print r * 1e9 / 8 * d / 65536; else print r * d }')
+  r=$(awk -v i="$(ir "$work/ref.cg")" -v c="$count" 'BEGIN{printf "%.0f", i/c}')
+  unit=transaction; [[ $mode == bulk ]] && unit="64 KiB write"
+  echo "instructions per $unit (user space): volley master $m, slave $s, both $((m + s));" \
+    "${ref[0]} (both ends) $r; ratio $(ratio "$((m + s))" "$r")"
+  if [[ -n ${CALLGRIND_KEEP:-} ]]; then
+    cp "$work/cg$n2.master" "$CALLGRIND_KEEP.master"; cp "$work/cg$n2.slave" "$CALLGRIND_KEEP.slave"
+    cp "$work/ref.cg" "$CALLGRIND_KEEP.ref"
+  fi
+fi
+
+if [[ $tools == strace || $tools == both ]]; then
+  for n in $n1 $n2; do run_pair "st$n" "$n" strace -f -c -o; done
+  # Per-syscall calls per transaction (failed ones, EAGAIN mostly, in brackets): the difference
+  # of two strace -c tables over a difference of transactions, or one table over a count.
+  table() {  # LABEL TABLE_N2 TRANSACTIONS_N2 [TABLE_N1 TRANSACTIONS_N1]
+    python3 - "$@" <<'PY'
+import re, sys
+def load(p):
+    out = {}
+    for line in open(p):
+        f = line.split()
+        if len(f) >= 5 and f[-1] != "total" and re.match(r"^[0-9.]+$", f[0]):
+            out[f[-1]] = (int(f[3]), int(f[4]) if len(f) == 6 else 0)
+    return out
+b, tb = load(sys.argv[2]), float(sys.argv[3])
+a, ta = (load(sys.argv[4]), float(sys.argv[5])) if len(sys.argv) > 4 else ({}, 0.0)
+rows = []
+for k in set(a) | set(b):
+    c = (b.get(k, (0, 0))[0] - a.get(k, (0, 0))[0]) / (tb - ta)
+    e = (b.get(k, (0, 0))[1] - a.get(k, (0, 0))[1]) / (tb - ta)
+    if c >= 0.01:
+        rows.append((c, k + f" {c:.2f}" + (f" ({e:.2f} failed)" if e >= 0.01 else "")))
+total = sum(c for c, _ in rows)
+print(f"system calls per transaction, {sys.argv[1]}: {total:.2f} = " +
+      ", ".join(r for _, r in sorted(rows, reverse=True)))
+PY
+  }
+  table "volley master" "$work/st$n2.master" "$(txns "$n2")" "$work/st$n1.master" "$(txns "$n1")"
+  table "volley slave" "$work/st$n2.slave" "$(txns "$n2")" "$work/st$n1.slave" "$(txns "$n1")"
+  refbin=$(bench_ref "${ref[0]}")
+  out=$(strace -f -c -o "$work/ref.st" "$refbin" "${ref[@]:1}" -d 2 -w 0)
+  count=$(awk -v r="$(bench_field "$out" "$ref_count")" -v d="$(bench_field "$out" duration)" \
+    -v m="$mode" 'BEGIN{ if (m == "bulk") print r * 1e9 / 8 * d / 65536; else print r * d }')
+  table "${ref[0]} (both ends)" "$work/ref.st" "$count"
+fi

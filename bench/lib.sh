@@ -1,0 +1,126 @@
+# Shared code for the bench/*_vs_*.sh scripts: option parsing, building the references out of tree,
+# running volley with a local slave, reading its JSON, CPU per operation of both ends, medians.
+# Sourced, not run. A script sets its defaults (conns, rounds, seconds, size) and its usage line
+# in `usage`, then sources this file and calls bench_init "$@".
+#
+# Every script alternates volley and the reference in one run (A B A B ...) and prints the ratio of
+# the medians: absolute figures move with machine load, the ratio much less, CPU per operation
+# least. On a shared machine say so next to the figures.
+
+bench_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+: "${conns:=16}" "${rounds:=3}" "${seconds:=3}" "${size:=65536}" "${warmup:=1}"
+build="$bench_root/build"
+ref_src="${VOLLEY_BENCH_REF:-$bench_root/../shared/bench/ref}"
+[[ -d $ref_src ]] || ref_src=/work/shared/bench/ref
+
+bench_init() {
+  local opt
+  OPTIND=1
+  while getopts "c:r:d:b:s:w:h" opt; do
+    case $opt in
+      c) conns=$OPTARG ;;
+      r) rounds=$OPTARG ;;
+      d) seconds=$OPTARG ;;
+      b) build=$OPTARG ;;
+      s) size=$OPTARG ;;
+      w) warmup=$OPTARG ;;
+      *) echo "usage: $0 ${usage:-[-c CONNS] [-r ROUNDS] [-d SECONDS] [-b BUILD_DIR]}" >&2; exit 2 ;;
+    esac
+  done
+  volley="$build/src/volley"
+  [[ -x $volley ]] || { echo "build volley first (scripts/build.sh $build)" >&2; exit 2; }
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+}
+
+# Builds a reference program (pp_epoll, crr_epoll, stream_ref, pp_block) into $work; ../shared is
+# read-only. Prints its path.
+bench_ref() {
+  local name=$1
+  if [[ ! -x $work/$name ]]; then
+    cc -O2 -g -Wall -Wextra -std=gnu11 -o "$work/$name" "$ref_src/$name.c" -lpthread || exit 2
+  fi
+  echo "$work/$name"
+}
+
+# A profile of one timed transaction between set-up and tear-down transactions, written to $work.
+#   bench_profile FILE NTHREADS TIMED_FLOWOPS [SETUP_FLOWOPS] [TEARDOWN_FLOWOPS]
+# The timed transaction runs for $seconds after $warmup seconds of the same flowops (a warm-up
+# transaction, not counted in the figures, like the references' -w).
+bench_profile() {
+  local file=$1 threads=$2 timed=$3 setup=${4:-} teardown=${5:-}
+  {
+    echo '<?xml version="1.0"?>'
+    echo '<profile name="bench">'
+    echo "  <group nthreads=\"$threads\">"
+    [[ -n $setup ]] && echo "    <transaction iterations=\"1\">$setup</transaction>"
+    [[ $warmup != 0 ]] && echo "    <transaction duration=\"${warmup}s\">$timed</transaction>"
+    echo "    <transaction duration=\"${seconds}s\">$timed</transaction>"
+    [[ -n $teardown ]] && echo "    <transaction iterations=\"1\">$teardown</transaction>"
+    echo '  </group>'
+    echo '</profile>'
+  } >"$file"
+}
+
+# Runs volley with a local slave; the JSON document goes to FILE. Extra arguments go to `run`.
+bench_volley() {
+  local profile=$1 json=$2
+  shift 2
+  "$volley" run "$profile" --local --set h=127.0.0.1 -q --json "$json" "$@" >/dev/null
+}
+
+# Figures from a volley JSON document, for the last timed step (the measured one, after warm-up):
+#   bench_json FILE FIELD
+# FIELD: rate (transactions/s), gbit (Gbit/s), us_master / us_slave / us_both (process CPU of
+# that end per transaction), us_kb_master / us_kb_slave / us_kb_both (per KiB moved one way).
+# Process CPU is over the whole run (set-up and warm-up included), so it slightly overstates.
+bench_json() {
+  python3 - "$1" "$2" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+field = sys.argv[2]
+# The last timed step is the measured one (the one before it is the warm-up).
+step = d["timed_steps"][-1]
+txns = nbytes = 0
+secs = 0.0
+for g in d["groups"]:
+    for t in g["transactions"]:
+        if t["step"] == step:
+            txns += t["transactions"]
+            nbytes += t["bytes"]
+            secs = max(secs, t["elapsed_s"])
+cpu = {"master": d["cpu"]["local"]["process"], "slave": d["cpu"]["remote"][0]["process"]}
+all_txns = d["totals"]["transactions"] or 1
+all_bytes = d["totals"]["bytes"] or 1
+def us(side):
+    p = cpu[side]
+    return (p["user_s"] + p["sys_s"]) * 1e6
+if field == "rate":
+    print(txns / secs)
+elif field == "gbit":
+    print(nbytes * 8 / secs / 1e9)
+elif field.startswith("us_kb_"):
+    side = field[len("us_kb_"):]
+    # bytes counts read + written on the master: one-way bulk moves each byte once.
+    total = us("master") + us("slave") if side == "both" else us(side)
+    print(total / (all_bytes / 1024))
+elif field.startswith("us_"):
+    side = field[len("us_"):]
+    total = us("master") + us("slave") if side == "both" else us(side)
+    print(total / all_txns)
+else:
+    sys.exit("unknown field " + field)
+PY
+}
+
+# A field `name=value` from a reference's output.
+bench_field() { sed -n "s/.*$2=\([0-9.]*\).*/\1/p" <<<"$1" | head -1; }
+
+median() { sort -g | awk '{v[NR]=$1} END {if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
+
+bench_footer() {
+  echo "(medians of $rounds alternating rounds, ${seconds}s measured after ${warmup}s warm-up;" \
+    "CPU = process user+sys; the reference is one process holding both ends;" \
+    "$(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg))"
+}
