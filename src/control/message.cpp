@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "volley/core/printable.hpp"
+#include "volley/engine/datagram_json.hpp"
 
 namespace volley::control {
 
@@ -11,11 +12,13 @@ using nlohmann::json;
 namespace {
 
 json counters_to_json(const engine::SlotCounters& c) {
-  return json{{"ops", c.ops},
-              {"bytes_read", c.bytes_read},
-              {"bytes_written", c.bytes_written},
-              {"expired", c.expired},
-              {"errors", c.errors}};
+  json j{{"ops", c.ops},
+         {"bytes_read", c.bytes_read},
+         {"bytes_written", c.bytes_written},
+         {"expired", c.expired},
+         {"errors", c.errors}};
+  if (c.datagrams.any()) j["datagrams"] = engine::datagrams_to_json(c.datagrams);
+  return j;
 }
 
 engine::SlotCounters counters_from_json(const json& j) {
@@ -27,6 +30,9 @@ engine::SlotCounters counters_from_json(const json& j) {
   const auto& errors = j.at("errors");
   for (std::size_t i = 0; i < c.errors.size() && i < errors.size(); ++i) {
     c.errors[i] = errors[i].get<std::uint64_t>();
+  }
+  if (const auto it = j.find("datagrams"); it != j.end()) {
+    c.datagrams = engine::datagrams_from_json(*it);
   }
   return c;
 }

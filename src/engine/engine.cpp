@@ -58,11 +58,13 @@ std::string Engine::open_listeners(asio::io_context& control) {
   control_ = &control;
   for (const std::uint16_t port : plan_.accept_ports) {
     std::optional<std::uint64_t> window;
+    bool udp = false;
     for (const auto& group : plan_.groups) {
       for (const auto& txn : group.txns) {
         for (const auto& op : txn.ops) {
           const auto* accept = std::get_if<profile::AcceptOp>(&op.spec);
           if (accept == nullptr || accept->connection.port.value_or(0) != port) continue;
+          udp = udp || accept->connection.protocol == profile::Protocol::kUdp;
           if (accept->connection.window_bytes) {
             window = std::max(window.value_or(0), *accept->connection.window_bytes);
           }
@@ -79,6 +81,21 @@ std::string Engine::open_listeners(asio::io_context& control) {
       return error;
     }
     listener_ports_[port] = listener->port();
+    // UDP connections say hello on the same port number: the peer knows only that one.
+    if (udp) {
+      auto udp_listener = std::make_unique<transport::UdpListener>(
+          control, config_.token,
+          [this](const transport::ConnectionHeader& header, asio::ip::udp::socket socket) {
+            route_udp(header, std::move(socket));
+          });
+      if (auto error = udp_listener->open(config_.listen_address, listener->port(), window);
+          !error.empty()) {
+        listeners_.clear();
+        udp_listeners_.clear();
+        return error;
+      }
+      udp_listeners_.push_back(std::move(udp_listener));
+    }
     listeners_.push_back(std::move(listener));
   }
   return {};
@@ -89,6 +106,7 @@ std::map<std::uint16_t, std::uint16_t> Engine::listener_ports() const { return l
 void Engine::start() {
   started_ = true;
   for (auto& listener : listeners_) listener->start();
+  for (auto& listener : udp_listeners_) listener->start();
   for (auto& w : workers_) w->start();
 }
 
@@ -154,6 +172,7 @@ void Engine::stop() {
   if (stopped_.exchange(true)) return;
   if (quiesce_timer_) quiesce_timer_->cancel();
   for (auto& listener : listeners_) listener->close();
+  for (auto& listener : udp_listeners_) listener->close();
   for (auto& w : workers_) w->post_stop();
 }
 
@@ -208,10 +227,25 @@ void Engine::route(const transport::ConnectionHeader& header, asio::ip::tcp::soc
   workers_[worker]->post_deliver(local, header.conn, protocol, fd);
 }
 
+void Engine::route_udp(const transport::ConnectionHeader& header, asio::ip::udp::socket socket) {
+  if (header.group >= placement_.size() || header.strand >= placement_[header.group].size()) {
+    return;
+  }
+  const auto [worker, local] = placement_[header.group][header.strand];
+  routed_.fetch_add(1, std::memory_order_relaxed);
+  boost::system::error_code ec;
+  const auto protocol = socket.local_endpoint(ec).protocol();
+  if (ec) return;
+  const int fd = socket.release(ec);
+  if (ec) return;
+  workers_[worker]->post_deliver_udp(local, header.conn, protocol, fd);
+}
+
 RunResult Engine::finish() {
   if (finished_) return {};
   finished_ = true;
   for (auto& listener : listeners_) listener->close();
+  for (auto& listener : udp_listeners_) listener->close();
   for (auto& w : workers_) w->join();
   std::vector<SlotStats> totals(plan_.slots.size());
   RunResult result;
@@ -237,6 +271,7 @@ RunResult Engine::finish() {
   }
   result.windows = windows_;
   listeners_.clear();
+  udp_listeners_.clear();
   return result;
 }
 

@@ -56,6 +56,9 @@ class Worker {
   /// Hands an accepted connection (a native descriptor, now owned by this worker) to a strand.
   void post_deliver(std::uint32_t local, std::uint32_t conn, boost::asio::ip::tcp protocol,
                     int fd);
+  /// The same for a UDP connection (a connected UDP socket).
+  void post_deliver_udp(std::uint32_t local, std::uint32_t conn, boost::asio::ip::udp protocol,
+                        int fd);
   /// Swaps this worker's interval counters out on its own thread and hands them to `deliver`
   /// there (at once when the thread is not running).
   void post_take_interval(std::function<void(std::vector<SlotStats>)> deliver);

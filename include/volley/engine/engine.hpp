@@ -24,6 +24,7 @@
 #include "volley/engine/run_result.hpp"
 #include "volley/transport/data_listener.hpp"
 #include "volley/transport/memory_connection.hpp"
+#include "volley/transport/udp_listener.hpp"
 
 namespace volley::engine {
 
@@ -111,6 +112,7 @@ class Engine {
 
  private:
   void route(const transport::ConnectionHeader& header, boost::asio::ip::tcp::socket socket);
+  void route_udp(const transport::ConnectionHeader& header, boost::asio::ip::udp::socket socket);
   void arm_quiescence(std::size_t txn, std::uint64_t last_progress, int quiet_polls);
 
   const Plan& plan_;
@@ -119,6 +121,7 @@ class Engine {
   /// (group, strand) -> (worker, index on that worker); strand ids are dense per group.
   std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> placement_;
   std::vector<std::unique_ptr<transport::DataListener>> listeners_;
+  std::vector<std::unique_ptr<transport::UdpListener>> udp_listeners_;
   std::map<std::uint16_t, std::uint16_t> listener_ports_;
   boost::asio::io_context* control_ = nullptr;
   std::unique_ptr<boost::asio::steady_timer> quiesce_timer_;
