@@ -4,3 +4,11 @@ if(VOLLEY_SANITIZE)
   add_compile_options(-fsanitize=${_volley_sanitizers} -fno-omit-frame-pointer -fno-sanitize-recover=all)
   add_link_options(-fsanitize=${_volley_sanitizers})
 endif()
+# VOLLEY_FUZZ: coverage instrumentation for libFuzzer in every target (the fuzz_<target> binaries
+# add the libFuzzer runtime itself at link time: tests/fuzz/CMakeLists.txt).
+if(VOLLEY_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+    message(FATAL_ERROR "VOLLEY_FUZZ needs clang (libFuzzer): scripts/fuzz.sh configures it")
+  endif()
+  add_compile_options(-fsanitize=fuzzer-no-link)
+endif()

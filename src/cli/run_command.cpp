@@ -86,6 +86,10 @@ bool write_output(const std::string& path, const std::function<void(std::ostream
   if (path == "-") {
     write(std::cout);
     std::cout.flush();
+    if (!std::cout) {
+      error = fmt::format("cannot write the result document to stdout: {}", std::strerror(errno));
+      return false;
+    }
     return true;
   }
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -94,7 +98,14 @@ bool write_output(const std::string& path, const std::function<void(std::ostream
     return false;
   }
   write(out);
-  return static_cast<bool>(out);
+  // A full disk shows only when the buffer reaches the file: flush and close before judging.
+  out.flush();
+  out.close();
+  if (!out) {
+    error = fmt::format("cannot write '{}': {}", path, std::strerror(errno));
+    return false;
+  }
+  return true;
 }
 
 }  // namespace

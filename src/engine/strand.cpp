@@ -63,12 +63,14 @@ awaitable<void> Strand::run() {
   for (std::size_t t = 0; t < plan.txn_count; ++t) {
     co_await worker_.wait_release(t);
     txn_ = t;
+    begin_step();
     if (!failed_ && !worker_.stopping() && t < group.txns.size()) {
       in_txn_ = true;
       if (cut_ != CutReason::kStopped) cut_ = CutReason::kNone;
       co_await run_txn(group.txns[t]);
       in_txn_ = false;
     }
+    report_step_written();
     worker_.strand_done(t);
   }
   // Connections stay open until the engine finishes (close_all): closing them here, when this
@@ -233,7 +235,8 @@ awaitable<OpOutcome> Strand::do_connect(const OpPlan& op, const profile::Connect
   if (config.connect_in_memory) {
     worker_.count_connection(false);
     connections_.push_back(Connection{op.common.connection,
-                                      config.connect_in_memory(worker_.context().get_executor(), who)});
+                                      config.connect_in_memory(worker_.context().get_executor(), who),
+                                      next_serial(op.common.connection)});
     worker_.count_connection(true);
     co_return OpOutcome{};
   }
@@ -302,7 +305,7 @@ awaitable<OpOutcome> Strand::do_accept(const OpPlan& op, const profile::AcceptOp
         if (!ec) tcp->socket().non_blocking(true, ec);
       }
       if (ec) co_return failure_from(ec, "accepted socket");
-      connections_.push_back(Connection{id, std::move(link)});
+      connections_.push_back(Connection{id, std::move(link), next_serial(id)});
       worker_.count_connection(true);
       co_return OpOutcome{};
     }
@@ -360,8 +363,10 @@ awaitable<OpOutcome> Strand::transfer(const OpPlan& op, Direction direction, std
     }
     if (writing) {
       add_written(op, done);
+      c->step_written += done;
     } else {
       add_read(op, done);
+      c->step_read += done;
     }
     if (ec == asio::error::eof) {
       co_return OpOutcome{OpOutcome::Status::kFailed, ErrorKind::kPeerClosed,
@@ -405,6 +410,7 @@ awaitable<OpOutcome> Strand::do_sendfile(const OpPlan& op, std::uint64_t nfiles,
         const auto n = static_cast<std::uint64_t>(io.bytes);
         left -= n;
         add_written(op, n);
+        c->step_written += n;
         worker_.count_progress();
         if (left > 0 && worker_.over_budget()) {
           co_await worker_.yield();
@@ -527,7 +533,7 @@ Strand::Connection* Strand::find(std::uint32_t id) {
 
 transport::TcpConnection& Strand::fresh_tcp(std::uint32_t id) {
   connections_.push_back(
-      Connection{id, transport::TcpConnection(Socket(worker_.context()))});
+      Connection{id, transport::TcpConnection(Socket(worker_.context())), next_serial(id)});
   return std::get<transport::TcpConnection>(connections_.back().link);
 }
 
@@ -546,7 +552,7 @@ RandomStream& Strand::stream(std::uint32_t conn) {
     if (id == conn) return s;
   }
   streams_.emplace_back(conn, RandomStream::for_connection(worker_.engine().config().seed, group_,
-                                                           index_, conn));
+                                                           index_, conn, txn_));
   return streams_.back().second;
 }
 

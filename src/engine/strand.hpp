@@ -7,6 +7,7 @@
 #include <deque>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,6 +18,7 @@
 
 #include "volley/engine/plan.hpp"
 #include "volley/engine/random_stream.hpp"
+#include "volley/engine/step_bytes.hpp"
 #include "volley/transport/connection.hpp"
 #include "worker.hpp"
 
@@ -50,12 +52,26 @@ class Strand {
   [[nodiscard]] bool failed() const { return failed_; }
   /// Closes every connection the profile left open; only once run() has ended.
   void close_all();
+  /// Between steps (src/engine/step_drain.cpp): reads, on each connection in `peer_written`,
+  /// until this side has read all the peer wrote on it during step `txn`, or `deadline`.
+  boost::asio::awaitable<std::vector<DrainShortfall>> drain(
+      std::size_t txn, std::vector<ConnectionBytes> peer_written, Clock::time_point deadline,
+      std::span<char> buffer);
 
  private:
   struct Connection {
     std::uint32_t id = 0;
     transport::AnyConnection link;
+    std::uint32_t serial = 0;        ///< see ConnectionBytes
+    std::uint64_t step_read = 0;     ///< bytes read on it in the current step
+    std::uint64_t step_written = 0;  ///< bytes written on it in the current step
   };
+
+  /// At a step's release: the step's byte counts start at 0, and its random streams afresh.
+  void begin_step();
+  /// At a step's end: hands the bytes written on each open connection to the worker.
+  void report_step_written();
+  std::uint32_t next_serial(std::uint32_t id);
 
   boost::asio::awaitable<void> run_txn(const TxnPlan& txn);
   /// One pass over the transaction's flowops; `intended` is when it should have started (the
@@ -117,6 +133,7 @@ class Strand {
   boost::asio::steady_timer op_timer_;          ///< per-flowop timeout=
   transport::AnyConnection* active_ = nullptr;  ///< the connection of the operation in progress
   std::vector<std::pair<std::uint32_t, RandomStream>> streams_;  ///< per connection id, lazily
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> opened_;  ///< per connection id: serials used
   std::size_t txn_ = 0;
   bool in_txn_ = false;
   std::optional<Clock::time_point> deadline_;

@@ -1,5 +1,7 @@
 // The strand's UDP operations: the connection handshake, and one datagram per write or read,
 // with the header that lets the receiving side count loss, reordering, duplicates and jitter.
+// UDP bytes never count in a connection's step_written/step_read: the end-of-step drain does not
+// wait for datagrams, which may be lost; the receiver's counts say what arrived.
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -53,8 +55,8 @@ awaitable<OpOutcome> Strand::connect_udp(const OpPlan& op, const profile::Connec
   worker_.count_connection(false);
   const std::uint32_t id = op.common.connection;
   const asio::ip::udp::endpoint listener(address, port);
-  connections_.push_back(
-      Connection{id, transport::UdpConnection(asio::ip::udp::socket(worker_.context()))});
+  connections_.push_back(Connection{
+      id, transport::UdpConnection(asio::ip::udp::socket(worker_.context())), next_serial(id)});
   auto& socket = std::get<transport::UdpConnection>(connections_.back().link).socket();
   error_code ec;
   socket.open(listener.protocol(), ec);
@@ -122,6 +124,9 @@ awaitable<OpOutcome> Strand::transfer_datagram(const OpPlan& op, Direction direc
                     transport::kDatagramHeaderBytes)};
   }
   const std::uint32_t token = worker_.engine().config().token;
+  if (writing && worker_.engine().config().slave_side && worker_.engine().txn_ended(txn_)) {
+    co_return OpOutcome{OpOutcome::Status::kExpired, ErrorKind::kOther, {}};
+  }
   for (;;) {
     Connection* c = find(op.common.connection);
     if (c == nullptr) co_return not_connected(op);

@@ -182,6 +182,8 @@ void Worker::cut(std::size_t txn, CutReason reason) {
 void Worker::strand_done(std::size_t txn) {
   if (++done_in_txn_ < strands_.size() || stopping_) return;
   cut_timer_.cancel();
+  engine_.add_step_written(std::move(step_written_));
+  step_written_.clear();
   engine_.worker_finished_txn(txn);
 }
 

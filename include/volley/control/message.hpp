@@ -15,7 +15,7 @@
 
 namespace volley::control {
 
-inline constexpr std::uint32_t kProtocolVersion = 1;
+inline constexpr std::uint32_t kProtocolVersion = 2;
 inline constexpr std::string_view kMagic = "volley-control";
 
 /// What a master asks a slave to load: the profile as text, resolved the slave's way.
