@@ -73,7 +73,8 @@ INSTANTIATE_TEST_SUITE_P(Uperf, UperfProfile, ::testing::ValuesIn(uperf_profiles
 
 // uperf's 34 TCP profiles (tests-*, workloads-*) and the three the liveness suite runs with --local
 // (accept-tcp, canfail with its stray end tag fixed, disconnect_iter).
-TEST(UperfProfiles, AllTcpProfilesAreHere) { EXPECT_EQ(uperf_profiles().size(), 37U); }
+// 37 TCP (tests/parse_err.xml and two copies of tests/ files under their older names included) and 7 UDP.
+TEST(UperfProfiles, AllTcpAndUdpProfilesAreHere) { EXPECT_EQ(uperf_profiles().size(), 44U); }
 
 }  // namespace
 }  // namespace volley::profile
