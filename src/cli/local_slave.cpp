@@ -27,7 +27,8 @@ constexpr int kStartTimeoutMs = 10000;
 
 LocalSlave::~LocalSlave() { stop(); }
 
-std::string LocalSlave::start(std::size_t workers, const std::string& executable) {
+std::string LocalSlave::start(std::size_t workers, const std::string& executable,
+                              std::uint32_t processes) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return fmt::format("local slave: pipe: {}", std::strerror(errno));
   posix_spawn_file_actions_t actions;
@@ -37,6 +38,10 @@ std::string LocalSlave::start(std::size_t workers, const std::string& executable
   std::vector<std::string> args = {"volley", "serve", "--listen", "127.0.0.1:0", "--exit-with-parent",
                                    "--announce-fd", std::to_string(kAnnounceFd)};
   if (quiet_) args.emplace_back("--quiet");
+  if (processes > 0) {
+    args.emplace_back("--processes");
+    args.push_back(std::to_string(processes));
+  }
   if (workers > 0) {
     args.emplace_back("--workers");
     args.push_back(std::to_string(workers));

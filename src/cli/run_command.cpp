@@ -184,7 +184,7 @@ int run_command(const RunOptions& options, int argc, char** argv) {
   raise_file_limit();
   LocalSlave local;
   if (options.local) {
-    if (auto problem = local.start(options.slave_workers); !problem.empty()) {
+    if (auto problem = local.start(options.slave_workers, "/proc/self/exe", options.processes); !problem.empty()) {
       std::cerr << "volley: " << problem << "\n";
       return core::to_int(core::ExitCode::kRunFailed);
     }
@@ -203,6 +203,7 @@ int run_command(const RunOptions& options, int argc, char** argv) {
   request.seed = options.seed;
   request.workers = default_workers(options.workers);
   request.slave_workers = options.slave_workers;
+  request.processes = options.processes;
   request.interval = *interval.value;
   request.record_latency = !options.no_latency;
   request.start_at_unix_ns = start_at;

@@ -19,6 +19,8 @@
 #include "volley/core/exit_code.hpp"
 #include "volley/core/limits.hpp"
 #include "volley/core/units.hpp"
+#include "volley/process/child_process.hpp"
+#include "volley/process/process_count.hpp"
 
 namespace volley::cli {
 
@@ -74,6 +76,41 @@ std::optional<std::chrono::nanoseconds> serve_duration(const std::string& flag,
 /// exits anyway: SIGTERM must always work, whatever state a session is in.
 constexpr auto kStopDeadline = std::chrono::milliseconds(1500);
 
+/// `volley serve --child-fd N`: one session of the parent process on descriptor N (a socketpair),
+/// then exit. The parent checked the run against its limits: none are applied twice.
+int serve_child(const ServeOptions& options) {
+  if (!process::die_with_parent()) return core::to_int(core::ExitCode::kRunFailed);
+  raise_file_limit();
+  asio::io_context context(1);
+  control::SlaveSettings settings;
+  settings.default_workers = std::max<std::size_t>(1, options.workers);
+  settings.processes = 1;
+  // The parent relays no pings; its death kills this process (die_with_parent), and a link it
+  // closes ends the session at once.
+  settings.silence_timeout = std::chrono::hours(24 * 365);
+  settings.limits.max_strands = UINT64_MAX;
+  settings.limits.max_connections = UINT64_MAX;
+  settings.limits.max_profile_bytes = UINT64_MAX;
+  settings.limits.max_frame_bytes = UINT32_MAX;
+  settings.limits.max_run = std::chrono::seconds(core::kMaxDuration.count() / 1'000'000'000);
+  settings.limits.max_think = settings.limits.max_run;
+  if (!options.quiet) {
+    settings.log = [](const std::string& line) { std::cerr << "volley child: " << line << std::endl; };
+  }
+  control::SlaveServer server(context, settings);
+  asio::ip::tcp::socket socket(context);
+  boost::system::error_code ec;
+  // A Unix socketpair behind a TCP socket object: the channel only reads and writes bytes.
+  socket.assign(asio::ip::tcp::v4(), options.child_fd, ec);
+  if (ec) return core::to_int(core::ExitCode::kRunFailed);
+  // The parent's SIGINT (Ctrl-C reaches the whole process group) is the parent's to handle: it
+  // stops the run through this link.
+  ::signal(SIGINT, SIG_IGN);
+  server.adopt(std::move(socket));
+  context.run();
+  return core::to_int(core::ExitCode::kOk);
+}
+
 }  // namespace
 
 CLI::Validator unsigned_in(std::uint64_t lo, std::uint64_t hi) {
@@ -98,6 +135,12 @@ void add_serve_options(CLI::App& cmd, ServeOptions& serve) {
   cmd.add_option("--announce-fd", serve.announce_fd, "Write the bound port to this descriptor")
       ->group("");
   cmd.add_flag("--exit-with-parent", serve.exit_with_parent, "Exit when the parent exits")->group("");
+  cmd.add_option("--child-fd", serve.child_fd, "Serve one session of the parent on this descriptor")
+      ->group("");
+  cmd.add_option("--processes", serve.processes,
+                 "Processes one run is spread over (default 0: decided from nprocs, the open-file "
+                 "limit and the cores; 1: one process)")
+      ->check(unsigned_in(0, process::kMaxProcesses));
   cmd.add_flag("-q,--quiet", serve.quiet, "Log nothing");
   const std::string limits = "Limits (a request beyond one is refused, naming the flag)";
   cmd.add_option("--max-sessions", serve.max_sessions, "Masters served at once")
@@ -133,6 +176,7 @@ int serve_command(const ServeOptions& options) {
     ::prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (::getppid() == 1) return core::to_int(core::ExitCode::kInterrupted);
   }
+  if (options.child_fd >= 0) return serve_child(options);
   std::string error;
   const auto endpoint = parse_listen(options.listen, error);
   if (!endpoint) {
@@ -157,6 +201,7 @@ int serve_command(const ServeOptions& options) {
   settings.limits.max_io_bytes = options.max_io_bytes;
   settings.limits.max_frame_bytes = options.max_frame_bytes;
   settings.limits.hello_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(*hello_timeout);
+  settings.processes = options.processes;
   if (!options.quiet) {
     settings.log = [](const std::string& line) { std::cerr << "volley serve: " << line << std::endl; };
   }

@@ -137,7 +137,7 @@ json to_json(const LoadRequest& load) {
                      {"is_directory", set.source.is_directory},
                      {"files", std::move(entries)}});
   }
-  return message("load", {{"profile_text", load.profile_text},
+  json out = message("load", {{"profile_text", load.profile_text},
                           {"profile_file", load.profile_file},
                           {"variables", load.variables},
                           {"host", load.host},
@@ -146,6 +146,12 @@ json to_json(const LoadRequest& load) {
                           {"workers", load.workers},
                           {"record_latency", load.record_latency},
                           {"file_sets", std::move(files)}});
+  if (load.shard_count > 1 || load.master_side || !load.listen_address.empty()) {
+    out["shard"] = {{"index", load.shard_index}, {"count", load.shard_count}};
+    out["side"] = load.master_side ? "master" : "slave";
+    out["listen_address"] = load.listen_address;
+  }
+  return out;
 }
 
 std::optional<LoadRequest> load_from_json(const json& m, std::string& error) {
@@ -160,6 +166,16 @@ std::optional<LoadRequest> load_from_json(const json& m, std::string& error) {
         checked_uint(m.at("token"), std::numeric_limits<std::uint32_t>::max()));
     load.workers = checked_uint(m.at("workers"), std::numeric_limits<std::size_t>::max());
     load.record_latency = !m.contains("record_latency") || m.at("record_latency").get<bool>();
+    if (m.contains("shard")) {
+      load.shard_index = m.at("shard").at("index").get<std::uint32_t>();
+      load.shard_count = m.at("shard").at("count").get<std::uint32_t>();
+      load.master_side = m.at("side").get<std::string>() == "master";
+      load.listen_address = m.at("listen_address").get<std::string>();
+      if (load.shard_count == 0 || load.shard_index >= load.shard_count) {
+        error = "malformed load message: shard index out of range";
+        return std::nullopt;
+      }
+    }
     for (const auto& s : m.at("file_sets")) {
       engine::FileSet set{{s.at("path").get<std::string>(), s.at("is_directory").get<bool>()}, {}};
       for (const auto& f : s.at("files")) {
@@ -172,6 +188,26 @@ std::optional<LoadRequest> load_from_json(const json& m, std::string& error) {
     error = fmt::format("malformed load message: {}", e.what());
     return std::nullopt;
   }
+}
+
+json process_to_json(const engine::ProcessRecord& p) {
+  return json{{"name", p.name},
+              {"pid", p.pid},
+              {"strands", p.strands},
+              {"connections", p.connections},
+              {"rss_growth_bytes", p.rss_growth_bytes},
+              {"cpu_user_s", p.cpu_user_s},
+              {"cpu_sys_s", p.cpu_sys_s}};
+}
+
+engine::ProcessRecord process_from_json(const json& j) {
+  return engine::ProcessRecord{j.at("name").get<std::string>(),
+                               j.at("pid").get<std::int64_t>(),
+                               j.at("strands").get<std::uint64_t>(),
+                               j.at("connections").get<std::uint64_t>(),
+                               j.at("rss_growth_bytes").get<std::int64_t>(),
+                               j.at("cpu_user_s").get<double>(),
+                               j.at("cpu_sys_s").get<double>()};
 }
 
 json to_json(const engine::RunResult& r) {
@@ -199,8 +235,11 @@ json to_json(const engine::RunResult& r) {
   }
   json errors = json::array();
   for (const auto& e : r.error_samples) errors.push_back({{"where", e.where}, {"message", e.message}});
+  json processes = json::array();
+  for (const auto& p : r.processes) processes.push_back(process_to_json(p));
   return json{{"groups", std::move(groups)},
               {"windows", std::move(windows)},
+              {"processes", std::move(processes)},
               {"connections_requested", r.connections_requested},
               {"connections_established", r.connections_established},
               {"failed_strands", r.failed_strands},
@@ -234,6 +273,9 @@ std::optional<engine::RunResult> run_result_from_json(const json& j, std::string
     r.failed_strands = checked_uint(j.at("failed_strands"));
     for (const auto& e : j.at("error_samples")) {
       r.error_samples.push_back({e.at("where").get<std::string>(), e.at("message").get<std::string>()});
+    }
+    if (const auto p = j.find("processes"); p != j.end()) {
+      for (const auto& record : *p) r.processes.push_back(process_from_json(record));
     }
     return r;
   } catch (const json::exception& e) {
