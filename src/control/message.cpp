@@ -6,6 +6,7 @@
 
 #include "volley/core/printable.hpp"
 #include "json_number.hpp"
+#include "volley/engine/datagram_json.hpp"
 
 namespace volley::control {
 
@@ -16,11 +17,13 @@ using nlohmann::json;
 namespace {
 
 json counters_to_json(const engine::SlotCounters& c) {
-  return json{{"ops", c.ops},
-              {"bytes_read", c.bytes_read},
-              {"bytes_written", c.bytes_written},
-              {"expired", c.expired},
-              {"errors", c.errors}};
+  json j{{"ops", c.ops},
+         {"bytes_read", c.bytes_read},
+         {"bytes_written", c.bytes_written},
+         {"expired", c.expired},
+         {"errors", c.errors}};
+  if (c.datagrams.any()) j["datagrams"] = engine::datagrams_to_json(c.datagrams);
+  return j;
 }
 
 engine::SlotCounters counters_from_json(const json& j) {
@@ -32,6 +35,9 @@ engine::SlotCounters counters_from_json(const json& j) {
   const auto& errors = j.at("errors");
   for (std::size_t i = 0; i < c.errors.size() && i < errors.size(); ++i) {
     c.errors[i] = checked_uint(errors[i]);
+  }
+  if (const auto it = j.find("datagrams"); it != j.end()) {
+    c.datagrams = engine::datagrams_from_json(*it);
   }
   return c;
 }

@@ -87,11 +87,13 @@ std::string Engine::open_listeners(asio::io_context& control) {
   const std::uint64_t negotiated = std::clamp<std::uint64_t>((accepts + backlog - 1) / backlog, 1, 64);
   for (const std::uint16_t port : plan_.accept_ports) {
     std::optional<std::uint64_t> window;
+    bool udp = false;
     for (const auto& group : plan_.groups) {
       for (const auto& txn : group.txns) {
         for (const auto& op : txn.ops) {
           const auto* accept = std::get_if<profile::AcceptOp>(&op.spec);
           if (accept == nullptr || accept->connection.port.value_or(0) != port) continue;
+          udp = udp || accept->connection.protocol == profile::Protocol::kUdp;
           if (accept->connection.window_bytes) {
             window = std::max(window.value_or(0), *accept->connection.window_bytes);
           }
@@ -110,6 +112,21 @@ std::string Engine::open_listeners(asio::io_context& control) {
       }
       if (copy == 0) listener_ports_[port] = listener->port();
       if (port == 0) negotiated_ports_.push_back(listener->port());
+      // UDP connections say hello on the same port number: the peer knows only that one.
+      if (udp) {
+        auto udp_listener = std::make_unique<transport::UdpListener>(
+            control, config_.token,
+            [this](const transport::ConnectionHeader& header, asio::ip::udp::socket socket) {
+              route_udp(header, std::move(socket));
+            });
+        if (auto error = udp_listener->open(config_.listen_address, listener->port(), window);
+            !error.empty()) {
+          listeners_.clear();
+          udp_listeners_.clear();
+          return error;
+        }
+        udp_listeners_.push_back(std::move(udp_listener));
+      }
       listeners_.push_back(std::move(listener));
     }
   }
@@ -121,6 +138,7 @@ std::map<std::uint16_t, std::uint16_t> Engine::listener_ports() const { return l
 void Engine::start() {
   started_ = true;
   for (auto& listener : listeners_) listener->start();
+  for (auto& listener : udp_listeners_) listener->start();
   for (auto& w : workers_) w->start();
 }
 
@@ -150,6 +168,9 @@ void Engine::worker_finished_txn(std::size_t txn) {
 }
 
 void Engine::end_txn(std::size_t txn, std::chrono::milliseconds quiet_for) {
+  if (ended_upto_.load(std::memory_order_relaxed) < txn + 1) {
+    ended_upto_.store(txn + 1, std::memory_order_relaxed);
+  }
   if (control_ == nullptr || stopped_) {
     for (auto& w : workers_) w->post_cut(txn, CutReason::kEnded);
     return;
@@ -203,6 +224,7 @@ void Engine::stop() {
   if (stopped_.exchange(true)) return;
   if (quiesce_timer_) quiesce_timer_->cancel();
   for (auto& listener : listeners_) listener->close();
+  for (auto& listener : udp_listeners_) listener->close();
   for (auto& w : workers_) w->post_stop();
 }
 
@@ -258,10 +280,25 @@ void Engine::route(const transport::ConnectionHeader& header, asio::ip::tcp::soc
   workers_[worker]->post_deliver(local, header.conn, protocol, fd);
 }
 
+void Engine::route_udp(const transport::ConnectionHeader& header, asio::ip::udp::socket socket) {
+  if (header.group >= placement_.size() || header.strand >= placement_[header.group].size()) {
+    return;
+  }
+  const auto [worker, local] = placement_[header.group][header.strand];
+  routed_.fetch_add(1, std::memory_order_relaxed);
+  boost::system::error_code ec;
+  const auto protocol = socket.local_endpoint(ec).protocol();
+  if (ec) return;
+  const int fd = socket.release(ec);
+  if (ec) return;
+  workers_[worker]->post_deliver_udp(local, header.conn, protocol, fd);
+}
+
 RunResult Engine::finish() {
   if (finished_) return {};
   finished_ = true;
   for (auto& listener : listeners_) listener->close();
+  for (auto& listener : udp_listeners_) listener->close();
   for (auto& w : workers_) w->join();
   std::vector<SlotStats> totals(plan_.slots.size());
   RunResult result;
@@ -287,6 +324,7 @@ RunResult Engine::finish() {
   }
   result.windows = windows_;
   listeners_.clear();
+  udp_listeners_.clear();
   return result;
 }
 

@@ -1,5 +1,6 @@
 #include "volley/engine/slot_stats.hpp"
 
+#include <algorithm>
 #include <numeric>
 
 namespace volley::engine {
@@ -14,6 +15,17 @@ void SlotCounters::merge(const SlotCounters& other) {
   bytes_written += other.bytes_written;
   expired += other.expired;
   for (std::size_t i = 0; i < errors.size(); ++i) errors[i] += other.errors[i];
+  datagrams.merge(other.datagrams);
+}
+
+void DatagramCounters::merge(const DatagramCounters& other) {
+  sent += other.sent;
+  received += other.received;
+  lost += other.lost;
+  late += other.late;
+  duplicates += other.duplicates;
+  timeouts += other.timeouts;
+  jitter_ns = std::max(jitter_ns, other.jitter_ns);
 }
 
 void SlotStats::merge(const SlotStats& other) {

@@ -150,6 +150,9 @@ awaitable<bool> Strand::run_iteration(const TxnPlan& txn, Clock::time_point inte
         case OpOutcome::Status::kExpired:
           ++stats.counters.expired;
           co_return false;
+        case OpOutcome::Status::kLost:
+          ++stats.counters.datagrams.timeouts;
+          break;
         case OpOutcome::Status::kFailed:
           ++stats.counters.errors[static_cast<std::size_t>(out.error)];
           ++worker_.slot(txn.slot).counters.errors[static_cast<std::size_t>(out.error)];
@@ -180,10 +183,11 @@ awaitable<OpOutcome> Strand::execute(const OpPlan& op) {
   if (cut_ == CutReason::kEnded || cut_ == CutReason::kStopped) co_return aborted_outcome();
   // timeout= is the master's: a slave follows the master's data, so its mirror of a timed-out
   // write reads exactly the bytes that were sent, and is cut with the step.
-  const bool timed = op.common.timeout.has_value() && !worker_.engine().config().slave_side;
+  const auto timeout = op.common.timeout ? op.common.timeout : udp_read_timeout(op);
+  const bool timed = timeout.has_value() && !worker_.engine().config().slave_side;
   const std::uint64_t seq = ++op_seq_;
   if (timed) {
-    op_timer_.expires_after(*op.common.timeout);
+    op_timer_.expires_after(*timeout);
     op_timer_.async_wait([this, seq](const error_code& ec) {
       if (ec || seq != op_seq_ || cut_ != CutReason::kNone) return;
       cut_ = CutReason::kTimeout;
@@ -231,7 +235,8 @@ awaitable<OpOutcome> Strand::do_connect(const OpPlan& op, const profile::Connect
   if (config.connect_in_memory) {
     worker_.count_connection(false);
     connections_.push_back(Connection{op.common.connection,
-                                      config.connect_in_memory(worker_.context().get_executor(), who)});
+                                      config.connect_in_memory(worker_.context().get_executor(), who),
+                                      next_serial(op.common.connection)});
     worker_.count_connection(true);
     co_return OpOutcome{};
   }
@@ -248,6 +253,9 @@ awaitable<OpOutcome> Strand::do_connect(const OpPlan& op, const profile::Connect
   }
   const asio::ip::tcp::endpoint endpoint(target->address,
                                          c.connection.port.value_or(target->port_for(index_)));
+  if (c.connection.protocol == profile::Protocol::kUdp) {
+    co_return co_await connect_udp(op, c, endpoint.address(), endpoint.port(), who);
+  }
   worker_.count_connection(false);
   transport::TcpConnection& tcp = fresh_tcp(op.common.connection);
   Socket& socket = tcp.socket();
@@ -332,6 +340,9 @@ awaitable<OpOutcome> Strand::send(const OpPlan& op, std::uint64_t bytes,
                                   std::optional<std::uint64_t> chunk) {
   Connection* c = find(op.common.connection);
   if (c == nullptr) co_return not_connected(op);
+  if (std::holds_alternative<transport::UdpConnection>(c->link)) {
+    co_return co_await transfer_datagram(op, Direction::kWrite, bytes);
+  }
   const std::span<char> buffer = worker_.buffer();
   const std::uint64_t per_call = std::min<std::uint64_t>(buffer.size(), chunk.value_or(buffer.size()));
   std::uint64_t left = bytes;
@@ -364,6 +375,9 @@ awaitable<OpOutcome> Strand::receive(const OpPlan& op, std::uint64_t bytes,
                                      std::optional<std::uint64_t> chunk) {
   Connection* c = find(op.common.connection);
   if (c == nullptr) co_return not_connected(op);
+  if (std::holds_alternative<transport::UdpConnection>(c->link)) {
+    co_return co_await transfer_datagram(op, Direction::kRead, bytes);
+  }
   std::uint64_t left = bytes;
   if (const std::uint64_t n = take_stash(*c, left); n > 0) {
     add_read(op, n);

@@ -26,7 +26,8 @@ namespace volley::engine {
 
 /// What one execution of a flowop came to.
 struct OpOutcome {
-  enum class Status { kOk, kFailed, kExpired };
+  /// kLost: a UDP read that ended with no datagram (timeout=); counted, and the strand goes on.
+  enum class Status { kOk, kFailed, kExpired, kLost };
   Status status = Status::kOk;
   ErrorKind error = ErrorKind::kOther;
   std::string message;  ///< for failures: what happened, for the error log
@@ -95,6 +96,16 @@ class Strand {
                                             std::optional<std::uint64_t> chunk);
   /// Consumes up to `most` stashed bytes of `c` (see Connection::stash); returns how many.
   static std::uint64_t take_stash(Connection& c, std::uint64_t most);
+  enum class Direction { kRead, kWrite };
+  // UDP (strand_datagram.cpp): one datagram per operation.
+  boost::asio::awaitable<OpOutcome> connect_udp(const OpPlan& op, const profile::ConnectOp& c,
+                                                const boost::asio::ip::address& address,
+                                                std::uint16_t port,
+                                                const transport::ConnectionHeader& who);
+  boost::asio::awaitable<OpOutcome> transfer_datagram(const OpPlan& op, Direction direction,
+                                                      std::uint64_t bytes);
+  /// How long a UDP read waits for a datagram when the profile gives no timeout=.
+  std::optional<std::chrono::nanoseconds> udp_read_timeout(const OpPlan& op);
   /// Waits until `link` is ready; nullopt when it is, else the outcome that ends the op.
   boost::asio::awaitable<std::optional<OpOutcome>> wait_ready(transport::AnyConnection& link,
                                                              transport::Wait what,

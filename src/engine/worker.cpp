@@ -93,6 +93,21 @@ void Worker::post_deliver(std::uint32_t local, std::uint32_t conn, asio::ip::tcp
   });
 }
 
+void Worker::post_deliver_udp(std::uint32_t local, std::uint32_t conn, asio::ip::udp protocol,
+                              int fd) {
+  asio::post(context_, [this, local, conn, protocol, fd] {
+    boost::system::error_code ec;
+    asio::ip::udp::socket socket(context_);
+    socket.assign(protocol, fd, ec);
+    if (!ec) socket.non_blocking(true, ec);
+    if (ec) {
+      ::close(fd);
+      return;
+    }
+    strands_[local]->deliver(conn, transport::UdpConnection(std::move(socket)));
+  });
+}
+
 void Worker::post_take_interval(std::function<void(std::vector<SlotStats>)> deliver) {
   auto take = [this, deliver = std::move(deliver)] {
     std::vector<SlotStats> taken = std::move(interval_);

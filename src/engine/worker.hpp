@@ -57,6 +57,9 @@ class Worker {
   /// Hands an accepted connection (a native descriptor, now owned by this worker) to a strand.
   void post_deliver(std::uint32_t local, std::uint32_t conn, boost::asio::ip::tcp protocol,
                     int fd);
+  /// The same for a UDP connection (a connected UDP socket).
+  void post_deliver_udp(std::uint32_t local, std::uint32_t conn, boost::asio::ip::udp protocol,
+                        int fd);
   /// Between steps (src/engine/step_drain.cpp): each strand drains its connections in
   /// `peer_written` (pairs of local strand index and connection) until `deadline`; `deliver` then
   /// runs on this thread with every shortfall (at once when the thread is not running).

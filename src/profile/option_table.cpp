@@ -167,13 +167,13 @@ void apply_protocol(const LocatedText& v, FlowopDraft& d, ParseContext& ctx) {
   static constexpr std::array<std::string_view, 7> kKnown{"tcp",  "udp",   "ssl", "unix",
                                                           "sctp", "vsock", "rds"};
   const std::string p = lower(v.text);
-  if (p == "tcp") {
-    d.connection.protocol = Protocol::kTcp;
+  if (p == "tcp" || p == "udp") {
+    d.connection.protocol = p == "tcp" ? Protocol::kTcp : Protocol::kUdp;
     return;
   }
   for (auto known : kKnown) {
     if (p == known) {
-      ctx.error(where(v), fmt::format("protocol '{}' is not supported yet (volley runs tcp)", p));
+      ctx.error(where(v), fmt::format("protocol '{}' is not supported yet (volley runs tcp and udp)", p));
       return;
     }
   }

@@ -18,7 +18,8 @@ std::string size_text(const SizeSpec& s) {
 }
 
 std::string connection_text(const ConnectionOptions& c) {
-  std::string out = fmt::format(" remotehost={} protocol=tcp", c.remotehost);
+  std::string out = fmt::format(" remotehost={} protocol={}", c.remotehost,
+                                c.protocol == Protocol::kUdp ? "udp" : "tcp");
   if (c.port) out += fmt::format(" port={}", *c.port);
   if (c.window_bytes) out += fmt::format(" wndsz={}", format_bytes(*c.window_bytes));
   if (c.tcp_nodelay) out += " tcp_nodelay";

@@ -7,6 +7,7 @@
 #include <functional>
 #include <ostream>
 
+#include "volley/engine/datagram_json.hpp"
 #include "volley/report/comparison.hpp"
 #include "volley/report/interval_rows.hpp"
 #include "volley/report/service_demand.hpp"
@@ -64,7 +65,7 @@ json full_errors_json(const std::array<std::uint64_t, engine::kErrorKindCount>& 
 
 json flowop_json(const engine::FlowopResult& f, double seconds) {
   const engine::SlotCounters& c = f.stats.counters;
-  return json{{"type", f.type},
+  json j{{"type", f.type},
               {"ops", c.ops},
               {"bytes", c.bytes()},
               {"bytes_read", c.bytes_read},
@@ -74,6 +75,8 @@ json flowop_json(const engine::FlowopResult& f, double seconds) {
               {"ops_per_s", per_s(c.ops, seconds)},
               {"bytes_per_s", per_s(c.bytes(), seconds)},
               {"latency_ns", latency_json(f.stats.latency)}};
+  if (c.datagrams.any()) j["datagrams"] = engine::datagrams_to_json(c.datagrams);
+  return j;
 }
 
 json transaction_json(const engine::TxnResult& t, std::size_t step, double seconds,

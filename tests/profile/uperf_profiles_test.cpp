@@ -1,4 +1,4 @@
-// Every TCP profile in uperf's tests/ and workloads/ (copied unchanged, with a header naming the
+// Every TCP and UDP profile in uperf's tests/ and workloads/ (copied unchanged, with a header naming the
 // source, under tests/data/profiles/uperf/) parses and validates, as `volley check` does; the one
 // uperf itself keeps as a parse error (tests/parse_err.xml) fails with a message that names the
 // likely cause. docs/uperf-compatibility.md lists each profile with its status.
@@ -30,7 +30,7 @@ std::vector<std::string> uperf_profiles() {
 /// What uperf's tests/test.sh and a user give them: the environment of a loopback run.
 Variables uperf_variables() {
   Variables v;
-  v.environment = {{"h", "127.0.0.1"},  {"h2", "127.0.0.1"}, {"h3", "127.0.0.1"},
+  v.environment = {{"h", "127.0.0.1"},  {"h1", "127.0.0.1"}, {"h2", "127.0.0.1"}, {"h3", "127.0.0.1"},
                    {"h4", "127.0.0.1"}, {"proto", "tcp"},     {"nthr", "2"},
                    {"iter", "10"},      {"duration", "10s"},  {"conn", "1"}};
   return v;
@@ -73,7 +73,8 @@ INSTANTIATE_TEST_SUITE_P(Uperf, UperfProfile, ::testing::ValuesIn(uperf_profiles
 
 // uperf's 34 TCP profiles (tests-*, workloads-*) and the three the liveness suite runs with --local
 // (accept-tcp, canfail with its stray end tag fixed, disconnect_iter).
-TEST(UperfProfiles, AllTcpProfilesAreHere) { EXPECT_EQ(uperf_profiles().size(), 37U); }
+// 37 TCP (tests/parse_err.xml and two copies of tests/ files under their older names included) and 7 UDP.
+TEST(UperfProfiles, AllTcpAndUdpProfilesAreHere) { EXPECT_EQ(uperf_profiles().size(), 44U); }
 
 }  // namespace
 }  // namespace volley::profile

@@ -26,6 +26,7 @@
 #include "volley/engine/step_bytes.hpp"
 #include "volley/transport/data_listener.hpp"
 #include "volley/transport/memory_connection.hpp"
+#include "volley/transport/udp_listener.hpp"
 
 namespace volley::engine {
 
@@ -144,6 +145,11 @@ class Engine {
   void take_interval(boost::asio::io_context& reply_on,
                      std::function<void(std::vector<SlotStats>)> done);
 
+  /// Slave: the master has ended transaction `txn` (any thread; relaxed). A UDP sender stops
+  /// then: its sends never block, so it would never fall quiet for the quiescence cut.
+  [[nodiscard]] bool txn_ended(std::size_t txn) const {
+    return ended_upto_.load(std::memory_order_relaxed) > txn;
+  }
   /// Used by workers.
   void worker_finished_txn(std::size_t txn);
   void add_step_written(std::vector<ConnectionBytes> written);
@@ -152,6 +158,7 @@ class Engine {
 
  private:
   void route(const transport::ConnectionHeader& header, boost::asio::ip::tcp::socket socket);
+  void route_udp(const transport::ConnectionHeader& header, boost::asio::ip::udp::socket socket);
   void arm_quiescence(std::size_t txn, std::uint64_t last_progress, int quiet_polls,
                       int polls_needed);
 
@@ -164,6 +171,7 @@ class Engine {
   static constexpr std::uint32_t kNotHere = UINT32_MAX;
   std::vector<std::uint64_t> local_strands_;  ///< per group
   std::vector<std::unique_ptr<transport::DataListener>> listeners_;
+  std::vector<std::unique_ptr<transport::UdpListener>> udp_listeners_;
   std::map<std::uint16_t, std::uint16_t> listener_ports_;
   std::vector<std::uint16_t> negotiated_ports_;
   boost::asio::io_context* control_ = nullptr;
@@ -173,6 +181,7 @@ class Engine {
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for late timer handlers
   std::atomic<std::size_t> workers_pending_{0};
   std::atomic<bool> stopped_{false};
+  std::atomic<std::size_t> ended_upto_{0};  ///< 1 + the last transaction end_txn() was called for
   std::atomic<std::uint64_t> routed_{0};  ///< data connections handed to strands
   std::mutex step_written_mutex_;        ///< workers add at the end of a step, control takes
   std::vector<ConnectionBytes> step_written_;

@@ -9,6 +9,26 @@
 
 namespace volley::engine {
 
+/// UDP: what was sent, and what the receiving side saw arrive (from each datagram's header).
+/// Zero on TCP. `lost` counts sequence gaps when they are seen; a datagram that then arrives late
+/// counts in `late`, so the loss so far is lost - late (and a gap at the very end is seen only by
+/// comparing with the sender's `sent`).
+struct DatagramCounters {
+  std::uint64_t sent = 0;
+  std::uint64_t received = 0;    ///< distinct datagrams that arrived
+  std::uint64_t lost = 0;        ///< sequence numbers skipped when a later one arrived
+  std::uint64_t late = 0;        ///< arrived after a later one (reordered); were counted lost
+  std::uint64_t duplicates = 0;  ///< arrived again (not counted in received or bytes' ops)
+  std::uint64_t timeouts = 0;    ///< reads that ended with no datagram (timeout=)
+  std::uint64_t jitter_ns = 0;   ///< RFC 3550 interarrival jitter, the largest of the connections
+
+  [[nodiscard]] bool any() const { return sent + received + lost + duplicates + timeouts != 0; }
+  /// Loss the receiver can see: gaps not filled by a late arrival.
+  [[nodiscard]] std::uint64_t net_lost() const { return lost > late ? lost - late : 0; }
+  void merge(const DatagramCounters& other);
+  friend bool operator==(const DatagramCounters&, const DatagramCounters&) = default;
+};
+
 /// Counters of one slot. For a transaction slot `ops` counts completed iterations.
 struct SlotCounters {
   std::uint64_t ops = 0;            ///< completed operations (or transaction iterations)
@@ -16,6 +36,7 @@ struct SlotCounters {
   std::uint64_t bytes_written = 0;  ///< bytes sent, partial operations included
   std::uint64_t expired = 0;        ///< cut by the end of a duration transaction or a stop
   std::array<std::uint64_t, kErrorKindCount> errors{};
+  DatagramCounters datagrams;
 
   [[nodiscard]] std::uint64_t error_total() const;
   [[nodiscard]] std::uint64_t bytes() const { return bytes_read + bytes_written; }

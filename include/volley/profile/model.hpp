@@ -17,8 +17,8 @@ namespace volley::profile {
 using core::SourceLocation;
 using Nanoseconds = std::chrono::nanoseconds;
 
-/// Transport protocols. Only TCP runs today; the parser rejects the others by name.
-enum class Protocol { kTcp };
+/// Transport protocols. TCP and UDP run; the parser rejects the others by name.
+enum class Protocol { kTcp, kUdp };
 
 /// A byte count that is either fixed (min == max) or uniformly random per call (`rand(MIN,MAX)`).
 struct SizeSpec {

@@ -6,9 +6,10 @@
 
 #include "volley/transport/memory_connection.hpp"
 #include "volley/transport/tcp_connection.hpp"
+#include "volley/transport/udp_connection.hpp"
 
 namespace volley::transport {
 
-using AnyConnection = std::variant<TcpConnection, MemoryConnection>;
+using AnyConnection = std::variant<TcpConnection, UdpConnection, MemoryConnection>;
 
 }  // namespace volley::transport

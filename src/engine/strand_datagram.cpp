@@ -1,0 +1,184 @@
+// The strand's UDP operations: the connection handshake, and one datagram per write or read,
+// with the header that lets the receiving side count loss, reordering, duplicates and jitter.
+// UDP bytes never count in a connection's step_written/step_read: the end-of-step drain does not
+// wait for datagrams, which may be lost; the receiver's counts say what arrived.
+#include <algorithm>
+#include <array>
+#include <chrono>
+
+#include <boost/asio/ip/udp.hpp>
+#include <fmt/format.h>
+
+#include "strand.hpp"
+#include "volley/transport/datagram.hpp"
+
+namespace volley::engine {
+
+namespace asio = boost::asio;
+using asio::awaitable;
+using boost::system::error_code;
+
+namespace {
+
+/// The largest UDP payload over IPv4.
+constexpr std::uint64_t kMaxDatagramBytes = 65507;
+/// A UDP read with no timeout= waits this long for a datagram, then counts a timeout and goes
+/// on: a lost datagram must not stall a run (docs/uperf-compatibility.md).
+constexpr auto kDefaultUdpReadTimeout = std::chrono::milliseconds(500);
+/// The handshake: hello, then look for the answer after these pauses (about 200 ms in all),
+/// then hello again, at most kHelloTries times (about 5 s, as a TCP connect's patience).
+constexpr std::array<std::chrono::milliseconds, 6> kHelloPauses{
+    std::chrono::milliseconds(1),  std::chrono::milliseconds(3),  std::chrono::milliseconds(8),
+    std::chrono::milliseconds(20), std::chrono::milliseconds(50), std::chrono::milliseconds(118)};
+constexpr int kHelloTries = 25;
+
+std::uint64_t now_ns() {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                        std::chrono::steady_clock::now().time_since_epoch())
+                                        .count());
+}
+
+}  // namespace
+
+std::optional<std::chrono::nanoseconds> Strand::udp_read_timeout(const OpPlan& op) {
+  if (!std::holds_alternative<profile::ReadOp>(op.spec)) return std::nullopt;
+  Connection* c = find(op.common.connection);
+  if (c == nullptr || !std::holds_alternative<transport::UdpConnection>(c->link)) {
+    return std::nullopt;
+  }
+  return kDefaultUdpReadTimeout;
+}
+
+awaitable<OpOutcome> Strand::connect_udp(const OpPlan& op, const profile::ConnectOp& c,
+                                         const asio::ip::address& address, std::uint16_t port,
+                                         const transport::ConnectionHeader& who) {
+  worker_.count_connection(false);
+  const std::uint32_t id = op.common.connection;
+  const asio::ip::udp::endpoint listener(address, port);
+  connections_.push_back(Connection{
+      id, transport::UdpConnection(asio::ip::udp::socket(worker_.context())), next_serial(id)});
+  auto& socket = std::get<transport::UdpConnection>(connections_.back().link).socket();
+  error_code ec;
+  socket.open(listener.protocol(), ec);
+  if (!ec && c.connection.window_bytes) {
+    const auto n = static_cast<int>(std::min<std::uint64_t>(*c.connection.window_bytes, 1U << 30));
+    socket.set_option(asio::socket_base::send_buffer_size(n), ec);
+    if (!ec) socket.set_option(asio::socket_base::receive_buffer_size(n), ec);
+  }
+  if (!ec) socket.non_blocking(true, ec);
+  if (ec) {
+    close(id);
+    co_return failure_from(ec, "udp socket");
+  }
+  const auto hello = transport::encode(who);
+  const std::uint32_t token = worker_.engine().config().token;
+  std::array<char, 64> answer{};
+  for (int attempt = 0; attempt < kHelloTries; ++attempt) {
+    socket.send_to(asio::buffer(hello), listener, 0, ec);
+    if (ec && ec != asio::error::would_block && ec != asio::error::connection_refused) {
+      close(id);
+      co_return failure_from(ec, fmt::format("udp connect to {}", address.to_string()));
+    }
+    for (const auto pause : kHelloPauses) {
+      if (!co_await sleep_until(Clock::now() + pause)) {
+        close(id);
+        co_return aborted_outcome();
+      }
+      // The socket is still this strand's newest with this id: nothing else ran on this strand.
+      auto& s = std::get<transport::UdpConnection>(find(id)->link).socket();
+      for (;;) {
+        asio::ip::udp::endpoint from;
+        const std::size_t n = s.receive_from(asio::buffer(answer), from, 0, ec);
+        if (ec) break;  // would block (or an ICMP error from an earlier hello): wait on
+        const auto data_port = transport::decode_ack(std::span<const char>(answer.data(), n), token);
+        if (!data_port || from.address() != address) continue;
+        s.connect(asio::ip::udp::endpoint(address, *data_port), ec);
+        if (ec) {
+          close(id);
+          co_return failure_from(ec, "udp connect");
+        }
+        worker_.count_connection(true);
+        co_return OpOutcome{};
+      }
+    }
+  }
+  close(id);
+  co_return OpOutcome{OpOutcome::Status::kFailed, ErrorKind::kUnreachable,
+                      fmt::format("udp connect to {}:{}: no answer to {} hellos", address.to_string(),
+                                  port, kHelloTries)};
+}
+
+awaitable<OpOutcome> Strand::transfer_datagram(const OpPlan& op, Direction direction,
+                                               std::uint64_t bytes) {
+  const bool writing = direction == Direction::kWrite;
+  const char* name = writing ? "udp write" : "udp read";
+  const std::span<char> buffer = worker_.buffer();
+  if (writing && (bytes < transport::kDatagramHeaderBytes || bytes > kMaxDatagramBytes ||
+                  bytes > buffer.size())) {
+    co_return OpOutcome{
+        OpOutcome::Status::kFailed, ErrorKind::kOther,
+        fmt::format("udp write: a datagram of {} bytes; volley's UDP datagrams are {} to {} bytes "
+                    "(each carries a {}-byte header)",
+                    bytes, transport::kDatagramHeaderBytes,
+                    std::min<std::uint64_t>(kMaxDatagramBytes, buffer.size()),
+                    transport::kDatagramHeaderBytes)};
+  }
+  const std::uint32_t token = worker_.engine().config().token;
+  if (writing && worker_.engine().config().slave_side && worker_.engine().txn_ended(txn_)) {
+    co_return OpOutcome{OpOutcome::Status::kExpired, ErrorKind::kOther, {}};
+  }
+  for (;;) {
+    Connection* c = find(op.common.connection);
+    if (c == nullptr) co_return not_connected(op);
+    auto& udp = std::get<transport::UdpConnection>(c->link);
+    transport::IoResult io;
+    if (writing) {
+      // The sequence number is taken only once the datagram is sent: a send that would block
+      // is tried again with the same one.
+      transport::encode(transport::DatagramHeader{token, op.common.connection, udp.peek_seq(),
+                                                  now_ns()},
+                        buffer);
+      io = udp.try_write(std::span<const char>(buffer.data(), static_cast<std::size_t>(bytes)));
+    } else {
+      io = udp.try_read(buffer.first(std::min<std::size_t>(buffer.size(), kMaxDatagramBytes)));
+    }
+    if (io.would_block()) {
+      const auto what = writing ? transport::Wait::kWritable : transport::Wait::kReadable;
+      if (auto stop = co_await wait_ready(c->link, what, name)) {
+        if (!writing && cut_ == CutReason::kTimeout) co_return OpOutcome{OpOutcome::Status::kLost, ErrorKind::kTimedOut, {}};
+        co_return *stop;
+      }
+      continue;
+    }
+    if (io.ec) co_return failure_from(io.ec, name);
+    worker_.count_progress();
+    DatagramCounters& counts = worker_.slot(op.slot).counters.datagrams;
+    if (writing) {
+      udp.sent_one();
+      ++counts.sent;
+      add_written(op, io.bytes);
+      co_return OpOutcome{};
+    }
+    const auto header =
+        transport::decode_datagram_header(std::span<const char>(buffer.data(), io.bytes));
+    if (header && header->token == token) {
+      const transport::Arrival arrival = udp.receiver().arrive(*header, now_ns());
+      if (!arrival.duplicate) {
+        ++counts.received;
+        counts.lost += arrival.gap;
+        counts.late += arrival.late ? 1U : 0U;
+        counts.jitter_ns = std::max(counts.jitter_ns, udp.receiver().jitter_ns());
+        add_read(op, io.bytes);
+        co_return OpOutcome{};
+      }
+      ++counts.duplicates;
+    }
+    // A duplicate, or not one of this run's datagrams (a late handshake answer): read on.
+    if (worker_.over_budget()) {
+      co_await worker_.yield();
+      if (cut_ != CutReason::kNone) co_return aborted_outcome();
+    }
+  }
+}
+
+}  // namespace volley::engine

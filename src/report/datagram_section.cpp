@@ -1,0 +1,80 @@
+// The UDP section of the final report: per UDP flowop, what the sending side sent beside what the
+// receiving side saw arrive. UDP is counted at the receiver: a sender's count says nothing of
+// what the network delivered.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "text_sections.hpp"
+#include "volley/report/units_format.hpp"
+
+namespace volley::report::detail {
+namespace {
+
+/// One flowop's datagram counters on one side, found by its place in the profile (the mirror
+/// keeps the places: the slave's read of a master's write is at the same index).
+const engine::DatagramCounters* datagrams_at(const engine::RunResult& r, std::size_t g,
+                                             std::size_t t, std::size_t f) {
+  if (g >= r.groups.size() || t >= r.groups[g].transactions.size()) return nullptr;
+  const auto& flowops = r.groups[g].transactions[t].flowops;
+  return f < flowops.size() ? &flowops[f].stats.counters.datagrams : nullptr;
+}
+
+std::string jitter_text(std::uint64_t ns) {
+  return ns >= 1'000'000 ? fmt::format("{:.2f}ms", static_cast<double>(ns) / 1e6)
+                         : fmt::format("{:.1f}us", static_cast<double>(ns) / 1e3);
+}
+
+}  // namespace
+
+std::string datagram_section(const RunReport& report) {
+  const engine::RunResult& master = report.master.result;
+  std::string rows;
+  for (std::size_t g = 0; g < master.groups.size(); ++g) {
+    for (std::size_t t = 0; t < master.groups[g].transactions.size(); ++t) {
+      const auto& txn = master.groups[g].transactions[t];
+      for (std::size_t f = 0; f < txn.flowops.size(); ++f) {
+        const engine::DatagramCounters& mine = txn.flowops[f].stats.counters.datagrams;
+        engine::DatagramCounters theirs;
+        bool all_reported = true;
+        for (const SideReport& s : report.slaves) {
+          if (!s.missing.empty()) {
+            all_reported = false;
+            continue;
+          }
+          if (const auto* d = datagrams_at(s.result, g, t, f)) theirs.merge(*d);
+        }
+        if (!mine.any() && !theirs.any()) continue;
+        // The sender is the side that sent; the receiver the other one.
+        const bool master_sends = mine.sent != 0 || theirs.received != 0;
+        const engine::DatagramCounters& sender = master_sends ? mine : theirs;
+        const engine::DatagramCounters& receiver = master_sends ? theirs : mine;
+        const std::string where = fmt::format("{}/{}/{}", master.groups[g].name,
+                                              txn.name.empty() ? fmt::format("txn{}", t) : txn.name,
+                                              txn.flowops[f].type);
+        if (!all_reported && master_sends) {
+          rows += fmt::format("  {:<28} {:>10}  (receiver's counts missing)\n", where, sender.sent);
+          continue;
+        }
+        const std::uint64_t lost =
+            sender.sent > receiver.received ? sender.sent - receiver.received : 0;
+        const double pct =
+            sender.sent == 0 ? 0.0 : 100.0 * static_cast<double>(lost) / static_cast<double>(sender.sent);
+        rows += fmt::format("  {:<28} {:>6} {:>10} {:>10} {:>10} {:>6.2f}% {:>7} {:>6} {:>8} {:>9}\n",
+                            where, master_sends ? "m->s" : "s->m", sender.sent, receiver.received,
+                            lost, pct, receiver.late, receiver.duplicates, receiver.timeouts,
+                            jitter_text(receiver.jitter_ns));
+      }
+    }
+  }
+  if (rows.empty()) return {};
+  return fmt::format(
+             "UDP datagrams, all steps (sent by the sender; the rest counted by the receiver)\n"
+             "  {:<28} {:>6} {:>10} {:>10} {:>10} {:>7} {:>7} {:>6} {:>8} {:>9}\n",
+             "group/transaction/flowop", "way", "sent", "received", "lost", "loss", "late", "dup",
+             "timeouts", "jitter") +
+         rows;
+}
+
+}  // namespace volley::report::detail

@@ -1,0 +1,92 @@
+#include "volley/transport/datagram.hpp"
+
+#include <cstdlib>
+
+namespace volley::transport {
+namespace {
+
+template <class T>
+void put(char* out, T v) {
+  for (std::size_t i = 0; i < sizeof(T); ++i) {
+    out[i] = static_cast<char>(static_cast<std::uint8_t>(v >> (8 * (sizeof(T) - 1 - i))));
+  }
+}
+
+template <class T>
+T get(const char* in) {
+  T v = 0;
+  for (std::size_t i = 0; i < sizeof(T); ++i) {
+    v = static_cast<T>((v << 8) | static_cast<std::uint8_t>(in[i]));
+  }
+  return v;
+}
+
+}  // namespace
+
+void encode(const DatagramHeader& header, std::span<char> into) {
+  put<std::uint32_t>(into.data(), kDatagramMagic);
+  put<std::uint32_t>(into.data() + 4, header.token);
+  put<std::uint32_t>(into.data() + 8, header.conn);
+  put<std::uint64_t>(into.data() + 12, header.seq);
+  put<std::uint64_t>(into.data() + 20, header.sent_ns);
+}
+
+std::optional<DatagramHeader> decode_datagram_header(std::span<const char> datagram) {
+  if (datagram.size() < kDatagramHeaderBytes) return std::nullopt;
+  if (get<std::uint32_t>(datagram.data()) != kDatagramMagic) return std::nullopt;
+  return DatagramHeader{get<std::uint32_t>(datagram.data() + 4),
+                        get<std::uint32_t>(datagram.data() + 8),
+                        get<std::uint64_t>(datagram.data() + 12),
+                        get<std::uint64_t>(datagram.data() + 20)};
+}
+
+std::array<char, kDatagramAckBytes> encode_ack(std::uint32_t token, std::uint16_t port) {
+  std::array<char, kDatagramAckBytes> out{};
+  put<std::uint32_t>(out.data(), kDatagramAckMagic);
+  put<std::uint32_t>(out.data() + 4, token);
+  put<std::uint16_t>(out.data() + 8, port);
+  return out;
+}
+
+std::optional<std::uint16_t> decode_ack(std::span<const char> datagram, std::uint32_t token) {
+  if (datagram.size() != kDatagramAckBytes) return std::nullopt;
+  if (get<std::uint32_t>(datagram.data()) != kDatagramAckMagic) return std::nullopt;
+  if (get<std::uint32_t>(datagram.data() + 4) != token) return std::nullopt;
+  return get<std::uint16_t>(datagram.data() + 8);
+}
+
+Arrival DatagramReceiver::arrive(const DatagramHeader& header, std::uint64_t now_ns) {
+  Arrival a;
+  const std::uint64_t seq = header.seq;
+  if (seq >= next_) {
+    a.gap = seq - next_;
+    // Clear the bits of the sequence numbers skipped (they may still come, late) and of this one.
+    if (seq - next_ >= kWindow) {
+      seen_.reset();
+    } else {
+      for (std::uint64_t s = next_; s < seq; ++s) seen_.reset(s % kWindow);
+    }
+    seen_.set(seq % kWindow);
+    next_ = seq + 1;
+  } else if (next_ - seq > kWindow) {
+    a.late = true;  // too old to tell from a duplicate: counted as the late arrival it most likely is
+  } else if (seen_.test(seq % kWindow)) {
+    a.duplicate = true;
+    return a;
+  } else {
+    seen_.set(seq % kWindow);
+    a.late = true;
+  }
+  // RFC 3550: J += (|D| - J) / 16, D the change in transit time between consecutive arrivals.
+  const auto transit =
+      static_cast<std::int64_t>(now_ns) - static_cast<std::int64_t>(header.sent_ns);
+  if (started_) {
+    const double d = static_cast<double>(std::llabs(transit - last_transit_));
+    jitter_ += (d - jitter_) / 16.0;
+  }
+  started_ = true;
+  last_transit_ = transit;
+  return a;
+}
+
+}  // namespace volley::transport
