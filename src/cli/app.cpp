@@ -85,6 +85,7 @@ void define_command_line(CLI::App& app, CommandLine& cl) {
   run_cmd->add_flag("--local", run.local,
                     "Start a slave of our own on loopback for this run (a separate process) and "
                     "point every remotehost at it; sets h=127.0.0.1 unless --set h= is given");
+  add_key_file_option(*run_cmd, run.key_file);
   run_cmd->add_option("-P,--port", run.port, "Control port of the slaves (1..65535)")
       ->capture_default_str()
       ->check(unsigned_in(1, 65535));

@@ -115,10 +115,18 @@ asio::awaitable<std::variant<std::monostate, ChannelError>> Channel::send(json m
 }
 
 void Channel::authenticate_frames(Secret send_key, Secret receive_key) {
-  send_key_ = std::move(send_key);
+  authenticate_receive(std::move(receive_key));
+  authenticate_send(std::move(send_key));
+}
+
+void Channel::authenticate_receive(Secret receive_key) {
   receive_key_ = std::move(receive_key);
-  send_sequence_ = 0;
   receive_sequence_ = 0;
+}
+
+void Channel::authenticate_send(Secret send_key) {
+  send_key_ = std::move(send_key);
+  send_sequence_ = 0;
 }
 
 void Channel::close() {

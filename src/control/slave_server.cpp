@@ -16,6 +16,7 @@
 #include "volley/control/codec.hpp"
 #include "volley/core/printable.hpp"
 #include "volley/control/event_queue.hpp"
+#include "volley/control/handshake.hpp"
 #include "volley/control/message.hpp"
 #include "volley/engine/engine.hpp"
 #include "volley/profile/mirror.hpp"
@@ -153,7 +154,9 @@ struct SlaveServer::Session {
   asio::ip::address local_address;
   asio::ip::address master_address;
   std::unique_ptr<LoadedRun> run;
-  bool greeted = false;
+  bool greeted = false;  ///< the hello (and, with a key, the authentication) went through
+  std::string challenge;  ///< sent in our hello when a key is set
+  std::uint32_t data_mask = 0;  ///< unmasks the run token in `load` (auth.hpp)
   Clock::time_point last_heard = Clock::now();
   Clock::time_point started = Clock::now();
   std::string end_reason;
@@ -247,7 +250,6 @@ asio::awaitable<void> SlaveServer::serve(tcp::socket socket) {
   s.local_address = s.channel.socket().local_endpoint(ec).address();
   s.master_address = s.channel.socket().remote_endpoint(ec).address();
   s.channel.set_max_frame_bytes(std::min(kMaxGreetingFrameBytes, settings_.limits.max_frame_bytes));
-  log(fmt::format("master {} connected", s.who));
   abort_hooks_[id] = [&s] { s.events.push(Abort{}); };
 
   s.reader_alive = true;
@@ -297,7 +299,12 @@ asio::awaitable<void> SlaveServer::serve(tcp::socket socket) {
     if (std::holds_alternative<ReaderExited>(event)) s.reader_alive = false;
   }
   co_await asio::post(context_, asio::use_awaitable);  // the ticker's cancelled wait runs first
-  log(fmt::format("master {} gone ({}); idle", s.who, s.end_reason));
+  // A peer that never got past the greeting (a scanner, a master without the key) costs one line.
+  if (s.greeted) {
+    log(fmt::format("master {} gone ({}); idle", s.who, s.end_reason));
+  } else {
+    log(fmt::format("refused {}: {}", s.who, s.end_reason));
+  }
   --sessions_;
 }
 
@@ -330,6 +337,9 @@ asio::awaitable<void> SlaveServer::converse(Session& s) {
     if (auto* lost = std::get_if<PeerLost>(&event)) {
       s.end_reason = lost->error.message;
       if (lost->error.closed_by_peer) s.end_reason = "master closed the connection";
+      if (lost->error.closed_by_peer && !s.greeted) {
+        s.end_reason = "closed the connection before the handshake ended";
+      }
       if (!lost->error.closed_by_peer) {
         // Tell a peer that sent garbage why it is being dropped (it may not be listening).
         json out = message("error", {{"message", fmt::format("slave: {}", lost->error.message)}});
@@ -394,16 +404,7 @@ asio::awaitable<void> SlaveServer::on_message(Session& s, const json& m) {
   s.last_heard = Clock::now();
   const std::string type = text_field(m, "type");
   if (!s.greeted) {
-    if (auto problem = check_hello(m, s.who); !problem.empty()) {
-      json out = message("error", {{"message", fmt::format("slave: {}", problem)}});
-      co_await send(std::move(out));
-      s.end_reason = problem;
-      co_return;
-    }
-    s.greeted = true;
-    s.channel.set_max_frame_bytes(settings_.limits.max_frame_bytes);
-    const AnnouncedLimits limits{settings_.limits.max_frame_bytes, settings_.limits.max_profile_bytes};
-    if (!co_await send(make_hello(limits))) s.end_reason = "send failed";
+    co_await greet(s, m);
     co_return;
   }
   if (type == "ping") co_return;
@@ -534,6 +535,48 @@ asio::awaitable<void> SlaveServer::on_message(Session& s, const json& m) {
   }
 }
 
+asio::awaitable<void> SlaveServer::greet(Session& s, const json& m) {
+  auto send = [&s](json out) -> asio::awaitable<bool> {
+    auto sent = co_await s.channel.send(std::move(out));
+    co_return std::holds_alternative<std::monostate>(sent);
+  };
+  std::string problem;
+  if (s.challenge.empty()) {
+    problem = check_hello(m, s.who);
+    if (problem.empty()) {
+      const AnnouncedLimits limits{settings_.limits.max_frame_bytes,
+                                   settings_.limits.max_profile_bytes};
+      if (settings_.key) s.challenge = random_hex(kChallengeBytes);
+      if (!settings_.key) {
+        s.greeted = true;
+        s.channel.set_max_frame_bytes(settings_.limits.max_frame_bytes);
+        log(fmt::format("master {} connected (no key)", s.who));
+      }
+      if (!co_await send(slave_hello(limits, s.challenge))) s.end_reason = "send failed";
+      co_return;
+    }
+  } else {
+    auto accepted = accept_master_auth(*settings_.key, s.challenge, m);
+    if (auto* ok = std::get_if<AcceptedAuth>(&accepted)) {
+      // The master's next frame is authenticated, and may follow our reply at once.
+      s.channel.authenticate_receive(ok->keys.master_to_slave);
+      const bool sent = co_await send(std::move(ok->reply));
+      s.channel.authenticate_send(ok->keys.slave_to_master);
+      s.data_mask = ok->keys.data_mask;
+      s.greeted = true;
+      s.channel.set_max_frame_bytes(settings_.limits.max_frame_bytes);
+      log(fmt::format("master {} connected (authenticated)", s.who));
+      if (!sent) s.end_reason = "send failed";
+      co_return;
+    }
+    problem = std::get<std::string>(accepted);
+  }
+  // Nothing else is done for a peer that fails here: one `error`, one line in the log, closed.
+  json out = message("error", {{"message", fmt::format("slave: {}", problem)}});
+  co_await send(std::move(out));
+  s.end_reason = problem;
+}
+
 asio::awaitable<void> SlaveServer::on_load(Session& s, const json& m) {
   auto reject = [&s](std::string why) -> asio::awaitable<void> {
     json out = message("rejected", {{"message", std::move(why)}});
@@ -596,7 +639,8 @@ asio::awaitable<void> SlaveServer::on_load(Session& s, const json& m) {
   engine::EngineConfig config;
   config.workers = workers;
   config.seed = load->seed;
-  config.token = load->token;
+  config.token = load->token ^ s.data_mask;
+  config.header_timeout = limits.header_timeout;
   config.listen_address = s.local_address;
   config.slave_side = true;
   config.record_latency = load->record_latency;

@@ -15,7 +15,8 @@
 
 namespace volley::control {
 
-inline constexpr std::uint32_t kProtocolVersion = 1;
+/// 2: the slave's hello may ask for a key (auth, auth_ok), and then every frame carries a MAC.
+inline constexpr std::uint32_t kProtocolVersion = 2;
 inline constexpr std::string_view kMagic = "volley-control";
 
 /// What a master asks a slave to load: the profile as text, resolved the slave's way.

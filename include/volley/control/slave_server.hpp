@@ -8,12 +8,15 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <nlohmann/json_fwd.hpp>
+
+#include "volley/control/auth.hpp"
 
 namespace volley::control {
 
@@ -30,11 +33,16 @@ struct SlaveLimits {
   std::uint64_t max_io_bytes = 1U << 30;         ///< --max-io-bytes: one read/write buffer
   std::uint32_t max_frame_bytes = 16U << 20;     ///< --max-frame-bytes: after authentication
   std::chrono::milliseconds hello_timeout{5000};  ///< --hello-timeout: hello and authentication
+  /// --header-timeout: a data connection's time to send its header before it is closed.
+  std::chrono::milliseconds header_timeout{5000};
 };
 
 struct SlaveSettings {
   std::size_t default_workers = 1;
   SlaveLimits limits;
+  /// The pre-shared key (--key-file): when set, a master must prove it knows it before anything
+  /// else, and every later message is authenticated (control/handshake.hpp).
+  std::optional<Secret> key;
   /// A master silent for this long (no message, no ping) is considered gone.
   std::chrono::milliseconds silence_timeout{10000};
   /// One line per event worth telling an operator (session start/end, errors).
@@ -65,6 +73,8 @@ class SlaveServer {
   boost::asio::awaitable<void> converse(Session& s);
   /// Handles one message from the master; sets s.end_reason when the session must end.
   boost::asio::awaitable<void> on_message(Session& s, const nlohmann::json& m);
+  /// The hello and, with a key, the master's proof; sets s.greeted once the master may go on.
+  boost::asio::awaitable<void> greet(Session& s, const nlohmann::json& m);
   boost::asio::awaitable<void> on_load(Session& s, const nlohmann::json& m);
   /// Stops and joins the session's engine (joined off the control thread) and drops the run.
   boost::asio::awaitable<void> end_run(Session& s);
