@@ -103,7 +103,8 @@ void add_key_file_option(CLI::App& cmd, std::string& key_file) {
 }
 
 void add_serve_options(CLI::App& cmd, ServeOptions& serve) {
-  cmd.add_option("--listen", serve.listen, "Control address and port")->capture_default_str();
+  cmd.add_option("--listen", serve.listen,
+                 "Control address and port (other than loopback: needs --key-file or --insecure)")->capture_default_str();
   cmd.add_option("--workers", serve.workers,
                  "Default worker threads per run (default: one per core; at most 1024)")
       ->check(unsigned_in(0, core::kMaxWorkers));

@@ -558,13 +558,14 @@ asio::awaitable<void> SlaveServer::greet(Session& s, const json& m) {
   } else {
     auto accepted = accept_master_auth(*settings_.key, s.challenge, m);
     if (auto* ok = std::get_if<AcceptedAuth>(&accepted)) {
-      // The master's next frame is authenticated, and may follow our reply at once.
+      // The master's next frame (a load, authenticated) may follow our reply at once: the
+      // reader must already check its MAC and take its size when it arrives.
       s.channel.authenticate_receive(ok->keys.master_to_slave);
+      s.channel.set_max_frame_bytes(settings_.limits.max_frame_bytes);
       const bool sent = co_await send(std::move(ok->reply));
       s.channel.authenticate_send(ok->keys.slave_to_master);
       s.data_mask = ok->keys.data_mask;
       s.greeted = true;
-      s.channel.set_max_frame_bytes(settings_.limits.max_frame_bytes);
       log(fmt::format("master {} connected (authenticated)", s.who));
       if (!sent) s.end_reason = "send failed";
       co_return;
