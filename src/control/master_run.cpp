@@ -1,5 +1,6 @@
 #include "volley/control/master_run.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 #include <optional>
@@ -22,6 +23,7 @@
 #include "volley/control/handshake.hpp"
 #include "volley/control/message.hpp"
 #include "volley/control/sampling_wire.hpp"
+#include "volley/control/step_bytes_wire.hpp"
 #include "volley/engine/engine.hpp"
 #include "volley/profile/flowop_hosts.hpp"
 #include "volley/report/result_checks.hpp"
@@ -42,6 +44,9 @@ constexpr auto kTick = std::chrono::milliseconds(250);
 constexpr auto kHandshakeTimeout = std::chrono::seconds(10);
 constexpr auto kLoadTimeout = std::chrono::seconds(60);
 constexpr auto kResultsTimeout = std::chrono::seconds(60);
+/// In an iterations step every slave has ended its share, and the master's strands have made no
+/// progress (and none thinks) for this long: what they wait for will not come.
+constexpr auto kStuckAfter = std::chrono::milliseconds(500);
 
 struct SlaveMessage {
   std::size_t slave;
@@ -57,11 +62,31 @@ struct ReaderExited {
 struct LocalStepDone {
   std::size_t step;
 };
+struct LocalDrained {
+  std::size_t step;
+  std::vector<engine::DrainShortfall> shortfalls;
+};
 struct Tick {};
 struct IntervalTick {};
 struct Interrupt {};
-using MasterEvent = std::variant<SlaveMessage, SlaveLost, ReaderExited, LocalStepDone, Tick,
-                                 IntervalTick, Interrupt>;
+using MasterEvent = std::variant<SlaveMessage, SlaveLost, ReaderExited, LocalStepDone,
+                                 LocalDrained, Tick, IntervalTick, Interrupt>;
+
+/// " (cut: group 'g' transaction 't' flowop 'recv' in 3 strands, ...)": the flowops of `step`
+/// that were waiting when it was cut as stuck.
+std::string stuck_flowops(const engine::RunResult& result, std::size_t step) {
+  std::vector<std::string> parts;
+  for (const auto& g : result.groups) {
+    if (step >= g.transactions.size()) continue;
+    for (const auto& f : g.transactions[step].flowops) {
+      if (f.stats.counters.expired == 0) continue;
+      parts.push_back(fmt::format("group '{}' transaction '{}' flowop '{}' in {} strand{}", g.name,
+                                  g.transactions[step].name, f.type, f.stats.counters.expired,
+                                  f.stats.counters.expired == 1 ? "" : "s"));
+    }
+  }
+  return parts.empty() ? std::string() : fmt::format(" (cut: {})", fmt::join(parts, "; "));
+}
 
 std::int64_t unix_now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -89,6 +114,10 @@ struct MasterRun::State {
     Clock::time_point last_heard = Clock::now();
     Clock::time_point last_ping = Clock::now();
     std::string trouble;  ///< why it failed the run (lost, silent, late), for its report row
+    /// The end of a step: what the slave wrote per connection in the step ending (its `written`
+    /// messages), and the last step its drain finished.
+    std::vector<engine::ConnectionBytes> written;
+    std::optional<std::size_t> steps_drained;
     std::uint32_t data_mask = 0;  ///< from the handshake: masks the run token in `load`
   };
 
@@ -100,6 +129,9 @@ struct MasterRun::State {
   std::optional<engine::Plan> plan;
   std::unique_ptr<engine::Engine> engine;
   std::optional<std::size_t> local_done;
+  std::optional<std::size_t> local_drained;
+  /// An iterations step whose master strands were cut as stuck after every slave had ended it.
+  std::optional<std::size_t> stuck_step;
   std::string failure;  ///< set once: why the run stops early
   bool interrupted = false;
   bool running = false;  ///< between the first release and the end of the last step
@@ -211,6 +243,26 @@ awaitable<void> MasterRun::run() {
         } else {
           fail(fmt::format("slave {} sent a malformed step_done", s.address.host));
         }
+      } else if (type == "written") {
+        if (!append_written(m->message, s.written)) {
+          fail(fmt::format("slave {} sent a malformed written message", s.address.host));
+        }
+      } else if (type == "drained") {
+        std::vector<engine::DrainShortfall> shortfalls;
+        std::uint64_t total = 0;
+        const auto step = uint_field(m->message, "step");
+        if (!step || !shortfalls_from(m->message, shortfalls, total)) {
+          fail(fmt::format("slave {} sent a malformed drained message", s.address.host));
+        } else {
+          s.steps_drained = static_cast<std::size_t>(*step);
+          if (total > 0) {
+            std::string why = describe_shortfalls(fmt::format("slave {}", s.address.host),
+                                                  static_cast<std::size_t>(*step), shortfalls,
+                                                  total, *st.plan);
+            s.trouble = why;
+            fail(std::move(why));
+          }
+        }
       } else if (type == "results") {
         s.results = m->message;
       } else if (type == "error") {
@@ -233,6 +285,12 @@ awaitable<void> MasterRun::run() {
       st.slaves[exited->slave].reader_alive = false;
     } else if (auto* done = std::get_if<LocalStepDone>(&event)) {
       st.local_done = done->step;
+    } else if (auto* drained = std::get_if<LocalDrained>(&event)) {
+      st.local_drained = drained->step;
+      if (!drained->shortfalls.empty()) {
+        fail(describe_shortfalls("master", drained->step, drained->shortfalls,
+                                 drained->shortfalls.size(), *st.plan));
+      }
     } else if (std::holds_alternative<Interrupt>(event)) {
       st.interrupted = true;
       fail("interrupted");
@@ -350,7 +408,7 @@ awaitable<void> MasterRun::run() {
   // 1. Reach every slave.
   for (std::size_t i = 0; i < settings_.slaves.size() && st.failure.empty(); ++i) {
     const SlaveAddress& address = settings_.slaves[i];
-    st.slaves.push_back(State::Slave{address, {}, {}, false, false, false, {}, {}, {}, {}, Clock::now(), Clock::now(), {}, 0});
+    st.slaves.push_back(State::Slave{address, {}, {}, false, false, false, {}, {}, {}, {}, Clock::now(), Clock::now(), {}, {}, {}, 0});
     tcp::resolver resolver(context_);
     auto [resolve_ec, endpoints] = co_await resolver.async_resolve(
         address.control_host, std::to_string(address.control_port), kAwait);
@@ -531,16 +589,52 @@ awaitable<void> MasterRun::run() {
       st.step_release[step] = Clock::now();
       st.engine->release(step);
       log(fmt::format("step {} of {} started", step + 1, st.plan->txn_count));
-      if (!co_await wait_until([&] { return st.local_done && *st.local_done >= step; },
-                               local_step_limit(step),
-                               fmt::format("the master's own strands to end step {}", step))) {
+      // An iterations step has no time bound; but once every slave has ended its share,
+      // master strands that stop making progress wait for what will not come: they are cut, and
+      // the run fails saying so, rather than hang.
+      const bool timed = std::any_of(st.plan->groups.begin(), st.plan->groups.end(), [&](const auto& g) {
+        return g.strands > 0 && step < g.txns.size() &&
+               std::holds_alternative<profile::Duration>(g.txns[step].bound);
+      });
+      bool watching = false;
+      if (!co_await wait_until(
+              [&] {
+                if (st.local_done && *st.local_done >= step) return true;
+                if (!timed && !watching && !st.slaves.empty() &&
+                    all_slaves([&](const State::Slave& s) { return s.steps_done && *s.steps_done >= step; })) {
+                  watching = true;
+                  st.engine->end_txn(step, kStuckAfter);
+                }
+                return false;
+              },
+              local_step_limit(step), fmt::format("the master's own strands to end step {}", step))) {
+        break;
+      }
+      if (watching && st.engine->quiet_cut() == step) {
+        st.stuck_step = step;
+        fail(fmt::format("step {}: every slave had ended its share of this iterations step, but "
+                         "master strands still waited {} ms later for data or connections that "
+                         "will not come (the two sides' flowops no longer match); they were cut",
+                         step, kStuckAfter.count()));
         break;
       }
       if (last_timed && st.cpu_before) {
         report_.master.cpu = sampling::cpu_usage(*st.cpu_before, sampling::sample_cpu());
         report_.master.nic = sampling::nic_rates(*st.nic_before, sampling::sample_nics());
       }
-      json end_step = message("end_step", {{"step", step}});
+      // The end of the step: the master's writes are over; each slave learns what the master
+      // wrote on every connection, drains to it, and says what it wrote itself before its
+      // step_done (docs/control-protocol.md, "The end of a step").
+      const auto drain_for = std::chrono::duration_cast<std::chrono::milliseconds>(settings_.step_grace) / 2;
+      {
+        const std::vector<engine::ConnectionBytes> written = st.engine->take_step_written();
+        for (std::size_t i = 0; i < st.slaves.size(); ++i) {
+          for (json& w : written_messages(step, written, st.slaves[i].limits.max_frame_bytes)) {
+            co_await send_to(i, std::move(w));
+          }
+        }
+      }
+      json end_step = message("end_step", {{"step", step}, {"drain_ms", drain_for.count()}});
       co_await send_all(std::move(end_step));
       // Every slave has step_grace to report the step done; one that does not is named.
       const auto step_deadline = Clock::now() + settings_.step_grace;
@@ -568,6 +662,24 @@ awaitable<void> MasterRun::run() {
         }
         co_await handle(co_await st.events.next());
       }
+      if (!st.failure.empty()) break;
+      // The master drains what the slaves wrote while each slave drains what it wrote; the next
+      // step starts when both are level.
+      std::vector<engine::ConnectionBytes> theirs;
+      for (auto& s : st.slaves) {
+        theirs.insert(theirs.end(), s.written.begin(), s.written.end());
+        s.written.clear();
+      }
+      st.engine->drain(step, std::move(theirs), Clock::now() + drain_for, context_,
+                       [&st, step](std::vector<engine::DrainShortfall> shortfalls) {
+                         st.events.push(LocalDrained{step, std::move(shortfalls)});
+                       });
+      co_await wait_until(
+          [&] {
+            return st.local_drained && *st.local_drained >= step &&
+                   all_slaves([&](const State::Slave& s) { return s.steps_drained && *s.steps_drained >= step; });
+          },
+          settings_.step_grace, fmt::format("the end-of-step drain of step {}", step));
     }
     st.interval_timer.cancel();
     // The last, partial interval: interval sums then equal the totals.
@@ -592,6 +704,7 @@ awaitable<void> MasterRun::run() {
       auto& elapsed = windows[*st.failed_in_step].elapsed;
       elapsed = std::min(elapsed, std::chrono::duration_cast<std::chrono::nanoseconds>(measured));
     }
+    if (st.stuck_step) st.failure += stuck_flowops(report_.master.result, *st.stuck_step);
   }
   if (st.failure.empty()) {
     json finish = message("finish");

@@ -18,6 +18,7 @@
 #include "volley/control/event_queue.hpp"
 #include "volley/control/handshake.hpp"
 #include "volley/control/message.hpp"
+#include "volley/control/step_bytes_wire.hpp"
 #include "volley/engine/engine.hpp"
 #include "volley/profile/mirror.hpp"
 #include "volley/profile/parser.hpp"
@@ -49,10 +50,15 @@ struct PeerLost {
 struct LocalStepDone {
   std::size_t step;
 };
+struct LocalDrained {
+  std::size_t step;
+  std::vector<engine::DrainShortfall> shortfalls;
+};
 struct Tick {};
 struct Abort {};
 struct ReaderExited {};
-using SlaveEvent = std::variant<PeerMessage, PeerLost, LocalStepDone, Tick, Abort, ReaderExited>;
+using SlaveEvent =
+    std::variant<PeerMessage, PeerLost, LocalStepDone, LocalDrained, Tick, Abort, ReaderExited>;
 
 /// Everything a loaded profile needs on the slave, destroyed together when the run ends.
 struct LoadedRun {
@@ -67,6 +73,11 @@ struct LoadedRun {
   std::optional<std::size_t> released;
   std::optional<std::size_t> ended;
   std::optional<std::size_t> done;
+  /// The end of a step: what the master wrote per connection in the step running (its `written`
+  /// messages), how long the drain may take (its end_step), and the last step drained.
+  std::vector<engine::ConnectionBytes> master_written;
+  std::chrono::milliseconds drain_for{5000};
+  std::optional<std::size_t> drained;
   std::optional<sampling::CpuSample> cpu_before;
   std::optional<sampling::NicSample> nic_before;
   std::optional<sampling::CpuUsage> cpu;
@@ -381,7 +392,20 @@ asio::awaitable<void> SlaveServer::converse(Session& s) {
         s.run->cpu = sampling::cpu_usage(*s.run->cpu_before, sampling::sample_cpu());
         s.run->nic = sampling::nic_rates(*s.run->nic_before, sampling::sample_nics());
       }
+      // What this side wrote in the step goes before its step_done: the master drains to it.
+      bool sent = true;
+      for (json& w : written_messages(done->step, s.run->engine->take_step_written(), 0)) {
+        sent = sent && co_await send(std::move(w));
+      }
       json out = message("step_done", {{"step", done->step}});
+      if (!sent || !co_await send(std::move(out))) s.end_reason = "send failed";
+      if (s.run->ended && *s.run->ended == done->step) start_drain(s, done->step);
+      continue;
+    }
+    if (auto* drained = std::get_if<LocalDrained>(&event)) {
+      if (!s.run || !s.run->engine) continue;
+      s.run->drained = drained->step;
+      json out = drained_message(drained->step, drained->shortfalls);
       if (!co_await send(std::move(out))) s.end_reason = "send failed";
       continue;
     }
@@ -469,7 +493,8 @@ asio::awaitable<void> SlaveServer::on_message(Session& s, const json& m) {
     const auto k = static_cast<std::size_t>(*step);
     if (type == "proceed") {
       // The barrier: step k starts only after every local strand finished step k-1.
-      const bool previous_done = k == 0 || (run->done && *run->done + 1 == k);
+      const bool previous_done =
+          k == 0 || (run->done && *run->done + 1 == k && run->drained && *run->drained + 1 == k);
       if (k != run->next_release || !previous_done) {
         {
           std::string why = fmt::format("'proceed' to step {} out of order (the next step is {}{})", k,
@@ -496,12 +521,29 @@ asio::awaitable<void> SlaveServer::on_message(Session& s, const json& m) {
       co_return;
     }
     run->ended = k;
+    if (const auto ms = uint_field(m, "drain_ms")) {
+      run->drain_for = std::chrono::milliseconds(std::min<std::uint64_t>(*ms, 3'600'000));
+    }
     run->engine->end_txn(k);
+    // An iterations step may be over here already: then the drain starts now, else once the
+    // quiescence cut has ended it.
+    if (run->done && *run->done == k) start_drain(s, k);
+    co_return;
+  }
+  if (type == "written") {
+    const auto step = uint_field(m, "step");
+    if (run == nullptr || !run->started || !step || run->released != *step ||
+        !append_written(m, run->master_written)) {
+      {
+        std::string why = "'written' that is malformed or not for the step running";
+        co_await refuse(std::move(why));
+      }
+    }
     co_return;
   }
   if (type == "finish") {
     const std::size_t steps = run == nullptr ? 0 : run->plan.txn_count;
-    if (run == nullptr || !run->started || (steps > 0 && run->done != steps - 1)) {
+    if (run == nullptr || !run->started || (steps > 0 && (run->done != steps - 1 || run->drained != steps - 1))) {
       {
         // (no conditional operator over temporaries here: GCC 12 miscompiles it in coroutines)
         std::string why = "'finish' before the run was started";
@@ -576,6 +618,14 @@ asio::awaitable<void> SlaveServer::greet(Session& s, const json& m) {
   json out = message("error", {{"message", fmt::format("slave: {}", problem)}});
   co_await send(std::move(out));
   s.end_reason = problem;
+}
+
+void SlaveServer::start_drain(Session& s, std::size_t step) {
+  LoadedRun& run = *s.run;
+  run.engine->drain(step, std::exchange(run.master_written, {}), Clock::now() + run.drain_for,
+                    context_, [&s, step](std::vector<engine::DrainShortfall> shortfalls) {
+                      s.events.push(LocalDrained{step, std::move(shortfalls)});
+                    });
 }
 
 asio::awaitable<void> SlaveServer::on_load(Session& s, const json& m) {

@@ -16,7 +16,6 @@ namespace {
 /// How often, and for how many quiet polls, a slave waits for in-flight data before it cuts the
 /// strands of a transaction the master has finished.
 constexpr auto kQuiescencePoll = std::chrono::milliseconds(10);
-constexpr int kQuietPollsNeeded = 3;
 }  // namespace
 
 Engine::Engine(const Plan& plan, EngineConfig config)
@@ -118,7 +117,7 @@ void Engine::worker_finished_txn(std::size_t txn) {
   if (config_.on_txn_done) config_.on_txn_done(txn);
 }
 
-void Engine::end_txn(std::size_t txn) {
+void Engine::end_txn(std::size_t txn, std::chrono::milliseconds quiet_for) {
   if (control_ == nullptr || stopped_) {
     for (auto& w : workers_) w->post_cut(txn, CutReason::kEnded);
     return;
@@ -127,28 +126,41 @@ void Engine::end_txn(std::size_t txn) {
   // The previous step's poll may still be running (it stops only after quiet polls, and the next
   // step keeps it busy). It is superseded: its step ended on this side before the master went on.
   ++quiesce_generation_;
-  arm_quiescence(txn, progress(), 0);
+  const auto polls = std::max<std::int64_t>(1, quiet_for / kQuiescencePoll);
+  arm_quiescence(txn, progress(), 0, static_cast<int>(std::min<std::int64_t>(polls, 1'000'000)));
 }
 
-void Engine::arm_quiescence(std::size_t txn, std::uint64_t last_progress, int quiet_polls) {
+void Engine::arm_quiescence(std::size_t txn, std::uint64_t last_progress, int quiet_polls,
+                            int polls_needed) {
   quiesce_timer_->expires_after(kQuiescencePoll);
   // A poll whose timer had already fired may still be queued when the engine goes away: `alive`
   // says whether `this` may be touched. Likewise when end_txn() re-arms the timer for a newer
   // step: re-arming cannot cancel a handler already queued, so the handler checks its generation;
   // a stale one that went on would re-arm the timer for its own step (cancelling the newer
   // step's poll) and then cut a step that is over, leaving the newer one uncut forever.
-  quiesce_timer_->async_wait([this, alive = alive_, txn, last_progress, quiet_polls,
+  quiesce_timer_->async_wait([this, alive = alive_, txn, last_progress, quiet_polls, polls_needed,
                               generation = quiesce_generation_](const boost::system::error_code& ec) {
     if (ec || !*alive || stopped_ || generation != quiesce_generation_) return;
     const std::uint64_t now = progress();
     // A thinking strand is not waiting for the master: it will go on by itself.
     const int quiet = now == last_progress && !thinking() ? quiet_polls + 1 : 0;
-    if (quiet < kQuietPollsNeeded) {
-      arm_quiescence(txn, now, quiet);
+    if (quiet < polls_needed) {
+      arm_quiescence(txn, now, quiet, polls_needed);
       return;
     }
+    quiet_cut_ = txn;
     for (auto& w : workers_) w->post_cut(txn, CutReason::kEnded);
   });
+}
+
+void Engine::add_step_written(std::vector<ConnectionBytes> written) {
+  const std::lock_guard lock(step_written_mutex_);
+  step_written_.insert(step_written_.end(), written.begin(), written.end());
+}
+
+std::vector<ConnectionBytes> Engine::take_step_written() {
+  const std::lock_guard lock(step_written_mutex_);
+  return std::exchange(step_written_, {});
 }
 
 void Engine::stop() {

@@ -22,13 +22,18 @@ RandomStream::RandomStream(std::uint64_t seed) {
 }
 
 RandomStream RandomStream::for_connection(std::uint64_t run_seed, std::uint64_t group,
-                                          std::uint64_t strand, std::uint32_t connection) {
+                                          std::uint64_t strand, std::uint32_t connection,
+                                          std::uint64_t step) {
   // Each field goes through a full splitmix64 step, so neighbouring strands or connections get
   // unrelated streams.
   std::uint64_t state = run_seed;
   std::uint64_t key = splitmix64(state);
   for (const std::uint64_t field : {group, strand, std::uint64_t{connection}}) {
     state = key ^ field;
+    key = splitmix64(state);
+  }
+  if (step != 0) {
+    state = key ^ step;
     key = splitmix64(state);
   }
   return RandomStream(key);

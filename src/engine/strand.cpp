@@ -1,6 +1,5 @@
 #include "strand.hpp"
 
-#include <sys/sendfile.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -36,6 +35,12 @@ std::uint64_t elapsed_ns(std::chrono::steady_clock::time_point from,
   return d > 0 ? static_cast<std::uint64_t>(d) : 0;
 }
 
+/// The connection's own call, whatever its protocol: a jump through the variant's index.
+template <class F>
+decltype(auto) on(transport::AnyConnection& link, F&& f) {
+  return std::visit(std::forward<F>(f), link);
+}
+
 template <class... Ts>
 struct Overloaded : Ts... {
   using Ts::operator()...;
@@ -58,12 +63,14 @@ awaitable<void> Strand::run() {
   for (std::size_t t = 0; t < plan.txn_count; ++t) {
     co_await worker_.wait_release(t);
     txn_ = t;
+    begin_step();
     if (!failed_ && !worker_.stopping() && t < group.txns.size()) {
       in_txn_ = true;
       if (cut_ != CutReason::kStopped) cut_ = CutReason::kNone;
       co_await run_txn(group.txns[t]);
       in_txn_ = false;
     }
+    report_step_written();
     worker_.strand_done(t);
   }
   // Connections stay open until the engine finishes (close_all): closing them here, when this
@@ -71,10 +78,7 @@ awaitable<void> Strand::run() {
 }
 
 void Strand::close_all() {
-  for (auto& c : connections_) {
-    error_code ignored;
-    c.socket.close(ignored);
-  }
+  for (auto& c : connections_) on(c.link, [](auto& link) { link.close(); });
   connections_.clear();
   inbox_.clear();
 }
@@ -222,6 +226,15 @@ awaitable<OpOutcome> Strand::not_connected_now(const OpPlan& op) { co_return not
 
 awaitable<OpOutcome> Strand::do_connect(const OpPlan& op, const profile::ConnectOp& c) {
   const EngineConfig& config = worker_.engine().config();
+  const transport::ConnectionHeader who{config.token, static_cast<std::uint32_t>(group_),
+                                        static_cast<std::uint32_t>(index_), op.common.connection};
+  if (config.connect_in_memory) {
+    worker_.count_connection(false);
+    connections_.push_back(Connection{op.common.connection,
+                                      config.connect_in_memory(worker_.context().get_executor(), who)});
+    worker_.count_connection(true);
+    co_return OpOutcome{};
+  }
   HostTarget target;
   if (config.peer) {
     target = *config.peer;
@@ -236,7 +249,8 @@ awaitable<OpOutcome> Strand::do_connect(const OpPlan& op, const profile::Connect
   const asio::ip::tcp::endpoint endpoint(target.address,
                                          c.connection.port.value_or(target.negotiated_port));
   worker_.count_connection(false);
-  Socket& socket = fresh_socket(op.common.connection);
+  transport::TcpConnection& tcp = fresh_tcp(op.common.connection);
+  Socket& socket = tcp.socket();
   error_code ec;
   socket.open(endpoint.protocol(), ec);
   if (!ec) ec = transport::apply_options(socket, c.connection);
@@ -248,13 +262,11 @@ awaitable<OpOutcome> Strand::do_connect(const OpPlan& op, const profile::Connect
     close(op.common.connection);
     co_return aborted_outcome();
   }
-  active_ = &socket;
+  active_ = &connections_.back().link;
   worker_.budget_renewed();
   auto [connect_ec] = co_await socket.async_connect(endpoint, kAwait);
   if (!connect_ec) {
-    const auto header = transport::encode(transport::ConnectionHeader{
-        config.token, static_cast<std::uint32_t>(group_), static_cast<std::uint32_t>(index_),
-        op.common.connection});
+    const auto header = transport::encode(who);
     auto [header_ec, n] = co_await asio::async_write(socket, asio::buffer(header), kAwait);
     connect_ec = header_ec;
   }
@@ -277,12 +289,15 @@ awaitable<OpOutcome> Strand::do_accept(const OpPlan& op, const profile::AcceptOp
     auto box = std::find_if(inbox_.begin(), inbox_.end(),
                             [id](const auto& entry) { return entry.first == id; });
     if (box != inbox_.end() && !box->second.empty()) {
-      Socket socket = std::move(box->second.front());
+      transport::AnyConnection link = std::move(box->second.front());
       box->second.erase(box->second.begin());
-      error_code ec = transport::apply_options(socket, a.connection);
-      if (!ec) socket.non_blocking(true, ec);
+      error_code ec;
+      if (auto* tcp = std::get_if<transport::TcpConnection>(&link)) {
+        ec = transport::apply_options(tcp->socket(), a.connection);
+        if (!ec) tcp->socket().non_blocking(true, ec);
+      }
       if (ec) co_return failure_from(ec, "accepted socket");
-      connections_.push_back(Connection{id, std::move(socket)});
+      connections_.push_back(Connection{id, std::move(link), next_serial(id)});
       worker_.count_connection(true);
       co_return OpOutcome{};
     }
@@ -296,15 +311,15 @@ awaitable<OpOutcome> Strand::do_accept(const OpPlan& op, const profile::AcceptOp
   }
 }
 
-awaitable<std::optional<OpOutcome>> Strand::wait_ready(Socket& socket, Socket::wait_type what,
-                                                      const char* op_name) {
+awaitable<std::optional<OpOutcome>> Strand::wait_ready(transport::AnyConnection& link,
+                                                      transport::Wait what, const char* op_name) {
   // A cut cancels the wait in progress, and only that one: one that came while this strand was
   // runnable (its last wait already complete, its resumption queued) must be seen here, or the
   // strand would wait for data that never comes, and its step would never end.
   if (cut_ != CutReason::kNone) co_return aborted_outcome();
-  active_ = &socket;
+  active_ = &link;
   worker_.budget_renewed();
-  auto [ec] = co_await socket.async_wait(what, kAwait);
+  auto [ec] = co_await on(link, [what](auto& c) { return c.wait(what); });
   active_ = nullptr;
   if (!ec) co_return std::nullopt;
   if (ec == asio::error::operation_aborted) co_return aborted_outcome();
@@ -321,22 +336,26 @@ awaitable<OpOutcome> Strand::transfer(const OpPlan& op, Direction direction, std
   const std::uint64_t per_call = std::min<std::uint64_t>(buffer.size(), chunk.value_or(buffer.size()));
   std::uint64_t left = bytes;
   while (left > 0) {
-    error_code ec;
-    const auto piece = asio::buffer(buffer.data(), std::min(left, per_call));
+    const std::span<char> piece(buffer.data(), static_cast<std::size_t>(std::min(left, per_call)));
     // Try the system call first: a small write almost always fits the socket buffer, and a read
     // often finds its data already there; going straight to it saves a trip through the event
     // loop. Only when the socket is not ready does the strand wait for it.
-    const std::size_t done = writing ? c->socket.write_some(piece, ec) : c->socket.read_some(piece, ec);
-    if (ec == asio::error::would_block || ec == asio::error::try_again) {
-      if (auto stop = co_await wait_ready(c->socket, writing ? Socket::wait_write : Socket::wait_read, name)) {
-        co_return *stop;
-      }
+    const transport::IoResult io = on(c->link, [writing, piece](auto& link) {
+      return writing ? link.try_write(piece) : link.try_read(piece);
+    });
+    const error_code& ec = io.ec;
+    const std::size_t done = io.bytes;
+    if (io.would_block()) {
+      const auto what = writing ? transport::Wait::kWritable : transport::Wait::kReadable;
+      if (auto stop = co_await wait_ready(c->link, what, name)) co_return *stop;
       continue;
     }
     if (writing) {
       add_written(op, done);
+      c->step_written += done;
     } else {
       add_read(op, done);
+      c->step_read += done;
     }
     if (ec == asio::error::eof) {
       co_return OpOutcome{OpOutcome::Status::kFailed, ErrorKind::kPeerClosed,
@@ -374,11 +393,13 @@ awaitable<OpOutcome> Strand::do_sendfile(const OpPlan& op, std::uint64_t nfiles,
     OpOutcome out;
     while (left > 0) {
       const auto want = static_cast<std::size_t>(std::min(left, per_call));
-      const ssize_t sent = ::sendfile(c->socket.native_handle(), fd, &offset, want);
-      if (sent > 0) {
-        const auto n = static_cast<std::uint64_t>(sent);
+      const transport::IoResult io =
+          on(c->link, [fd, &offset, want](auto& link) { return link.sendfile(fd, &offset, want); });
+      if (io.bytes > 0) {
+        const auto n = static_cast<std::uint64_t>(io.bytes);
         left -= n;
         add_written(op, n);
+        c->step_written += n;
         worker_.count_progress();
         if (left > 0 && worker_.over_budget()) {
           co_await worker_.yield();
@@ -389,21 +410,21 @@ awaitable<OpOutcome> Strand::do_sendfile(const OpPlan& op, std::uint64_t nfiles,
         }
         continue;
       }
-      if (sent < 0 && (errno == EAGAIN || errno == EINTR)) {
-        if (auto stop = co_await wait_ready(c->socket, Socket::wait_write, "sendfile")) {
+      if (io.would_block()) {
+        if (auto stop = co_await wait_ready(c->link, transport::Wait::kWritable, "sendfile")) {
           out = std::move(*stop);
           break;
         }
         continue;
       }
-      if (sent == 0) {
+      if (!io.ec) {
         // The file shrank since the run was planned: the peer would wait for bytes that will
         // never come, so this is an error, not a short transfer.
         out = OpOutcome{OpOutcome::Status::kFailed, ErrorKind::kFile,
                         fmt::format("sendfile {}: file is shorter than the {} bytes planned",
                                     file.path, file.size_bytes)};
       } else {
-        out = failure_from(error_code(errno, boost::system::system_category()), "sendfile");
+        out = failure_from(io.ec, "sendfile");
       }
       break;
     }
@@ -462,14 +483,14 @@ void Strand::add_written(const OpPlan& op, std::uint64_t n) {
   worker_.slot(txn_slot_).counters.bytes_written += n;
 }
 
-void Strand::deliver(std::uint32_t conn, Socket socket) {
+void Strand::deliver(std::uint32_t conn, transport::AnyConnection link) {
   auto box = std::find_if(inbox_.begin(), inbox_.end(),
                           [conn](const auto& entry) { return entry.first == conn; });
   if (box == inbox_.end()) {
     inbox_.emplace_back(std::piecewise_construct, std::forward_as_tuple(conn), std::forward_as_tuple());
     box = std::prev(inbox_.end());
   }
-  box->second.push_back(std::move(socket));
+  box->second.push_back(std::move(link));
   if (awaiting_conn_ == conn) timer_.cancel();
 }
 
@@ -485,10 +506,7 @@ void Strand::stop() {
 }
 
 void Strand::cancel_waits() {
-  if (active_ != nullptr) {
-    error_code ignored;
-    active_->cancel(ignored);
-  }
+  if (active_ != nullptr) on(*active_, [](auto& link) { link.cancel(); });
   timer_.cancel();
 }
 
@@ -502,16 +520,16 @@ Strand::Connection* Strand::find(std::uint32_t id) {
   return nullptr;
 }
 
-Strand::Socket& Strand::fresh_socket(std::uint32_t id) {
-  connections_.push_back(Connection{id, Socket(worker_.context())});
-  return connections_.back().socket;
+transport::TcpConnection& Strand::fresh_tcp(std::uint32_t id) {
+  connections_.push_back(
+      Connection{id, transport::TcpConnection(Socket(worker_.context())), next_serial(id)});
+  return std::get<transport::TcpConnection>(connections_.back().link);
 }
 
 void Strand::close(std::uint32_t id) {
   for (auto it = connections_.rbegin(); it != connections_.rend(); ++it) {
     if (it->id == id) {
-      error_code ignored;
-      it->socket.close(ignored);
+      on(it->link, [](auto& link) { link.close(); });
       connections_.erase(std::next(it).base());
       return;
     }
@@ -523,7 +541,7 @@ RandomStream& Strand::stream(std::uint32_t conn) {
     if (id == conn) return s;
   }
   streams_.emplace_back(conn, RandomStream::for_connection(worker_.engine().config().seed, group_,
-                                                           index_, conn));
+                                                           index_, conn, txn_));
   return streams_.back().second;
 }
 

@@ -7,6 +7,7 @@
 #include <deque>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,6 +18,8 @@
 
 #include "volley/engine/plan.hpp"
 #include "volley/engine/random_stream.hpp"
+#include "volley/engine/step_bytes.hpp"
+#include "volley/transport/connection.hpp"
 #include "worker.hpp"
 
 namespace volley::engine {
@@ -40,7 +43,7 @@ class Strand {
   boost::asio::awaitable<void> run();
 
   /// A connection the peer opened for connection `conn` has arrived.
-  void deliver(std::uint32_t conn, Socket socket);
+  void deliver(std::uint32_t conn, transport::AnyConnection link);
   /// Cancels whatever the strand is waiting for, if it is inside transaction `txn`.
   void cut(std::size_t txn, CutReason reason);
   /// Cancels whatever the strand waits for, whatever transaction it is in.
@@ -48,12 +51,26 @@ class Strand {
   [[nodiscard]] bool failed() const { return failed_; }
   /// Closes every connection the profile left open; only once run() has ended.
   void close_all();
+  /// Between steps (src/engine/step_drain.cpp): reads, on each connection in `peer_written`,
+  /// until this side has read all the peer wrote on it during step `txn`, or `deadline`.
+  boost::asio::awaitable<std::vector<DrainShortfall>> drain(
+      std::size_t txn, std::vector<ConnectionBytes> peer_written, Clock::time_point deadline,
+      std::span<char> buffer);
 
  private:
   struct Connection {
     std::uint32_t id = 0;
-    Socket socket;
+    transport::AnyConnection link;
+    std::uint32_t serial = 0;        ///< see ConnectionBytes
+    std::uint64_t step_read = 0;     ///< bytes read on it in the current step
+    std::uint64_t step_written = 0;  ///< bytes written on it in the current step
   };
+
+  /// At a step's release: the step's byte counts start at 0, and its random streams afresh.
+  void begin_step();
+  /// At a step's end: hands the bytes written on each open connection to the worker.
+  void report_step_written();
+  std::uint32_t next_serial(std::uint32_t id);
 
   boost::asio::awaitable<void> run_txn(const TxnPlan& txn);
   /// One pass over the transaction's flowops; `intended` is when it should have started (the
@@ -68,9 +85,9 @@ class Strand {
   boost::asio::awaitable<OpOutcome> transfer(const OpPlan& op, Direction direction,
                                              std::uint64_t bytes,
                                              std::optional<std::uint64_t> chunk);
-  /// Waits until `socket` is ready; nullopt when it is, else the outcome that ends the op.
-  boost::asio::awaitable<std::optional<OpOutcome>> wait_ready(Socket& socket,
-                                                             Socket::wait_type what,
+  /// Waits until `link` is ready; nullopt when it is, else the outcome that ends the op.
+  boost::asio::awaitable<std::optional<OpOutcome>> wait_ready(transport::AnyConnection& link,
+                                                             transport::Wait what,
                                                              const char* op_name);
   boost::asio::awaitable<OpOutcome> do_sendfile(const OpPlan& op, std::uint64_t nfiles,
                                                 std::optional<std::uint64_t> chunk);
@@ -86,7 +103,7 @@ class Strand {
   std::uint64_t draw_file_bytes(const OpPlan& op, std::uint64_t nfiles);
 
   Connection* find(std::uint32_t id);
-  Socket& fresh_socket(std::uint32_t id);
+  transport::TcpConnection& fresh_tcp(std::uint32_t id);
   void close(std::uint32_t id);
   std::uint64_t draw_size(const OpPlan& op, const profile::SizeSpec& size);
   RandomStream& stream(std::uint32_t conn);
@@ -99,12 +116,14 @@ class Strand {
   std::size_t group_;
   std::uint64_t index_;
   std::vector<Connection> connections_;  ///< oldest first; one id may have several (a pool)
-  std::vector<std::pair<std::uint32_t, std::vector<Socket>>> inbox_;  // accepted, not yet taken
+  /// Accepted, not yet taken.
+  std::vector<std::pair<std::uint32_t, std::vector<transport::AnyConnection>>> inbox_;
   std::optional<std::uint32_t> awaiting_conn_;  ///< accept waits for this connection
   boost::asio::steady_timer timer_;             ///< think, pacing and accept waits
   boost::asio::steady_timer op_timer_;          ///< per-flowop timeout=
-  Socket* active_ = nullptr;                    ///< the socket of the operation in progress
+  transport::AnyConnection* active_ = nullptr;  ///< the connection of the operation in progress
   std::vector<std::pair<std::uint32_t, RandomStream>> streams_;  ///< per connection id, lazily
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> opened_;  ///< per connection id: serials used
   std::size_t txn_ = 0;
   bool in_txn_ = false;
   std::optional<Clock::time_point> deadline_;

@@ -89,7 +89,7 @@ void Worker::post_deliver(std::uint32_t local, std::uint32_t conn, asio::ip::tcp
       ::close(fd);
       return;
     }
-    strands_[local]->deliver(conn, std::move(socket));
+    strands_[local]->deliver(conn, transport::TcpConnection(std::move(socket)));
   });
 }
 
@@ -167,6 +167,8 @@ void Worker::cut(std::size_t txn, CutReason reason) {
 void Worker::strand_done(std::size_t txn) {
   if (++done_in_txn_ < strands_.size() || stopping_) return;
   cut_timer_.cancel();
+  engine_.add_step_written(std::move(step_written_));
+  step_written_.clear();
   engine_.worker_finished_txn(txn);
 }
 

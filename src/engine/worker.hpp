@@ -19,6 +19,7 @@
 
 #include "volley/engine/engine.hpp"
 #include "volley/engine/slot_stats.hpp"
+#include "volley/engine/step_bytes.hpp"
 
 namespace volley::engine {
 
@@ -56,6 +57,12 @@ class Worker {
   /// Hands an accepted connection (a native descriptor, now owned by this worker) to a strand.
   void post_deliver(std::uint32_t local, std::uint32_t conn, boost::asio::ip::tcp protocol,
                     int fd);
+  /// Between steps (src/engine/step_drain.cpp): each strand drains its connections in
+  /// `peer_written` (pairs of local strand index and connection) until `deadline`; `deliver` then
+  /// runs on this thread with every shortfall (at once when the thread is not running).
+  void post_drain(std::size_t txn, std::vector<std::pair<std::uint32_t, ConnectionBytes>> peer_written,
+                  Clock::time_point deadline,
+                  std::function<void(std::vector<DrainShortfall>)> deliver);
   /// Swaps this worker's interval counters out on its own thread and hands them to `deliver`
   /// there (at once when the thread is not running).
   void post_take_interval(std::function<void(std::vector<SlotStats>)> deliver);
@@ -76,6 +83,8 @@ class Worker {
   [[nodiscard]] bool stopping() const { return stopping_; }
   [[nodiscard]] Clock::time_point txn_start() const { return txn_start_; }
   std::span<char> buffer() { return buffer_; }
+  /// What this worker's strands wrote on each open connection in the step now ending.
+  std::vector<ConnectionBytes>& step_written() { return step_written_; }
   SlotStats& slot(std::uint32_t id) { return interval_[id]; }
   /// An operation or a system call completed: what a slave's quiescence watches.
   void count_progress() { progress_.store(progress_local_ += 1, std::memory_order_relaxed); }
@@ -123,6 +132,7 @@ class Worker {
   std::uint64_t connections_requested_ = 0;
   std::uint64_t connections_established_ = 0;
   std::vector<ErrorSample> error_samples_;
+  std::vector<ConnectionBytes> step_written_;
 };
 
 }  // namespace volley::engine

@@ -1,5 +1,7 @@
 #include "volley/report/result_checks.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "volley/report/comparison.hpp"
@@ -41,31 +43,34 @@ std::string find_empty_work(const RunReport& report) {
   return {};
 }
 
-/// The byte rule, per slave, over all steps: what the master wrote to the slave, the slave read,
-/// exactly; what the slave wrote, the master read, exactly, or, when some master operation on
-/// that slave's traffic was cut by the end of a step (expired), at most that (the bytes in
-/// flight when the read was cut are never read). Skipped when either side counted errors
-/// (canfail lets a run go on after a reset, and the bytes then lost are not a counting fault).
+/// The byte rule, per slave and per step (transaction index): what the master wrote to the slave
+/// in that step the slave read, and what the slave wrote the master read, exactly. The
+/// end-of-step drain makes this hold however the step ended, cut included: each side reads what
+/// the other wrote before the next step starts. Excused: a step in which either side counted an
+/// error on that traffic (canfail lets a run go on after a reset, or after a timed-out operation
+/// that left its stream mid-message, and the bytes then lost are not a counting fault), and a
+/// missing slave (its absence already failed the run).
 std::string find_byte_disagreement(const RunReport& report) {
+  std::size_t steps = report.master.result.windows.size();
+  for (const auto& g : report.master.result.groups) steps = std::max(steps, g.transactions.size());
   for (const SideReport& slave : report.slaves) {
     if (!slave.missing.empty()) continue;
-    const Totals master = master_share(report, slave.host, nullptr);
-    const Totals theirs = all_totals(slave.result);
-    if (master.error_total() != 0 || theirs.error_total() != 0) continue;
-    if (theirs.bytes_read != master.bytes_written) {
-      return fmt::format(
-          "bytes disagree with slave {}: the master wrote {} bytes to it and it read {}",
-          slave.host, master.bytes_written, theirs.bytes_read);
-    }
-    const bool cut = master.expired != 0;
-    if (master.bytes_read > theirs.bytes_written ||
-        (!cut && master.bytes_read != theirs.bytes_written)) {
-      return fmt::format(
-          "bytes disagree with slave {}: it wrote {} bytes and the master read {}{}", slave.host,
-          theirs.bytes_written, master.bytes_read,
-          master.bytes_read > theirs.bytes_written
-              ? " (more than was written)"
-              : " (with no operation of the master cut at the end of a step to explain it)");
+    for (std::size_t step = 0; step < steps; ++step) {
+      const std::vector<std::size_t> only{step};
+      const Totals master = master_share(report, slave.host, &only);
+      const Totals theirs = timed_totals(slave.result, only);
+      if (master.error_total() != 0 || theirs.error_total() != 0) continue;
+      if (theirs.bytes_read != master.bytes_written) {
+        return fmt::format(
+            "bytes disagree with slave {} in step {}: the master wrote {} bytes to it and it "
+            "read {}",
+            slave.host, step, master.bytes_written, theirs.bytes_read);
+      }
+      if (master.bytes_read != theirs.bytes_written) {
+        return fmt::format(
+            "bytes disagree with slave {} in step {}: it wrote {} bytes and the master read {}",
+            slave.host, step, theirs.bytes_written, master.bytes_read);
+      }
     }
   }
   return {};

@@ -32,6 +32,10 @@ using namespace std::chrono_literals;
 enum class Fault {
   kNeverEndsAStep,  ///< answers everything and pings, but never sends step_done
   kGoesSilent,      ///< stops sending anything (pings included) after `start`
+  /// ends every step at once (step_done on proceed, drained on end_step), its data port
+  /// accepting connections into the backlog and never sending a byte: a slave whose share of a
+  /// step is over while the master's strands still wait for it
+  kEndsEveryStepAtOnce,
 };
 
 /// A slave that greets, loads (announcing a data port nobody uses), then shows `fault`.
@@ -40,6 +44,7 @@ class ScriptedSlave {
   ScriptedSlave(asio::io_context& context, Fault fault)
       : context_(context),
         acceptor_(context, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0)),
+        data_(context, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0)),
         fault_(fault) {
     asio::co_spawn(context_, serve(), asio::detached);
   }
@@ -78,14 +83,25 @@ class ScriptedSlave {
       } else if (type == "load") {
         // Built outside co_await: GCC 12 mis-compiles a braced json initializer there.
         json ports = json::object();
-        ports["0"] = 9;
+        ports["0"] = fault_ == Fault::kEndsEveryStepAtOnce ? data_.local_endpoint().port() : 9;
         json loaded = message("loaded");
         loaded["ports"] = std::move(ports);
         co_await channel.send(std::move(loaded));
       } else if (type == "start") {
         started = true;
+      } else if (type == "proceed" && fault_ == Fault::kEndsEveryStepAtOnce) {
+        json done = message("step_done");
+        done["step"] = m.at("step");
+        co_await channel.send(std::move(done));
       } else if (type == "end_step") {
         saw_end_step_ = true;
+        if (fault_ == Fault::kEndsEveryStepAtOnce) {
+          json drained = message("drained");
+          drained["step"] = m.at("step");
+          drained["short"] = json::array();
+          drained["short_total"] = 0;
+          co_await channel.send(std::move(drained));
+        }
       } else if (type == "abort") {
         saw_abort_ = true;
       } else if (type == "bye") {
@@ -98,6 +114,7 @@ class ScriptedSlave {
 
   asio::io_context& context_;
   tcp::acceptor acceptor_;
+  tcp::acceptor data_;  ///< listens, never accepts: connects complete in the backlog
   Fault fault_;
   bool saw_end_step_ = false;
   bool saw_abort_ = false;
@@ -118,14 +135,25 @@ struct Outcome {
   bool finished = false;
 };
 
-Outcome run_against(Fault fault, const std::function<void(MasterSettings&)>& tune) {
-  auto parsed = profile::parse_profile(kThinkProfile, "think.xml", {});
+/// Connects, then reads in an iterations step: bytes only the slave could send.
+constexpr const char* kReadProfile = R"XML(<?xml version="1.0"?>
+<profile name="read">
+  <group nthreads="2">
+    <transaction iterations="1"><flowop type="connect" options="remotehost=stuck-slave.example protocol=tcp"/></transaction>
+    <transaction iterations="3"><flowop type="read" options="size=100"/></transaction>
+  </group>
+</profile>
+)XML";
+
+Outcome run_against(Fault fault, const std::function<void(MasterSettings&)>& tune,
+                    const char* profile_text = kThinkProfile) {
+  auto parsed = profile::parse_profile(profile_text, "think.xml", {});
   EXPECT_TRUE(parsed.profile.has_value()) << parsed.diagnostics.format(nullptr);
   asio::io_context context(1);
   ScriptedSlave slave(context, fault);
   MasterSettings settings;
   settings.profile = &*parsed.profile;
-  settings.profile_text = kThinkProfile;
+  settings.profile_text = profile_text;
   settings.profile_file = "think.xml";
   settings.slaves = {SlaveAddress{"stuck-slave.example", "127.0.0.1", slave.port()}};
   settings.interval = 100ms;
@@ -172,6 +200,21 @@ TEST(MasterRun, SlaveSilentDuringARunIsLostWithinTheLinkTimeout) {
   EXPECT_NE(o.report.failure.find("silent"), std::string::npos) << o.report.failure;
   ASSERT_EQ(o.report.slaves.size(), 1U);
   EXPECT_FALSE(o.report.slaves[0].missing.empty());
+}
+
+TEST(MasterRun, IterationsStepTheSlavesEndedWhileMasterStrandsWaitFailsNamingTheFlowop) {
+  // Every slave ended step 1, and no byte the master's reads wait for will come: the step used to
+  // wait forever (an iterations step has no time bound). Now it is cut once the master's strands
+  // have been still for a moment, and the run fails naming what waited.
+  const Outcome o = run_against(Fault::kEndsEveryStepAtOnce, [](MasterSettings& s) { s.step_grace = 5s; },
+                                kReadProfile);
+  ASSERT_TRUE(o.finished) << "the master waited without bound in an iterations step";
+  EXPECT_LT(o.took, 20s);
+  EXPECT_EQ(o.report.status, report::RunStatus::kFailed);
+  EXPECT_NE(o.report.failure.find("step 1: every slave had ended its share"), std::string::npos)
+      << o.report.failure;
+  EXPECT_NE(o.report.failure.find("flowop 'read' in 2 strands"), std::string::npos)
+      << o.report.failure;
 }
 
 }  // namespace

@@ -21,6 +21,12 @@ constexpr std::uint64_t kFileBytes = 100 * 1024;
 constexpr std::uint64_t kDirFileBytes[] = {1000, 50 * 1024, 200 * 1024 + 7};
 /// What an iteration-bound step may take at most by the estimate below; keeps each run short.
 constexpr double kStepBudgetMs = 150;
+/// The most system calls one operation may take on the slave's side (size / rsize): rsize=1 on
+/// 200 KB was 204,800 calls per operation, seconds per step on a loaded machine, beyond any
+/// estimate's reach. Smaller rsizes are raised to keep within it.
+constexpr std::uint64_t kMaxCallsPerOp = 2048;
+/// What one such call costs, for the estimate (a loaded two-core machine).
+constexpr double kCallMs = 0.002;
 
 /// splitmix64: a portable stream (equal seeds give equal profiles with any standard library).
 class Random {
@@ -207,7 +213,12 @@ class Generator {
     const std::string type = random_.pick(kTypes);
     std::uint64_t max_bytes = 0;
     std::string options = "size=" + size_spec(max_bytes);
-    if (random_.chance(15)) options += fmt::format(" rsize={}", random_.pick({1, 100, 1024, 8192}));
+    std::uint64_t per_call = max_bytes;
+    if (random_.chance(15)) {
+      const auto picked = static_cast<std::uint64_t>(random_.pick({1, 100, 1024, 8192}));
+      per_call = std::max<std::uint64_t>(picked, (max_bytes + kMaxCallsPerOp - 1) / kMaxCallsPerOp);
+      options += fmt::format(" rsize={}", per_call);
+    }
     std::uint64_t count = 1;
     if (random_.chance(20)) {
       count = random_.between(2, 3);
@@ -216,7 +227,9 @@ class Generator {
     if (c.id != 0) options += " " + conn_option(c);
     if (random_.chance(10)) options += " canfail";
     if (random_.chance(5)) options += " timeout=5s";
-    add_flowop(txn, type, options, static_cast<double>(count) * (0.05 + static_cast<double>(max_bytes) / 1e5));
+    const double calls = static_cast<double>((max_bytes + per_call - 1) / std::max<std::uint64_t>(1, per_call));
+    add_flowop(txn, type, options,
+               static_cast<double>(count) * (0.05 + static_cast<double>(max_bytes) / 1e5 + calls * kCallMs));
   }
 
   void add_sendfile(Txn& txn, const Connection& c) {

@@ -76,6 +76,8 @@ class SlaveServer {
   /// The hello and, with a key, the master's proof; sets s.greeted once the master may go on.
   boost::asio::awaitable<void> greet(Session& s, const nlohmann::json& m);
   boost::asio::awaitable<void> on_load(Session& s, const nlohmann::json& m);
+  /// The end of step `step`: drains to the master's `written`, then a LocalDrained event.
+  void start_drain(Session& s, std::size_t step);
   /// Stops and joins the session's engine (joined off the control thread) and drops the run.
   boost::asio::awaitable<void> end_run(Session& s);
   void log(const std::string& line) const;

@@ -16,13 +16,16 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "volley/engine/plan.hpp"
 #include "volley/engine/run_result.hpp"
+#include "volley/engine/step_bytes.hpp"
 #include "volley/transport/data_listener.hpp"
+#include "volley/transport/memory_connection.hpp"
 
 namespace volley::engine {
 
@@ -56,6 +59,11 @@ struct EngineConfig {
   std::chrono::nanoseconds drain_grace = std::chrono::seconds(1);
   /// Off: no clock reads and no histogram updates per operation (to measure what they cost).
   bool record_latency = true;
+  /// Tests only: when set, every connect makes this in-memory connection instead of a socket
+  /// (called on the connecting strand's worker thread).
+  std::function<transport::MemoryConnection(const boost::asio::any_io_executor&,
+                                            const transport::ConnectionHeader&)>
+      connect_in_memory;
   /// Called on a worker thread when every local strand has finished transaction `txn`.
   std::function<void(std::size_t txn)> on_txn_done;
 };
@@ -80,9 +88,23 @@ class Engine {
   /// Lets every strand start transaction `txn` (and, on a master, starts its clock).
   void release(std::size_t txn);
   /// Slave: the master finished transaction `txn`. Waits until no strand has made progress, and
-  /// none is thinking, for a short while (data still in flight lands), then cuts the strands
-  /// still inside it.
-  void end_txn(std::size_t txn);
+  /// none is thinking, for `quiet_for` (data still in flight lands), then cuts the strands still
+  /// inside it. The master uses it too, with a longer `quiet_for`, when every slave has ended an
+  /// iterations step its own strands still wait in.
+  void end_txn(std::size_t txn,
+               std::chrono::milliseconds quiet_for = std::chrono::milliseconds(30));
+  /// The last step end_txn() cut after its quiet spell (controlling thread).
+  [[nodiscard]] std::optional<std::size_t> quiet_cut() const { return quiet_cut_; }
+  /// After on_txn_done(txn): what the strands wrote on each connection they still have open
+  /// during that step (what the peer's drain waits for). Controlling thread.
+  std::vector<ConnectionBytes> take_step_written();
+  /// The end-of-step drain (src/engine/step_drain.cpp), between on_txn_done(txn) and the next
+  /// release: every strand reads on each of its connections in `peer_written` until it has all
+  /// the peer wrote there during step `txn` (counted as that step's bytes read), or `deadline`.
+  /// Returns at once; `done` runs later on `reply_on` with the connections left short.
+  void drain(std::size_t txn, std::vector<ConnectionBytes> peer_written,
+             std::chrono::steady_clock::time_point deadline, boost::asio::io_context& reply_on,
+             std::function<void(std::vector<DrainShortfall>)> done);
   /// Cuts everything and lets every strand run to the end without doing work (Ctrl-C, peer lost).
   void stop();
   /// Joins the workers (after the last on_txn_done, or after stop()) and merges their results.
@@ -102,12 +124,14 @@ class Engine {
 
   /// Used by workers.
   void worker_finished_txn(std::size_t txn);
+  void add_step_written(std::vector<ConnectionBytes> written);
   [[nodiscard]] const Plan& plan() const { return plan_; }
   [[nodiscard]] const EngineConfig& config() const { return config_; }
 
  private:
   void route(const transport::ConnectionHeader& header, boost::asio::ip::tcp::socket socket);
-  void arm_quiescence(std::size_t txn, std::uint64_t last_progress, int quiet_polls);
+  void arm_quiescence(std::size_t txn, std::uint64_t last_progress, int quiet_polls,
+                      int polls_needed);
 
   const Plan& plan_;
   EngineConfig config_;
@@ -118,11 +142,14 @@ class Engine {
   std::map<std::uint16_t, std::uint16_t> listener_ports_;
   boost::asio::io_context* control_ = nullptr;
   std::unique_ptr<boost::asio::steady_timer> quiesce_timer_;
-  std::uint64_t quiesce_generation_ = 0;  ///< which end_txn() the pending poll belongs to
+  std::uint64_t quiesce_generation_ = 0;
+  std::optional<std::size_t> quiet_cut_;  ///< which end_txn() the pending poll belongs to
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for late timer handlers
   std::atomic<std::size_t> workers_pending_{0};
   std::atomic<bool> stopped_{false};
   std::atomic<std::uint64_t> routed_{0};  ///< data connections handed to strands
+  std::mutex step_written_mutex_;        ///< workers add at the end of a step, control takes
+  std::vector<ConnectionBytes> step_written_;
   std::vector<std::chrono::steady_clock::time_point> release_times_;
   std::vector<TxnWindow> windows_;
   std::size_t active_workers_ = 0;

@@ -14,9 +14,13 @@ std::uint64_t splitmix64(std::uint64_t& state);
 class RandomStream {
  public:
   explicit RandomStream(std::uint64_t seed);
-  /// The stream of one connection of one strand: every side of a run derives the same one.
+  /// The stream of one connection of one strand in one step (transaction index): every side of
+  /// a run derives the same one. Each step starts a fresh stream, so a step cut at different
+  /// places on the two sides (a duration step) cannot leave the next step's draws apart. Step 0
+  /// is the stream of the connection alone.
   static RandomStream for_connection(std::uint64_t run_seed, std::uint64_t group,
-                                     std::uint64_t strand, std::uint32_t connection);
+                                     std::uint64_t strand, std::uint32_t connection,
+                                     std::uint64_t step = 0);
 
   /// The next 64 random bits.
   std::uint64_t next();

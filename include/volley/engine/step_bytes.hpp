@@ -1,0 +1,34 @@
+#pragma once
+// What each side wrote on each data connection during one step, and what the end-of-step drain
+// found. After a step's cut each side stops writing and tells the other how many bytes it wrote
+// on every connection it still has open; the reader then reads until it has them all (the drain),
+// so both sides count the same bytes and the next step starts with every stream in step.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace volley::engine {
+
+/// One data connection, named alike on both sides: a strand's connection id is a pool, and
+/// `serial` counts the connections that strand opened (connect) or took (accept) under that id,
+/// from 0, in the same order on both ends.
+struct ConnectionBytes {
+  std::uint32_t group = 0;
+  std::uint32_t strand = 0;
+  std::uint32_t conn = 0;
+  std::uint32_t serial = 0;
+  std::uint64_t bytes = 0;  ///< bytes written on it during the step
+  friend bool operator==(const ConnectionBytes&, const ConnectionBytes&) = default;
+};
+
+/// A connection the drain could not bring level with its peer's writes.
+struct DrainShortfall {
+  ConnectionBytes expected;  ///< what the peer wrote
+  std::uint64_t got = 0;     ///< what this side read of it
+  std::string why;           ///< "not there within the grace", "reset by peer", ...
+};
+
+/// "group 'g' strand 3 connection 2 (#0): read 100 of the 200 bytes the peer wrote (why)".
+std::string describe(const DrainShortfall& s, const std::vector<std::string>& group_names);
+
+}  // namespace volley::engine
