@@ -11,12 +11,15 @@
 
 namespace volley::cli {
 
-std::variant<std::optional<control::Secret>, std::string> key_from_options(const std::string& key_file) {
+std::variant<std::optional<control::Secret>, std::string> key_from_options(
+    const std::string& key_file) {
   std::string path = key_file;
   std::string source = fmt::format("--key-file '{}'", key_file);
   if (path.empty()) {
     const char* from_environment = std::getenv(kKeyFileVariable);
-    if (from_environment == nullptr || *from_environment == '\0') return std::optional<control::Secret>{};
+    if (from_environment == nullptr || *from_environment == '\0') {
+      return std::optional<control::Secret>{};
+    }
     path = from_environment;
     source = fmt::format("{}='{}'", kKeyFileVariable, path);
   }

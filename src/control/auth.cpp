@@ -39,8 +39,9 @@ int hex_digit(char c) {
 }  // namespace
 
 std::string key_file_advice(const std::string& path) {
-  return fmt::format("make one with `openssl rand -hex 32 > {0}` or `head -c 32 /dev/urandom > {0}`, "
-                     "then `chmod 600 {0}` and copy it to the master and every slave",
+  return fmt::format("make one with `openssl rand -hex 32 > {0}` or "
+                     "`head -c 32 /dev/urandom > {0}`, then `chmod 600 {0}` and copy it to the "
+                     "master and every slave",
                      path);
 }
 
@@ -74,7 +75,8 @@ std::optional<Secret> parse_key(std::string_view contents, const std::string& so
   return Secret(contents.begin(), contents.end());
 }
 
-std::variant<KeyFile, std::string> read_key_file(const std::string& path, const std::string& source) {
+std::variant<KeyFile, std::string> read_key_file(const std::string& path,
+                                                const std::string& source) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd < 0) return fmt::format("{}: cannot read it: {}", source, std::strerror(errno));
   struct stat st {};
@@ -106,8 +108,9 @@ std::variant<KeyFile, std::string> read_key_file(const std::string& path, const 
   if (!key) return fmt::format("{} ({})", error, key_file_advice(path));
   out.key = std::move(*key);
   if ((st.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
-    out.warning = fmt::format("warning: {} can be read by other users (mode {:04o}); `chmod 600 {}`",
-                              source, st.st_mode & 07777, path);
+    out.warning = fmt::format(
+        "warning: {} can be read by other users (mode {:04o}); `chmod 600 {}`", source,
+        st.st_mode & 07777, path);
   }
   return out;
 }
@@ -142,6 +145,15 @@ std::string hmac(const Secret& key, std::string_view data) {
     throw std::runtime_error("HMAC-SHA256 failed");
   }
   return std::string(reinterpret_cast<const char*>(out), n);
+}
+
+std::string frame_mac(const Secret& key, std::uint64_t sequence, std::string_view payload) {
+  std::string data(8, '\0');
+  for (int i = 7; i >= 0; --i, sequence >>= 8) {
+    data[static_cast<std::size_t>(i)] = static_cast<char>(sequence & 0xff);
+  }
+  data += payload;
+  return hmac(key, data);
 }
 
 bool same_secret(std::string_view a, std::string_view b) {

@@ -45,7 +45,8 @@ asio::awaitable<std::variant<MasterGreeting, std::string>> master_handshake(
   auto sent = co_await channel.send(make_hello());
   if (auto* e = std::get_if<ChannelError>(&sent)) co_return e->message;
   auto got = co_await channel.receive();
-  if (std::holds_alternative<ChannelError>(got) || text_field(std::get<json>(got), "type") == "error") {
+  if (std::holds_alternative<ChannelError>(got) ||
+      text_field(std::get<json>(got), "type") == "error") {
     co_return refusal(got);
   }
   MasterGreeting greeting{std::get<json>(std::move(got)), std::nullopt};
@@ -71,7 +72,8 @@ asio::awaitable<std::variant<MasterGreeting, std::string>> master_handshake(
         "VOLLEY_KEY_FILE (docs/security.md)");
   }
   const std::string nonce = random_hex(kChallengeBytes);
-  json answer = message("auth", {{"nonce", nonce}, {"proof", master_proof(*key, challenge, nonce)}});
+  json answer =
+      message("auth", {{"nonce", nonce}, {"proof", master_proof(*key, challenge, nonce)}});
   auto answered = co_await channel.send(std::move(answer));
   if (auto* e = std::get_if<ChannelError>(&answered)) co_return e->message;
   auto reply = co_await channel.receive();

@@ -454,7 +454,8 @@ awaitable<void> MasterRun::run() {
           } else {
             // Nothing more is said to a slave that failed the handshake.
             channel.close();
-            st.events.push(SlaveMessage{i, message("error", {{"message", std::get<std::string>(greeting)}})});
+            json refused = message("error", {{"message", std::get<std::string>(greeting)}});
+            st.events.push(SlaveMessage{i, std::move(refused)});
             st.events.push(ReaderExited{i});
             co_return;
           }

@@ -118,16 +118,10 @@ asio::awaitable<void> receive_n(Channel& channel, int n,
   for (int i = 0; i < n; ++i) got.push_back(co_await channel.receive());
 }
 
-std::string sequence_bytes(std::uint64_t n) {
-  std::string out(8, '\0');
-  for (int i = 7; i >= 0; --i, n >>= 8) out[static_cast<std::size_t>(i)] = static_cast<char>(n & 0xff);
-  return out;
-}
-
 /// A frame as an authenticated sender with `key` writes it at sequence number `seq`.
 std::string keyed_frame(const Secret& key, std::uint64_t seq, const json& m) {
   const std::string payload = m.dump();
-  return encode_payload(payload + hmac(key, sequence_bytes(seq) + payload));
+  return encode_payload(payload + frame_mac(key, seq, payload));
 }
 
 struct KeyedReceiver {

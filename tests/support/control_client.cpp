@@ -50,17 +50,9 @@ bool ControlClient::send_raw(const std::string& bytes) {
   return fd_ >= 0;
 }
 
-namespace {
-std::string sequence_bytes(std::uint64_t n) {
-  std::string out(8, '\0');
-  for (int i = 7; i >= 0; --i, n >>= 8) out[static_cast<std::size_t>(i)] = static_cast<char>(n & 0xff);
-  return out;
-}
-}  // namespace
-
 bool ControlClient::send(const json& message) {
   std::string payload = message.dump();
-  if (keyed_) payload += control::hmac(keys_.master_to_slave, sequence_bytes(send_sequence_++) + payload);
+  if (keyed_) payload += control::frame_mac(keys_.master_to_slave, send_sequence_++, payload);
   return send_raw(control::encode_payload(payload));
 }
 
@@ -93,8 +85,9 @@ std::optional<json> ControlClient::receive(std::chrono::milliseconds limit) {
       if (payload.size() < control::kMacBytes) return std::nullopt;
       const std::string body = payload.substr(0, payload.size() - control::kMacBytes);
       const std::string mac = payload.substr(body.size());
-      if (!control::same_secret(mac, control::hmac(keys_.slave_to_master,
-                                                   sequence_bytes(receive_sequence_++) + body))) {
+      const std::string expected =
+          control::frame_mac(keys_.slave_to_master, receive_sequence_++, body);
+      if (!control::same_secret(mac, expected)) {
         return std::nullopt;
       }
       payload = body;

@@ -14,9 +14,11 @@ inline constexpr const char* kKeyFileVariable = "VOLLEY_KEY_FILE";
 /// The key (or none when neither the flag nor the variable is set), or the sentence saying why it
 /// cannot be used (unreadable, too short). A key file readable by other users is used, with a
 /// warning on stderr.
-std::variant<std::optional<control::Secret>, std::string> key_from_options(const std::string& key_file);
+std::variant<std::optional<control::Secret>, std::string> key_from_options(
+    const std::string& key_file);
 
-/// Reads a key of `bytes` or more from descriptor `fd` until end of file (--key-fd, for --local).
+/// Reads a key (parse_key's format) from descriptor `fd` until end of file, then closes it
+/// (--key-fd: how --local hands its slave the key).
 std::variant<control::Secret, std::string> key_from_descriptor(int fd);
 
 }  // namespace volley::cli

@@ -35,7 +35,8 @@ struct KeyFile {
 std::optional<Secret> parse_key(std::string_view contents, const std::string& source,
                                 std::string& error);
 /// Reads and parses a key file (a regular file, at most 4096 bytes). The error names `source`.
-std::variant<KeyFile, std::string> read_key_file(const std::string& path, const std::string& source);
+std::variant<KeyFile, std::string> read_key_file(const std::string& path,
+                                                const std::string& source);
 /// How to make a key file, for error messages and --help.
 std::string key_file_advice(const std::string& path);
 
@@ -46,6 +47,9 @@ std::string random_hex(std::size_t bytes);
 std::string to_hex(std::string_view bytes);
 /// HMAC-SHA256(key, data), raw bytes.
 std::string hmac(const Secret& key, std::string_view data);
+/// The MAC an authenticated frame carries: HMAC(key, sequence number as 8 big-endian bytes ||
+/// payload), raw bytes.
+std::string frame_mac(const Secret& key, std::uint64_t sequence, std::string_view payload);
 /// Constant-time equality (CRYPTO_memcmp); false for different lengths.
 bool same_secret(std::string_view a, std::string_view b);
 
