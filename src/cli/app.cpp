@@ -19,6 +19,7 @@
 
 #include "volley/cli/command_line.hpp"
 #include "volley/cli/commands.hpp"
+#include "volley/process/process_count.hpp"
 #include "volley/cli/options.hpp"
 #include "volley/core/build_info.hpp"
 #include "volley/cli/uperf_args.hpp"
@@ -97,6 +98,11 @@ void define_command_line(CLI::App& app, CommandLine& cl) {
                       "Worker threads each slave uses for this run (default: the slave's own; at "
                       "most 1024)")
       ->check(unsigned_in(0, 1024));
+  run_cmd->add_option("--processes", run.processes,
+                      "Processes each side spreads the run over (default 0: decided from nprocs, "
+                      "the open-file limit and the cores; 1: one process; with --local, the local "
+                      "slave's too)")
+      ->check(unsigned_in(0, process::kMaxProcesses));
   run_cmd->add_option("--seed", run.seed, "Seed for random sizes and file picks (0..2^64-1)")
       ->capture_default_str()
       ->check(unsigned_in(0, UINT64_MAX));

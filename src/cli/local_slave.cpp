@@ -28,7 +28,8 @@ constexpr int kStartTimeoutMs = 10000;
 
 LocalSlave::~LocalSlave() { stop(); }
 
-std::string LocalSlave::start(std::size_t workers, const std::string& executable) {
+std::string LocalSlave::start(std::size_t workers, const std::string& executable,
+                              std::uint32_t processes) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return fmt::format("local slave: pipe: {}", std::strerror(errno));
   // The key goes through a pipe (argv and the environment are readable by other users). It is
@@ -60,6 +61,10 @@ std::string LocalSlave::start(std::size_t workers, const std::string& executable
                                    "--announce-fd", std::to_string(kAnnounceFd),
                                    "--key-fd", std::to_string(kKeyFd)};
   if (quiet_) args.emplace_back("--quiet");
+  if (processes > 0) {
+    args.emplace_back("--processes");
+    args.push_back(std::to_string(processes));
+  }
   if (workers > 0) {
     args.emplace_back("--workers");
     args.push_back(std::to_string(workers));

@@ -87,6 +87,10 @@ bool write_output(const std::string& path, const std::function<void(std::ostream
   if (path == "-") {
     write(std::cout);
     std::cout.flush();
+    if (!std::cout) {
+      error = fmt::format("cannot write the result document to stdout: {}", std::strerror(errno));
+      return false;
+    }
     return true;
   }
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -95,7 +99,14 @@ bool write_output(const std::string& path, const std::function<void(std::ostream
     return false;
   }
   write(out);
-  return static_cast<bool>(out);
+  // A full disk shows only when the buffer reaches the file: flush and close before judging.
+  out.flush();
+  out.close();
+  if (!out) {
+    error = fmt::format("cannot write '{}': {}", path, std::strerror(errno));
+    return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -184,7 +195,7 @@ int run_command(const RunOptions& options, int argc, char** argv) {
   raise_file_limit();
   LocalSlave local;
   if (options.local) {
-    if (auto problem = local.start(options.slave_workers); !problem.empty()) {
+    if (auto problem = local.start(options.slave_workers, "/proc/self/exe", options.processes); !problem.empty()) {
       std::cerr << "volley: " << problem << "\n";
       return core::to_int(core::ExitCode::kRunFailed);
     }
@@ -203,6 +214,7 @@ int run_command(const RunOptions& options, int argc, char** argv) {
   request.seed = options.seed;
   request.workers = default_workers(options.workers);
   request.slave_workers = options.slave_workers;
+  request.processes = options.processes;
   request.interval = *interval.value;
   request.record_latency = !options.no_latency;
   request.start_at_unix_ns = start_at;

@@ -22,6 +22,7 @@ report::RunReport run_once(const RunOnceRequest& request) {
   settings.seed = request.seed;
   settings.workers = request.workers;
   settings.slave_workers = request.slave_workers;
+  settings.processes = request.processes;
   settings.interval = request.interval;
   settings.connect_timeout = request.connect_timeout;
   settings.step_grace = request.step_grace;

@@ -20,6 +20,8 @@
 #include "volley/core/exit_code.hpp"
 #include "volley/core/limits.hpp"
 #include "volley/core/units.hpp"
+#include "volley/process/child_process.hpp"
+#include "volley/process/process_count.hpp"
 
 namespace volley::cli {
 
@@ -79,6 +81,41 @@ constexpr auto kStopDeadline = std::chrono::milliseconds(1500);
 constexpr auto kMinHeaderTimeout = std::chrono::milliseconds(10);
 constexpr auto kMaxHeaderTimeout = std::chrono::minutes(5);
 
+/// `volley serve --child-fd N`: one session of the parent process on descriptor N (a socketpair),
+/// then exit. The parent checked the run against its limits: none are applied twice.
+int serve_child(const ServeOptions& options) {
+  if (!process::die_with_parent()) return core::to_int(core::ExitCode::kRunFailed);
+  raise_file_limit();
+  asio::io_context context(1);
+  control::SlaveSettings settings;
+  settings.default_workers = std::max<std::size_t>(1, options.workers);
+  settings.processes = 1;
+  // The parent relays no pings; its death kills this process (die_with_parent), and a link it
+  // closes ends the session at once.
+  settings.silence_timeout = std::chrono::hours(24 * 365);
+  settings.limits.max_strands = UINT64_MAX;
+  settings.limits.max_connections = UINT64_MAX;
+  settings.limits.max_profile_bytes = UINT64_MAX;
+  settings.limits.max_frame_bytes = UINT32_MAX;
+  settings.limits.max_run = std::chrono::seconds(core::kMaxDuration.count() / 1'000'000'000);
+  settings.limits.max_think = settings.limits.max_run;
+  if (!options.quiet) {
+    settings.log = [](const std::string& line) { std::cerr << "volley child: " << line << std::endl; };
+  }
+  control::SlaveServer server(context, settings);
+  asio::ip::tcp::socket socket(context);
+  boost::system::error_code ec;
+  // A Unix socketpair behind a TCP socket object: the channel only reads and writes bytes.
+  socket.assign(asio::ip::tcp::v4(), options.child_fd, ec);
+  if (ec) return core::to_int(core::ExitCode::kRunFailed);
+  // The parent's SIGINT (Ctrl-C reaches the whole process group) is the parent's to handle: it
+  // stops the run through this link.
+  ::signal(SIGINT, SIG_IGN);
+  server.adopt(std::move(socket));
+  context.run();
+  return core::to_int(core::ExitCode::kOk);
+}
+
 }  // namespace
 
 CLI::Validator unsigned_in(std::uint64_t lo, std::uint64_t hi) {
@@ -111,6 +148,12 @@ void add_serve_options(CLI::App& cmd, ServeOptions& serve) {
   cmd.add_option("--announce-fd", serve.announce_fd, "Write the bound port to this descriptor")
       ->group("");
   cmd.add_flag("--exit-with-parent", serve.exit_with_parent, "Exit when the parent exits")->group("");
+  cmd.add_option("--child-fd", serve.child_fd, "Serve one session of the parent on this descriptor")
+      ->group("");
+  cmd.add_option("--processes", serve.processes,
+                 "Processes one run is spread over (default 0: decided from nprocs, the open-file "
+                 "limit and the cores; 1: one process)")
+      ->check(unsigned_in(0, process::kMaxProcesses));
   cmd.add_flag("-q,--quiet", serve.quiet, "Log nothing");
   cmd.add_option("--key-file", serve.key_file,
                  "Pre-shared key: masters must prove they know it (default: $VOLLEY_KEY_FILE). "
@@ -156,6 +199,7 @@ int serve_command(const ServeOptions& options) {
     ::prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (::getppid() == 1) return core::to_int(core::ExitCode::kInterrupted);
   }
+  if (options.child_fd >= 0) return serve_child(options);
   std::string error;
   const auto endpoint = parse_listen(options.listen, error);
   if (!endpoint) {
@@ -214,6 +258,7 @@ int serve_command(const ServeOptions& options) {
   settings.limits.hello_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(*hello_timeout);
   settings.limits.header_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(*header_timeout);
   settings.key = std::move(key);
+  settings.processes = options.processes;
   if (!options.quiet) {
     settings.log = [](const std::string& line) { std::cerr << "volley serve: " << line << std::endl; };
   }

@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "volley/control/channel.hpp"
+#include "volley/control/child_set.hpp"
 #include "volley/control/codec.hpp"
 #include "volley/control/event_queue.hpp"
 #include "volley/control/handshake.hpp"
@@ -25,6 +26,7 @@
 #include "volley/control/sampling_wire.hpp"
 #include "volley/control/step_bytes_wire.hpp"
 #include "volley/engine/engine.hpp"
+#include "volley/process/process_count.hpp"
 #include "volley/profile/flowop_hosts.hpp"
 #include "volley/report/result_checks.hpp"
 #include "volley/sampling/system_snapshot.hpp"
@@ -69,8 +71,17 @@ struct LocalDrained {
 struct Tick {};
 struct IntervalTick {};
 struct Interrupt {};
+struct ChildMessage {
+  std::size_t child;
+  json message;
+};
+struct ChildLost {
+  std::size_t child;
+  ChannelError error;
+};
+
 using MasterEvent = std::variant<SlaveMessage, SlaveLost, ReaderExited, LocalStepDone,
-                                 LocalDrained, Tick, IntervalTick, Interrupt>;
+                                 LocalDrained, Tick, IntervalTick, Interrupt, ChildMessage, ChildLost>;
 
 /// " (cut: group 'g' transaction 't' flowop 'recv' in 3 strands, ...)": the flowops of `step`
 /// that were waiting when it was cut as stuck.
@@ -118,6 +129,7 @@ struct MasterRun::State {
     /// messages), and the last step its drain finished.
     std::vector<engine::ConnectionBytes> written;
     std::optional<std::size_t> steps_drained;
+    std::vector<std::uint16_t> shard_ports = {};  ///< a slave spread over processes: one port each
     std::uint32_t data_mask = 0;  ///< from the handshake: masks the run token in `load`
   };
 
@@ -148,6 +160,12 @@ struct MasterRun::State {
   std::optional<std::size_t> failed_in_step;
   std::optional<sampling::CpuSample> cpu_before;
   std::optional<sampling::NicSample> nic_before;
+  /// The master's side spread over processes (docs/architecture.md, "Processes"): this process
+  /// runs shard 0, the children the others.
+  std::uint32_t processes = 1;
+  std::unique_ptr<ChildSet> children;
+  std::int64_t rss_before = 0;  ///< this process's resident memory before its engine was built
+  std::int64_t rss_after = 0;   ///< ... and when the last timed step ended
 };
 
 MasterRun::MasterRun(asio::io_context& context, MasterSettings settings)
@@ -220,20 +238,9 @@ awaitable<void> MasterRun::run() {
           s.limits = announced_limits(m->message);
         }
       } else if (type == "loaded") {
-        std::map<std::uint16_t, std::uint16_t> ports;
-        const auto announced = m->message.find("ports");
-        if (announced != m->message.end() && announced->is_object()) {
-          for (const auto& [k, v] : announced->items()) {
-            unsigned requested = 0;
-            const auto [end, ec] = std::from_chars(k.data(), k.data() + k.size(), requested);
-            if (ec != std::errc{} || end != k.data() + k.size() || requested > 65535 ||
-                !v.is_number_unsigned() || v.get<std::uint64_t>() > 65535) {
-              continue;  // not a port: ignore it rather than trust it
-            }
-            ports[static_cast<std::uint16_t>(requested)] = v.get<std::uint16_t>();
-          }
-        }
-        s.ports = std::move(ports);
+        s.ports = ports_from_json(m->message.value("ports", json::object()));
+        // A slave spread over processes: one negotiated port per process.
+        s.shard_ports = shard_ports_from_json(m->message.value("shard_ports", json::object()).value("0", json()));
       } else if (type == "rejected") {
         fail(fmt::format("slave {} rejected the profile:\n{}", s.address.host,
                          text_field(m->message, "message")));
@@ -281,6 +288,12 @@ awaitable<void> MasterRun::run() {
         if (s.trouble.empty()) s.trouble = why;
         fail(std::move(why));
       }
+    } else if (auto* child = std::get_if<ChildMessage>(&event)) {
+      if (st.children) {
+        if (auto problem = st.children->note(child->child, child->message); !problem.empty()) fail(problem);
+      }
+    } else if (auto* child_lost = std::get_if<ChildLost>(&event)) {
+      if (st.children) fail(st.children->lost(child_lost->child, child_lost->error));
     } else if (auto* exited = std::get_if<ReaderExited>(&event)) {
       st.slaves[exited->slave].reader_alive = false;
     } else if (auto* done = std::get_if<LocalStepDone>(&event)) {
@@ -398,7 +411,7 @@ awaitable<void> MasterRun::run() {
       }
     }
     if (!timed) return std::chrono::hours(24 * 365);
-    return longest + st.engine->config().drain_grace + settings_.step_grace;
+    return longest + st.engine->config().drain_limit + settings_.step_grace;
   };
 
   auto all_slaves = [&](auto pred) {
@@ -408,7 +421,7 @@ awaitable<void> MasterRun::run() {
   // 1. Reach every slave.
   for (std::size_t i = 0; i < settings_.slaves.size() && st.failure.empty(); ++i) {
     const SlaveAddress& address = settings_.slaves[i];
-    st.slaves.push_back(State::Slave{address, {}, {}, false, false, false, {}, {}, {}, {}, Clock::now(), Clock::now(), {}, {}, {}, 0});
+    st.slaves.push_back(State::Slave{address, {}, {}, false, false, false, {}, {}, {}, {}, Clock::now(), Clock::now(), {}, {}, {}, {}, 0});
     tcp::resolver resolver(context_);
     auto [resolve_ec, endpoints] = co_await resolver.async_resolve(
         address.control_host, std::to_string(address.control_port), kAwait);
@@ -476,9 +489,10 @@ awaitable<void> MasterRun::run() {
 
   // 2. Plan the master's side and have every slave load its mirror.
   std::uint32_t token = 0;
+  std::vector<engine::FileSet> file_sets;
   if (st.failure.empty()) {
     core::Diagnostics diags;
-    auto file_sets = engine::scan_file_sets(profile, diags);
+    file_sets = engine::scan_file_sets(profile, diags);
     if (!diags.has_errors()) st.plan = engine::compile(profile, file_sets, diags);
     if (!st.plan) fail(diags.format(nullptr));
     const std::string random = random_bytes(sizeof token);
@@ -531,6 +545,30 @@ awaitable<void> MasterRun::run() {
     config.on_txn_done = [this](std::size_t step) {
       asio::post(context_, [this, step] { state_->events.push(LocalStepDone{step}); });
     };
+    for (const auto& s : st.slaves) config.targets[s.address.host].shard_ports = s.shard_ports;
+    st.processes = process::process_count(profile, *st.plan, process::machine_budget(settings_.processes));
+    if (st.processes > 1) {
+      config.shard_count = st.processes;
+      ChildSetSettings children;
+      children.executable = settings_.child_executable;
+      children.master_side = true;
+      children.first_shard = 1;
+      children.shard_count = st.processes;
+      children.workers = std::max<std::size_t>(1, (settings_.workers + st.processes - 1) / st.processes);
+      config.workers = children.workers;
+      auto spawned = ChildSet::spawn(context_, children);
+      if (auto* problem = std::get_if<std::string>(&spawned)) {
+        fail(*problem);
+      } else {
+        st.children = std::move(std::get<std::unique_ptr<ChildSet>>(spawned));
+        LoadRequest load{settings_.profile_text, settings_.profile_file, settings_.variables, "",
+                         settings_.seed, token, children.workers, file_sets, settings_.record_latency};
+        load.listen_address = config.listen_address.to_string();
+        if (auto trouble = co_await st.children->load(std::move(load)); !trouble.empty()) fail(trouble);
+        log(fmt::format("the master's side runs in {} processes", st.processes));
+      }
+    }
+    st.rss_before = engine::resident_bytes();
     st.engine = std::make_unique<engine::Engine>(*st.plan, std::move(config));
     if (auto problem = st.engine->open_listeners(context_); !problem.empty()) fail(problem);
   }
@@ -538,6 +576,21 @@ awaitable<void> MasterRun::run() {
     const auto ports = st.engine->listener_ports();
     const std::uint16_t master_port = ports.count(0) != 0 ? ports.at(0) : 0;
     json start = message("start", {{"master_port", master_port}});
+    // Slaves send strand s's connections to the master's process s % processes, spread over its
+    // listeners (Engine::negotiated_ports()).
+    std::vector<std::vector<std::uint16_t>> listeners = {st.engine->negotiated_ports()};
+    if (st.children) {
+      for (const auto& p : st.children->negotiated()) listeners.push_back(p);
+    }
+    if (const auto spread = spread_ports(listeners); spread.size() > 1) start["master_ports"] = spread;
+    if (st.children) {
+      json child_start = message("start", {{"master_port", 0},
+                                           {"targets", targets_to_json(st.engine->config().targets)}});
+      if (auto problem = co_await st.children->send_all(std::move(child_start)); !problem.empty()) fail(problem);
+      st.children->listen(
+          [&st](std::size_t i, json m) { st.events.push(ChildMessage{i, std::move(m)}); },
+          [&st](std::size_t i, ChannelError e) { st.events.push(ChildLost{i, std::move(e)}); });
+    }
     co_await send_all(std::move(start));
     st.engine->start();
     report_.timed_steps = engine::timed_steps(*st.plan);
@@ -570,7 +623,10 @@ awaitable<void> MasterRun::run() {
         arm_interval();
       });
     };
-    if (settings_.interval.count() > 0) arm_interval();
+    // Processes: the live intervals would count this process's share only, so there are none
+    // (the final result merges every process).
+    if (settings_.interval.count() > 0 && !st.children) arm_interval();
+    if (st.children) log("live intervals are off: the master's side runs in several processes");
 
     for (std::size_t step = 0; step < st.plan->txn_count && st.failure.empty(); ++step) {
       const bool first_timed = step == report_.timed_steps.front();
@@ -586,6 +642,9 @@ awaitable<void> MasterRun::run() {
         st.nic_before = sampling::sample_nics();
       }
       json proceed = message("proceed", {{"step", step}});
+      if (st.children) {
+        if (auto problem = co_await st.children->send_all(proceed); !problem.empty()) fail(problem);
+      }
       co_await send_all(std::move(proceed));
       st.step_release[step] = Clock::now();
       st.engine->release(step);
@@ -600,7 +659,10 @@ awaitable<void> MasterRun::run() {
       bool watching = false;
       if (!co_await wait_until(
               [&] {
-                if (st.local_done && *st.local_done >= step) return true;
+                if (st.local_done && *st.local_done >= step &&
+                    (!st.children || st.children->all_done(step))) {
+                  return true;
+                }
                 if (!timed && !watching && !st.slaves.empty() &&
                     all_slaves([&](const State::Slave& s) { return s.steps_done && *s.steps_done >= step; })) {
                   watching = true;
@@ -620,6 +682,7 @@ awaitable<void> MasterRun::run() {
         break;
       }
       if (last_timed && st.cpu_before) {
+        st.rss_after = engine::resident_bytes();
         report_.master.cpu = sampling::cpu_usage(*st.cpu_before, sampling::sample_cpu());
         report_.master.nic = sampling::nic_rates(*st.nic_before, sampling::sample_nics());
       }
@@ -628,7 +691,12 @@ awaitable<void> MasterRun::run() {
       // step_done (docs/control-protocol.md, "The end of a step").
       const auto drain_for = std::chrono::duration_cast<std::chrono::milliseconds>(settings_.step_grace) / 2;
       {
-        const std::vector<engine::ConnectionBytes> written = st.engine->take_step_written();
+        std::vector<engine::ConnectionBytes> written = st.engine->take_step_written();
+        if (st.children) {
+          // The children's step_done came after their written: every entry is here.
+          auto theirs = st.children->take_written();
+          written.insert(written.end(), theirs.begin(), theirs.end());
+        }
         for (std::size_t i = 0; i < st.slaves.size(); ++i) {
           for (json& w : written_messages(step, written, st.slaves[i].limits.max_frame_bytes)) {
             co_await send_to(i, std::move(w));
@@ -671,6 +739,13 @@ awaitable<void> MasterRun::run() {
         theirs.insert(theirs.end(), s.written.begin(), s.written.end());
         s.written.clear();
       }
+      if (st.children) {
+        // Each process drains the connections of its own strands (strand % processes).
+        json child_end = message("end_step", {{"step", step}, {"drain_ms", drain_for.count()}});
+        if (auto problem = co_await st.children->send_written(step, theirs); !problem.empty()) fail(problem);
+        if (auto problem = co_await st.children->send_all(std::move(child_end)); !problem.empty()) fail(problem);
+        std::erase_if(theirs, [&](const engine::ConnectionBytes& w) { return w.strand % st.processes != 0; });
+      }
       st.engine->drain(step, std::move(theirs), Clock::now() + drain_for, context_,
                        [&st, step](std::vector<engine::DrainShortfall> shortfalls) {
                          st.events.push(LocalDrained{step, std::move(shortfalls)});
@@ -678,23 +753,65 @@ awaitable<void> MasterRun::run() {
       co_await wait_until(
           [&] {
             return st.local_drained && *st.local_drained >= step &&
+                   (!st.children || st.children->all_drained(step)) &&
                    all_slaves([&](const State::Slave& s) { return s.steps_drained && *s.steps_drained >= step; });
           },
           settings_.step_grace, fmt::format("the end-of-step drain of step {}", step));
+      if (st.children) {
+        const auto parts = st.children->drained();
+        for (std::size_t i = 0; i < parts.size() && st.failure.empty(); ++i) {
+          std::vector<engine::DrainShortfall> shortfalls;
+          std::uint64_t total = 0;
+          if (shortfalls_from(parts[i], shortfalls, total) && total > 0) {
+            fail(describe_shortfalls(st.children->describe(i), step, shortfalls, total, *st.plan));
+          }
+        }
+      }
     }
     st.interval_timer.cancel();
     // The last, partial interval: interval sums then equal the totals.
-    co_await handle(IntervalTick{});
+    if (!st.children) co_await handle(IntervalTick{});
     st.running = false;
   }
   report_.duration = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - st.run_start);
   if (st.run_start == Clock::time_point{}) report_.duration = {};
+
+  // The children's shares merge into the master's result (or, after a failure, they stop); then
+  // they are reaped.
+  auto finish_children = [&]() -> awaitable<void> {
+    if (st.failure.empty()) {
+      json finish = message("finish");  // (built apart: GCC 12 fails on a literal in co_await)
+      if (auto problem = co_await st.children->send_all(std::move(finish)); !problem.empty()) fail(problem);
+      co_await wait_until([&] { return st.children->all_results(); }, kResultsTimeout,
+                          "the master's child processes' results");
+    }
+    if (st.failure.empty()) {
+      if (auto problem = st.children->merge_results(report_.master.result); !problem.empty()) fail(problem);
+      auto& cpu = report_.master.cpu;
+      for (const json& part : st.children->results()) {
+        const auto usage = cpu_usage_from_json(part.value("cpu", json()));
+        if (!cpu || !cpu->process || !usage || !usage->process) continue;
+        cpu->process->user_s += usage->process->user_s;
+        cpu->process->sys_s += usage->process->sys_s;
+        cpu->process->cores = cpu->wall_s > 0 ? (cpu->process->user_s + cpu->process->sys_s) / cpu->wall_s : 0;
+        cpu->process->core_pct = cpu->process->cores * 100;
+      }
+    } else {
+      json abort = message("abort", {{"reason", st.failure}});
+      auto sent = co_await st.children->send_all(std::move(abort));
+      (void)sent;
+    }
+    co_await st.children->close();
+  };
 
   // 4. Collect results (or stop everyone), then close.
   if (st.engine) {
     if (!st.failure.empty()) st.engine->stop();
     report_.master.result = st.engine->finish();
     co_await asio::post(context_, asio::use_awaitable);
+    report_.master.result.processes.push_back(process_record(
+        st.children ? fmt::format("master process 1 of {}", st.processes) : "master",
+        report_.master.result, st.rss_before, st.rss_after, report_.master.cpu));
     // A step cut short by a failure (not by Ctrl-C, which the operator chose): its rates cover
     // the time until the master last saw progress, not the dead time until the failure was seen.
     auto& windows = report_.master.result.windows;
@@ -707,6 +824,7 @@ awaitable<void> MasterRun::run() {
     }
     if (st.stuck_step) st.failure += stuck_flowops(report_.master.result, *st.stuck_step);
   }
+  if (st.children) co_await finish_children();
   if (st.failure.empty()) {
     json finish = message("finish");
     co_await send_all(std::move(finish));

@@ -1,11 +1,16 @@
 #include "volley/control/message.hpp"
 
+#include <limits>
+
 #include <fmt/format.h>
 
 #include "volley/core/printable.hpp"
+#include "json_number.hpp"
 
 namespace volley::control {
 
+using detail::checked_int;
+using detail::checked_uint;
 using nlohmann::json;
 
 namespace {
@@ -20,13 +25,13 @@ json counters_to_json(const engine::SlotCounters& c) {
 
 engine::SlotCounters counters_from_json(const json& j) {
   engine::SlotCounters c;
-  c.ops = j.at("ops").get<std::uint64_t>();
-  c.bytes_read = j.at("bytes_read").get<std::uint64_t>();
-  c.bytes_written = j.at("bytes_written").get<std::uint64_t>();
-  c.expired = j.at("expired").get<std::uint64_t>();
+  c.ops = checked_uint(j.at("ops"));
+  c.bytes_read = checked_uint(j.at("bytes_read"));
+  c.bytes_written = checked_uint(j.at("bytes_written"));
+  c.expired = checked_uint(j.at("expired"));
   const auto& errors = j.at("errors");
   for (std::size_t i = 0; i < c.errors.size() && i < errors.size(); ++i) {
-    c.errors[i] = errors[i].get<std::uint64_t>();
+    c.errors[i] = checked_uint(errors[i]);
   }
   return c;
 }
@@ -126,7 +131,7 @@ json to_json(const LoadRequest& load) {
                      {"is_directory", set.source.is_directory},
                      {"files", std::move(entries)}});
   }
-  return message("load", {{"profile_text", load.profile_text},
+  json out = message("load", {{"profile_text", load.profile_text},
                           {"profile_file", load.profile_file},
                           {"variables", load.variables},
                           {"host", load.host},
@@ -135,6 +140,12 @@ json to_json(const LoadRequest& load) {
                           {"workers", load.workers},
                           {"record_latency", load.record_latency},
                           {"file_sets", std::move(files)}});
+  if (load.shard_count > 1 || load.master_side || !load.listen_address.empty()) {
+    out["shard"] = {{"index", load.shard_index}, {"count", load.shard_count}};
+    out["side"] = load.master_side ? "master" : "slave";
+    out["listen_address"] = load.listen_address;
+  }
+  return out;
 }
 
 std::optional<LoadRequest> load_from_json(const json& m, std::string& error) {
@@ -144,14 +155,25 @@ std::optional<LoadRequest> load_from_json(const json& m, std::string& error) {
     load.profile_file = m.at("profile_file").get<std::string>();
     load.variables = m.at("variables").get<std::map<std::string, std::string>>();
     load.host = m.at("host").get<std::string>();
-    load.seed = m.at("seed").get<std::uint64_t>();
-    load.token = m.at("token").get<std::uint32_t>();
-    load.workers = m.at("workers").get<std::size_t>();
+    load.seed = checked_uint(m.at("seed"));
+    load.token = static_cast<std::uint32_t>(
+        checked_uint(m.at("token"), std::numeric_limits<std::uint32_t>::max()));
+    load.workers = checked_uint(m.at("workers"), std::numeric_limits<std::size_t>::max());
     load.record_latency = !m.contains("record_latency") || m.at("record_latency").get<bool>();
+    if (m.contains("shard")) {
+      load.shard_index = m.at("shard").at("index").get<std::uint32_t>();
+      load.shard_count = m.at("shard").at("count").get<std::uint32_t>();
+      load.master_side = m.at("side").get<std::string>() == "master";
+      load.listen_address = m.at("listen_address").get<std::string>();
+      if (load.shard_count == 0 || load.shard_index >= load.shard_count) {
+        error = "malformed load message: shard index out of range";
+        return std::nullopt;
+      }
+    }
     for (const auto& s : m.at("file_sets")) {
       engine::FileSet set{{s.at("path").get<std::string>(), s.at("is_directory").get<bool>()}, {}};
       for (const auto& f : s.at("files")) {
-        set.files.push_back({f.at("path").get<std::string>(), f.at("size").get<std::uint64_t>()});
+        set.files.push_back({f.at("path").get<std::string>(), checked_uint(f.at("size"))});
       }
       load.file_sets.push_back(std::move(set));
     }
@@ -160,6 +182,26 @@ std::optional<LoadRequest> load_from_json(const json& m, std::string& error) {
     error = fmt::format("malformed load message: {}", e.what());
     return std::nullopt;
   }
+}
+
+json process_to_json(const engine::ProcessRecord& p) {
+  return json{{"name", p.name},
+              {"pid", p.pid},
+              {"strands", p.strands},
+              {"connections", p.connections},
+              {"rss_growth_bytes", p.rss_growth_bytes},
+              {"cpu_user_s", p.cpu_user_s},
+              {"cpu_sys_s", p.cpu_sys_s}};
+}
+
+engine::ProcessRecord process_from_json(const json& j) {
+  return engine::ProcessRecord{j.at("name").get<std::string>(),
+                               j.at("pid").get<std::int64_t>(),
+                               j.at("strands").get<std::uint64_t>(),
+                               j.at("connections").get<std::uint64_t>(),
+                               j.at("rss_growth_bytes").get<std::int64_t>(),
+                               j.at("cpu_user_s").get<double>(),
+                               j.at("cpu_sys_s").get<double>()};
 }
 
 json to_json(const engine::RunResult& r) {
@@ -187,8 +229,11 @@ json to_json(const engine::RunResult& r) {
   }
   json errors = json::array();
   for (const auto& e : r.error_samples) errors.push_back({{"where", e.where}, {"message", e.message}});
+  json processes = json::array();
+  for (const auto& p : r.processes) processes.push_back(process_to_json(p));
   return json{{"groups", std::move(groups)},
               {"windows", std::move(windows)},
+              {"processes", std::move(processes)},
               {"connections_requested", r.connections_requested},
               {"connections_established", r.connections_established},
               {"failed_strands", r.failed_strands},
@@ -199,7 +244,7 @@ std::optional<engine::RunResult> run_result_from_json(const json& j, std::string
   try {
     engine::RunResult r;
     for (const auto& g : j.at("groups")) {
-      engine::GroupResult gr{g.at("name").get<std::string>(), g.at("strands").get<std::uint64_t>(), {}};
+      engine::GroupResult gr{g.at("name").get<std::string>(), checked_uint(g.at("strands")), {}};
       for (const auto& t : g.at("transactions")) {
         engine::TxnResult tr{t.at("name").get<std::string>(), stats_from_json(t.at("stats")), {}, {}};
         if (t.contains("uncorrected_latency")) {
@@ -213,15 +258,18 @@ std::optional<engine::RunResult> run_result_from_json(const json& j, std::string
       r.groups.push_back(std::move(gr));
     }
     for (const auto& w : j.at("windows")) {
-      r.windows.push_back({w.at("start_unix_ns").get<std::int64_t>(),
-                           std::chrono::nanoseconds(w.at("elapsed_ns").get<std::int64_t>()),
+      r.windows.push_back({checked_int(w.at("start_unix_ns")),
+                           std::chrono::nanoseconds(checked_int(w.at("elapsed_ns"))),
                            w.at("is_duration").get<bool>()});
     }
-    r.connections_requested = j.at("connections_requested").get<std::uint64_t>();
-    r.connections_established = j.at("connections_established").get<std::uint64_t>();
-    r.failed_strands = j.at("failed_strands").get<std::uint64_t>();
+    r.connections_requested = checked_uint(j.at("connections_requested"));
+    r.connections_established = checked_uint(j.at("connections_established"));
+    r.failed_strands = checked_uint(j.at("failed_strands"));
     for (const auto& e : j.at("error_samples")) {
       r.error_samples.push_back({e.at("where").get<std::string>(), e.at("message").get<std::string>()});
+    }
+    if (const auto p = j.find("processes"); p != j.end()) {
+      for (const auto& record : *p) r.processes.push_back(process_from_json(record));
     }
     return r;
   } catch (const json::exception& e) {

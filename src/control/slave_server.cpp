@@ -12,6 +12,9 @@
 #include <fmt/format.h>
 
 #include "off_thread.hpp"
+#include "volley/control/child_set.hpp"
+#include "volley/control/sampling_wire.hpp"
+#include "volley/process/process_count.hpp"
 #include "volley/control/channel.hpp"
 #include "volley/control/codec.hpp"
 #include "volley/core/printable.hpp"
@@ -40,6 +43,9 @@ constexpr auto kTick = std::chrono::milliseconds(500);
 /// After an accept fails for want of descriptors (EMFILE, ENFILE, ENOBUFS), wait this long before
 /// the next attempt instead of spinning on the same error.
 constexpr auto kAcceptBackoff = std::chrono::milliseconds(100);
+/// Connections still owing their hello, beyond the greeted sessions: each costs a socket and at
+/// most a 4 KiB frame until its --hello-timeout.
+constexpr std::size_t kMaxAwaitingHello = 1024;
 
 struct PeerMessage {
   json message;
@@ -57,8 +63,16 @@ struct LocalDrained {
 struct Tick {};
 struct Abort {};
 struct ReaderExited {};
-using SlaveEvent =
-    std::variant<PeerMessage, PeerLost, LocalStepDone, LocalDrained, Tick, Abort, ReaderExited>;
+struct ChildMessage {
+  std::size_t child;
+  json message;
+};
+struct ChildLost {
+  std::size_t child;
+  ChannelError error;
+};
+using SlaveEvent = std::variant<PeerMessage, PeerLost, LocalStepDone, LocalDrained, Tick, Abort,
+                                ReaderExited, ChildMessage, ChildLost>;
 
 /// Everything a loaded profile needs on the slave, destroyed together when the run ends.
 struct LoadedRun {
@@ -83,6 +97,13 @@ struct LoadedRun {
   std::optional<sampling::CpuUsage> cpu;
   std::optional<sampling::NicRates> nic;
   nlohmann::json system;  ///< this host's snapshot, read at load time (before the run)
+  /// This process's record in the result: its name, and its resident memory before the run was
+  /// built and when the last timed step ended.
+  std::string process_name = "slave";
+  std::int64_t rss_before = 0;
+  std::int64_t rss_after = 0;
+  /// A child process of a master (the profile as written) rather than a slave (its mirror).
+  bool master_side = false;
 };
 
 bool out_of_descriptors(const boost::system::error_code& ec) {
@@ -165,6 +186,9 @@ struct SlaveServer::Session {
   asio::ip::address local_address;
   asio::ip::address master_address;
   std::unique_ptr<LoadedRun> run;
+  /// The run spread over child processes (this session only relays): see on_proxied().
+  std::unique_ptr<ChildSet> children;
+  std::optional<std::size_t> reported_step;  ///< the last step_done relayed to the master
   bool greeted = false;  ///< the hello (and, with a key, the authentication) went through
   std::string challenge;  ///< sent in our hello when a key is set
   std::uint32_t data_mask = 0;  ///< unmasks the run token in `load` (auth.hpp)
@@ -197,6 +221,18 @@ std::uint16_t SlaveServer::port() const {
 
 void SlaveServer::start() { asio::co_spawn(context_, accept_loop(), asio::detached); }
 
+void SlaveServer::adopt(tcp::socket socket) {
+  ++sessions_;
+  asio::co_spawn(context_, serve(std::move(socket)), [this](std::exception_ptr e) {
+    if (!e) return;
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::exception& ex) {
+      log(std::string("session ended by an internal error: ") + ex.what());
+    }
+  });
+}
+
 void SlaveServer::stop() {
   stopping_ = true;
   boost::system::error_code ignored;
@@ -222,17 +258,15 @@ asio::awaitable<void> SlaveServer::accept_loop() {
       }
       continue;
     }
-    if (sessions_ >= settings_.limits.max_sessions) {
+    if (sessions_ >= settings_.limits.max_sessions + kMaxAwaitingHello) {
       // Refused before any allocation or greeting: one short line, then close.
       Channel refused(std::move(socket));
-      log(fmt::format("refused {}: {} sessions already (volley serve --max-sessions)",
-                      core::printable(refused.peer()), sessions_));
-      json out = message("error", {{"message", fmt::format("slave: busy with {} sessions, the most "
-                                                            "it serves at once (volley serve "
-                                                            "--max-sessions)",
-                                                            sessions_)}});
+      log(fmt::format("refused {}: {} connections already (volley serve --max-sessions, "
+                      "--hello-timeout)", core::printable(refused.peer()), sessions_));
+      const std::string frame = encode_frame(message(
+          "error", {{"message", fmt::format("slave: busy with {} connections, the most it holds "
+                                            "at once (volley serve --max-sessions)", sessions_)}}));
       boost::system::error_code ignored;
-      const std::string frame = encode_frame(out);
       refused.socket().non_blocking(true, ignored);
       refused.socket().write_some(asio::buffer(frame), ignored);
       refused.close();
@@ -316,10 +350,15 @@ asio::awaitable<void> SlaveServer::serve(tcp::socket socket) {
   } else {
     log(fmt::format("refused {}: {}", s.who, s.end_reason));
   }
+  if (s.greeted) --greeted_;
   --sessions_;
 }
 
 asio::awaitable<void> SlaveServer::end_run(Session& s) {
+  if (s.children) {
+    co_await s.children->close();
+    s.children.reset();
+  }
   if (!s.run) co_return;
   if (s.run->engine) {
     s.run->engine->stop();
@@ -385,12 +424,24 @@ asio::awaitable<void> SlaveServer::converse(Session& s) {
       }
       continue;
     }
+    if (auto* child = std::get_if<ChildMessage>(&event)) {
+      if (s.children) co_await on_child(s, child->child, child->message);
+      continue;
+    }
+    if (auto* child = std::get_if<ChildLost>(&event)) {
+      if (!s.children) continue;
+      s.end_reason = s.children->lost(child->child, child->error);
+      json out = message("error", {{"message", fmt::format("slave: {}", s.end_reason)}});
+      co_await send(std::move(out));
+      break;
+    }
     if (auto* done = std::get_if<LocalStepDone>(&event)) {
       if (!s.run || !s.run->engine) continue;
       s.run->done = done->step;
       if (!s.run->timed.empty() && done->step == s.run->timed.back() && s.run->cpu_before) {
         s.run->cpu = sampling::cpu_usage(*s.run->cpu_before, sampling::sample_cpu());
         s.run->nic = sampling::nic_rates(*s.run->nic_before, sampling::sample_nics());
+        s.run->rss_after = engine::resident_bytes();
       }
       // What this side wrote in the step goes before its step_done: the master drains to it.
       bool sent = true;
@@ -440,6 +491,10 @@ asio::awaitable<void> SlaveServer::on_message(Session& s, const json& m) {
     s.end_reason = fmt::format("master aborted: {}", core::printable(text_field(m, "reason", "no reason given")));
     co_return;
   }
+  if (s.children) {
+    co_await on_proxied(s, type, m);
+    co_return;
+  }
   if (type == "load") {
     if (s.run) {
       {
@@ -470,7 +525,19 @@ asio::awaitable<void> SlaveServer::on_message(Session& s, const json& m) {
       co_return;
     }
     run->started = true;
-    run->engine->set_peer(engine::HostTarget{s.master_address, static_cast<std::uint16_t>(*port)});
+    if (run->master_side) {
+      run->engine->set_targets(targets_from_json(m.value("targets", json::object())));
+    } else {
+      engine::HostTarget peer{s.master_address, static_cast<std::uint16_t>(*port), {}};
+      // A child of a slave: the master's address as its parent saw it (a socketpair has none).
+      if (const auto it = m.find("master_address"); it != m.end() && it->is_string()) {
+        boost::system::error_code bad;
+        const auto address = asio::ip::make_address(it->get<std::string>(), bad);
+        if (!bad) peer.address = address;
+      }
+      peer.shard_ports = shard_ports_from_json(m.value("master_ports", json()));
+      run->engine->set_peer(std::move(peer));
+    }
     run->engine->start();
     co_return;
   }
@@ -559,6 +626,8 @@ asio::awaitable<void> SlaveServer::on_message(Session& s, const json& m) {
     engine.stop();  // nothing is left to cut; closes the data listeners on this thread
     auto result = co_await run_off_thread(context_, [&engine] { return engine.finish(); });
     co_await asio::post(context_, asio::use_awaitable);
+    result.processes.push_back(process_record(run->process_name, result, run->rss_before,
+                                              run->rss_after, run->cpu));
     json cpu = nullptr;
     json nic = nullptr;
     if (run->cpu) sampling::to_json(cpu, *run->cpu);
@@ -577,6 +646,21 @@ asio::awaitable<void> SlaveServer::on_message(Session& s, const json& m) {
   }
 }
 
+namespace {
+std::string admit_refusal(std::size_t sessions) {
+  return fmt::format("busy with {} sessions, the most it serves at once (volley serve "
+                     "--max-sessions)",
+                     sessions);
+}
+}  // namespace
+
+std::string SlaveServer::admit(Session& s) {
+  if (greeted_ >= settings_.limits.max_sessions) return admit_refusal(greeted_);
+  s.greeted = true;
+  ++greeted_;
+  return {};
+}
+
 asio::awaitable<void> SlaveServer::greet(Session& s, const json& m) {
   auto send = [&s](json out) -> asio::awaitable<bool> {
     auto sent = co_await s.channel.send(std::move(out));
@@ -589,16 +673,21 @@ asio::awaitable<void> SlaveServer::greet(Session& s, const json& m) {
       const AnnouncedLimits limits{settings_.limits.max_frame_bytes,
                                    settings_.limits.max_profile_bytes};
       if (settings_.key) s.challenge = random_hex(kChallengeBytes);
-      if (!settings_.key) {
-        s.greeted = true;
-        s.channel.set_max_frame_bytes(settings_.limits.max_frame_bytes);
-        log(fmt::format("master {} connected (no key)", s.who));
+      if (!settings_.key) problem = admit(s);
+      if (problem.empty()) {
+        if (!settings_.key) {
+          s.channel.set_max_frame_bytes(settings_.limits.max_frame_bytes);
+          log(fmt::format("master {} connected (no key)", s.who));
+        }
+        if (!co_await send(slave_hello(limits, s.challenge))) s.end_reason = "send failed";
+        co_return;
       }
-      if (!co_await send(slave_hello(limits, s.challenge))) s.end_reason = "send failed";
-      co_return;
     }
   } else {
     auto accepted = accept_master_auth(*settings_.key, s.challenge, m);
+    if (auto* ok = std::get_if<AcceptedAuth>(&accepted); ok != nullptr && !admit(s).empty()) {
+      accepted = std::string(admit_refusal(greeted_));
+    }
     if (auto* ok = std::get_if<AcceptedAuth>(&accepted)) {
       // The master's next frame (a load, authenticated) may follow our reply at once: the
       // reader must already check its MAC and take its size when it arrives.
@@ -607,7 +696,6 @@ asio::awaitable<void> SlaveServer::greet(Session& s, const json& m) {
       const bool sent = co_await send(std::move(ok->reply));
       s.channel.authenticate_send(ok->keys.slave_to_master);
       s.data_mask = ok->keys.data_mask;
-      s.greeted = true;
       log(fmt::format("master {} connected (authenticated)", s.who));
       if (!sent) s.end_reason = "send failed";
       co_return;
@@ -664,7 +752,10 @@ asio::awaitable<void> SlaveServer::on_load(Session& s, const json& m) {
     co_return;
   }
   auto loaded = std::make_unique<LoadedRun>();
-  loaded->profile = profile::mirror(*parsed.profile, load->host);
+  loaded->rss_before = engine::resident_bytes();
+  const bool child = load->shard_count > 1 || load->master_side;
+  loaded->master_side = load->master_side;
+  loaded->profile = load->master_side ? *parsed.profile : profile::mirror(*parsed.profile, load->host);
   core::Diagnostics diags;
   auto plan = engine::compile(loaded->profile, load->file_sets, diags);
   if (!plan) {
@@ -685,6 +776,17 @@ asio::awaitable<void> SlaveServer::on_load(Session& s, const json& m) {
     co_return;
   }
   loaded->timed = engine::timed_steps(loaded->plan);
+  if (!child) {
+    const auto processes = process::process_count(loaded->profile, loaded->plan,
+                                                  process::machine_budget(settings_.processes));
+    if (processes > 1) {
+      co_await load_children(s, *load, processes, workers);
+      co_return;
+    }
+  } else {
+    loaded->process_name = fmt::format("{} process {} of {}", load->master_side ? "master" : "slave",
+                                       load->shard_index + 1, load->shard_count);
+  }
   // Reading the snapshot runs `tc`: off the control thread, like every helper.
   loaded->system = co_await run_off_thread(context_, [] { return sampling::read_system_snapshot(); });
   engine::EngineConfig config;
@@ -693,7 +795,14 @@ asio::awaitable<void> SlaveServer::on_load(Session& s, const json& m) {
   config.token = load->token ^ s.data_mask;
   config.header_timeout = limits.header_timeout;
   config.listen_address = s.local_address;
-  config.slave_side = true;
+  if (child) {
+    boost::system::error_code bad;
+    config.listen_address = asio::ip::make_address(load->listen_address, bad);
+    if (bad) config.listen_address = asio::ip::address_v4::loopback();
+  }
+  config.slave_side = !load->master_side;
+  config.shard_index = load->shard_index;
+  config.shard_count = load->shard_count;
   config.record_latency = load->record_latency;
   config.on_txn_done = [this, &s](std::size_t step) {
     asio::post(context_, [&s, step] { s.events.push(LocalStepDone{step}); });
@@ -729,8 +838,154 @@ asio::awaitable<void> SlaveServer::on_load(Session& s, const json& m) {
   log(fmt::format("master {}: loaded profile '{}' ({} strands)", s.who,
                   core::printable(s.run->profile.name), s.run->plan.total_strands));
   json out = message("loaded", {{"ports", ports}});
+  // More than one negotiated listener (a big run, or a child of a run in processes): the master
+  // spreads its strands over them.
+  if (const auto& listeners = s.run->engine->negotiated_ports(); listeners.size() > 1 || child) {
+    out["shard_ports"] = {{"0", listeners}};
+  }
   auto sent = co_await s.channel.send(std::move(out));
   if (!std::holds_alternative<std::monostate>(sent)) s.end_reason = "send failed";
+}
+
+asio::awaitable<void> SlaveServer::load_children(Session& s, const LoadRequest& load,
+                                                 std::uint32_t processes, std::size_t workers) {
+  auto reject = [&s](std::string why) -> asio::awaitable<void> {
+    json out = message("rejected", {{"message", std::move(why)}});
+    auto sent = co_await s.channel.send(std::move(out));
+    (void)sent;
+  };
+  ChildSetSettings settings;
+  settings.executable = settings_.child_executable;
+  settings.shard_count = processes;
+  // The run's workers, shared out: each process has its own.
+  settings.workers = std::max<std::size_t>(1, (workers + processes - 1) / processes);
+  auto spawned = ChildSet::spawn(context_, settings);
+  if (auto* problem = std::get_if<std::string>(&spawned)) {
+    {
+      std::string why = fmt::format("slave: {}", *problem);
+      co_await reject(std::move(why));
+    }
+    co_return;
+  }
+  s.children = std::move(std::get<std::unique_ptr<ChildSet>>(spawned));
+  LoadRequest mine = load;
+  mine.listen_address = s.local_address.to_string();
+  mine.token = load.token ^ s.data_mask;  // the children's channel is a trusted socketpair
+  if (auto problem = co_await s.children->load(std::move(mine)); !problem.empty()) {
+    log(fmt::format("master {}: {}", s.who, problem));
+    {
+      std::string why = fmt::format("slave: {}", problem);
+      co_await reject(std::move(why));
+    }
+    s.end_reason = problem;
+    co_return;
+  }
+  s.children->listen(
+      [&s](std::size_t i, json m) { s.events.push(ChildMessage{i, std::move(m)}); },
+      [&s](std::size_t i, ChannelError e) { s.events.push(ChildLost{i, std::move(e)}); });
+  // One port per process for each listener: the master sends strand s to process s % count.
+  json shard_ports = {{"0", spread_ports(s.children->negotiated())}};
+  json first = json::object();
+  for (const auto& [requested, actual] : s.children->ports().front()) first[std::to_string(requested)] = actual;
+  log(fmt::format("master {}: loaded the profile in {} processes", s.who, processes));
+  json out = message("loaded", {{"ports", std::move(first)}, {"shard_ports", std::move(shard_ports)}});
+  auto sent = co_await s.channel.send(std::move(out));
+  if (!std::holds_alternative<std::monostate>(sent)) s.end_reason = "send failed";
+}
+
+asio::awaitable<void> SlaveServer::on_proxied(Session& s, const std::string& type, const json& m) {
+  if (type == "written") {
+    // Each child drains the connections of its own strands: it gets only their entries.
+    std::vector<engine::ConnectionBytes> entries;
+    const auto step = uint_field(m, "step");
+    std::string problem = !step || !append_written(m, entries) ? "'written' that is malformed" : "";
+    if (problem.empty()) problem = co_await s.children->send_written(static_cast<std::size_t>(*step), entries);
+    if (!problem.empty()) {
+      s.end_reason = problem;
+      json out = message("error", {{"message", fmt::format("slave: {}", problem)}});
+      auto sent = co_await s.channel.send(std::move(out));
+      (void)sent;
+    }
+    co_return;
+  }
+  if (type != "start" && type != "proceed" && type != "end_step" && type != "finish") {
+    json out = message("error", {{"message", fmt::format("slave: '{}' is not valid in a loaded run",
+                                                         core::printable(type))}});
+    auto sent = co_await s.channel.send(std::move(out));
+    (void)sent;
+    co_return;
+  }
+  json relayed = m;
+  // The children connect back to the master by the address this session sees it at.
+  if (type == "start") relayed["master_address"] = s.master_address.to_string();
+  if (auto problem = co_await s.children->send_all(std::move(relayed)); !problem.empty()) {
+    s.end_reason = problem;
+    json out = message("error", {{"message", fmt::format("slave: {}", problem)}});
+    auto sent = co_await s.channel.send(std::move(out));
+    (void)sent;
+  }
+}
+
+asio::awaitable<void> SlaveServer::on_child(Session& s, std::size_t child, const json& m) {
+  auto send = [&s](json out) -> asio::awaitable<bool> {
+    auto sent = co_await s.channel.send(std::move(out));
+    co_return std::holds_alternative<std::monostate>(sent);
+  };
+  ChildSet& children = *s.children;
+  if (auto problem = children.note(child, m); !problem.empty()) {
+    log(fmt::format("master {}: {}", s.who, problem));
+    s.end_reason = problem;
+    json out = message("error", {{"message", fmt::format("slave: {}", problem)}});
+    co_await send(std::move(out));
+    co_return;
+  }
+  const std::string type = text_field(m, "type");
+  if (type == "written") {
+    // The master drains to what every process wrote: relayed as it comes, before the step_done.
+    if (!co_await send(m)) s.end_reason = "send failed";
+  } else if (type == "drained") {
+    const auto step = static_cast<std::size_t>(uint_field(m, "step").value_or(0));
+    if (children.all_drained(step)) {
+      if (!co_await send(children.merged_drained(step))) s.end_reason = "send failed";
+    }
+  } else if (type == "step_done") {
+    const auto step = static_cast<std::size_t>(uint_field(m, "step").value_or(0));
+    if (children.all_done(step) && (!s.reported_step || *s.reported_step < step)) {
+      s.reported_step = step;
+      json out = message("step_done", {{"step", step}});
+      if (!co_await send(std::move(out))) s.end_reason = "send failed";
+    }
+  } else if (type == "results" && children.all_results()) {
+    engine::RunResult merged;
+    if (auto problem = children.merge_results(merged); !problem.empty()) {
+      s.end_reason = problem;
+      json out = message("error", {{"message", fmt::format("slave: {}", problem)}});
+      co_await send(std::move(out));
+      co_return;
+    }
+    // The host's CPU, NIC and snapshot as the first child saw them (one host); the process CPU
+    // is every child's added up.
+    const auto parts = children.results();
+    json cpu = parts.front().value("cpu", json());
+    if (auto usage = cpu_usage_from_json(cpu); usage && usage->process) {
+      for (std::size_t i = 1; i < parts.size(); ++i) {
+        const auto other = cpu_usage_from_json(parts[i].value("cpu", json()));
+        if (!other || !other->process) continue;
+        usage->process->user_s += other->process->user_s;
+        usage->process->sys_s += other->process->sys_s;
+      }
+      auto& p = *usage->process;
+      p.cores = usage->wall_s > 0 ? (p.user_s + p.sys_s) / usage->wall_s : 0;
+      p.core_pct = p.cores * 100;
+      sampling::to_json(cpu, *usage);
+    }
+    log(fmt::format("master {}: run finished ({} processes)", s.who, children.size()));
+    json out = message("results", {{"result", to_json(merged)},
+                                   {"cpu", cpu},
+                                   {"nic", parts.front().value("nic", json())},
+                                   {"system", parts.front().value("system", json())}});
+    if (!co_await send(std::move(out))) s.end_reason = "send failed";
+  }
 }
 
 }  // namespace volley::control

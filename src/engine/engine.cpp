@@ -23,14 +23,27 @@ Engine::Engine(const Plan& plan, EngineConfig config)
       config_(std::move(config)),
       release_times_(plan.txn_count),
       windows_(plan.txn_count) {
+  const std::uint32_t shards = std::max<std::uint32_t>(1, config_.shard_count);
+  const auto here = [&](std::uint64_t s) { return s % shards == config_.shard_index; };
+  std::uint64_t total_here = 0;
+  for (const auto& group : plan.groups) {
+    const std::uint64_t n = group.strands / shards + (config_.shard_index < group.strands % shards ? 1 : 0);
+    local_strands_.push_back(n);
+    total_here += n;
+  }
   const std::size_t n_workers = std::max<std::size_t>(
-      1, std::min<std::uint64_t>(config_.workers, std::max<std::uint64_t>(plan.total_strands, 1)));
+      1, std::min<std::uint64_t>(config_.workers, std::max<std::uint64_t>(total_here, 1)));
   for (std::size_t i = 0; i < n_workers; ++i) workers_.push_back(std::make_unique<Worker>(*this));
   // Round-robin over every strand of every group, so each group spreads over all workers.
   std::size_t next = 0;
   placement_.resize(plan.groups.size());
   for (std::size_t g = 0; g < plan.groups.size(); ++g) {
+    placement_[g].reserve(plan.groups[g].strands);
     for (std::uint64_t s = 0; s < plan.groups[g].strands; ++s) {
+      if (!here(s)) {
+        placement_[g].emplace_back(kNotHere, 0);
+        continue;
+      }
       const auto w = static_cast<std::uint32_t>(next++ % workers_.size());
       placement_[g].emplace_back(w, workers_[w]->add_strand(g, s));
     }
@@ -55,6 +68,21 @@ Engine::~Engine() {
 
 std::string Engine::open_listeners(asio::io_context& control) {
   control_ = &control;
+  // Connections this engine's strands accept, at most, on negotiated ports: one listener per
+  // accept queue's worth (see negotiated_ports()).
+  std::uint64_t accepts = 0;
+  for (std::size_t g = 0; g < plan_.groups.size(); ++g) {
+    std::uint64_t per_strand = 0;
+    for (const auto& txn : plan_.groups[g].txns) {
+      for (const auto& op : txn.ops) {
+        const auto* accept = std::get_if<profile::AcceptOp>(&op.spec);
+        if (accept != nullptr && !accept->connection.port) ++per_strand;
+      }
+    }
+    accepts += per_strand * local_strands_[g];
+  }
+  const std::uint64_t backlog = transport::accept_backlog();
+  const std::uint64_t negotiated = std::clamp<std::uint64_t>((accepts + backlog - 1) / backlog, 1, 64);
   for (const std::uint16_t port : plan_.accept_ports) {
     std::optional<std::uint64_t> window;
     for (const auto& group : plan_.groups) {
@@ -68,18 +96,21 @@ std::string Engine::open_listeners(asio::io_context& control) {
         }
       }
     }
-    auto listener = std::make_unique<transport::DataListener>(
-        control, config_.token,
-        [this](const transport::ConnectionHeader& header, asio::ip::tcp::socket socket) {
-          route(header, std::move(socket));
-        },
-        config_.header_timeout);
-    if (auto error = listener->open(config_.listen_address, port, window); !error.empty()) {
-      listeners_.clear();
-      return error;
+    for (std::uint64_t copy = 0; copy < (port == 0 ? negotiated : 1); ++copy) {
+      auto listener = std::make_unique<transport::DataListener>(
+          control, config_.token,
+          [this](const transport::ConnectionHeader& header, asio::ip::tcp::socket socket) {
+            route(header, std::move(socket));
+          },
+          config_.header_timeout);
+      if (auto error = listener->open(config_.listen_address, port, window); !error.empty()) {
+        listeners_.clear();
+        return error;
+      }
+      if (copy == 0) listener_ports_[port] = listener->port();
+      if (port == 0) negotiated_ports_.push_back(listener->port());
+      listeners_.push_back(std::move(listener));
     }
-    listener_ports_[port] = listener->port();
-    listeners_.push_back(std::move(listener));
   }
   return {};
 }
@@ -143,7 +174,11 @@ void Engine::arm_quiescence(std::size_t txn, std::uint64_t last_progress, int qu
     if (ec || !*alive || stopped_ || generation != quiesce_generation_) return;
     const std::uint64_t now = progress();
     // A thinking strand is not waiting for the master: it will go on by itself.
-    const int quiet = now == last_progress && !thinking() ? quiet_polls + 1 : 0;
+    // Connections still in an accept queue are on their way to strands: not quiet (with tens of
+    // thousands of connects, a loaded machine can leave the accept loop idle for 30 ms).
+    const bool queued = std::any_of(listeners_.begin(), listeners_.end(),
+                                    [](const auto& l) { return l->queued() > 0; });
+    const int quiet = now == last_progress && !thinking() && !queued ? quiet_polls + 1 : 0;
     if (quiet < polls_needed) {
       arm_quiescence(txn, now, quiet, polls_needed);
       return;
@@ -212,6 +247,7 @@ void Engine::route(const transport::ConnectionHeader& header, asio::ip::tcp::soc
     return;  // not a strand of this run: the socket closes here
   }
   const auto [worker, local] = placement_[header.group][header.strand];
+  if (worker == kNotHere) return;  // another process's strand: it connected to the wrong port
   routed_.fetch_add(1, std::memory_order_relaxed);
   boost::system::error_code ec;
   const auto protocol = socket.local_endpoint(ec).protocol();
@@ -238,7 +274,7 @@ RunResult Engine::finish() {
   }
   for (std::size_t g = 0; g < plan_.groups.size(); ++g) {
     const GroupPlan& gp = plan_.groups[g];
-    GroupResult gr{group_display_name(gp, g), gp.strands, {}};
+    GroupResult gr{group_display_name(gp, g), local_strands_[g], {}};
     for (std::size_t t = 0; t < gp.txns.size(); ++t) {
       const TxnPlan& tp = gp.txns[t];
       TxnResult tr{txn_display_name(tp, t), std::move(totals[tp.slot]), {}, {}};

@@ -1,5 +1,11 @@
 #include "volley/engine/run_result.hpp"
 
+#include <malloc.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+
 namespace volley::engine {
 
 SlotCounters RunResult::totals() const {
@@ -18,6 +24,73 @@ std::uint64_t RunResult::transactions() const {
     for (const auto& t : g.transactions) n += t.stats.counters.ops;
   }
   return n;
+}
+
+void merge_into(RunResult& into, const RunResult& part) {
+  if (into.groups.empty() && into.windows.empty()) {
+    auto processes = std::move(into.processes);
+    into = part;
+    into.processes.insert(into.processes.begin(), processes.begin(), processes.end());
+    return;
+  }
+  for (std::size_t g = 0; g < std::min(into.groups.size(), part.groups.size()); ++g) {
+    GroupResult& a = into.groups[g];
+    const GroupResult& b = part.groups[g];
+    a.strands += b.strands;
+    for (std::size_t t = 0; t < std::min(a.transactions.size(), b.transactions.size()); ++t) {
+      TxnResult& x = a.transactions[t];
+      const TxnResult& y = b.transactions[t];
+      x.stats.merge(y.stats);
+      if (y.uncorrected_latency) {
+        if (x.uncorrected_latency) {
+          x.uncorrected_latency->merge(*y.uncorrected_latency);
+        } else {
+          x.uncorrected_latency = y.uncorrected_latency;
+        }
+      }
+      for (std::size_t f = 0; f < std::min(x.flowops.size(), y.flowops.size()); ++f) {
+        x.flowops[f].stats.merge(y.flowops[f].stats);
+      }
+    }
+  }
+  // Each process released a step on its own clock, within milliseconds of the others: the
+  // step's window runs from the first start to the last end.
+  for (std::size_t w = 0; w < std::min(into.windows.size(), part.windows.size()); ++w) {
+    TxnWindow& a = into.windows[w];
+    const TxnWindow& b = part.windows[w];
+    const std::int64_t end = std::max(a.start_unix_ns + a.elapsed.count(), b.start_unix_ns + b.elapsed.count());
+    if (a.start_unix_ns == 0 || (b.start_unix_ns != 0 && b.start_unix_ns < a.start_unix_ns)) {
+      a.start_unix_ns = b.start_unix_ns;
+    }
+    a.elapsed = std::chrono::nanoseconds(end - a.start_unix_ns);
+    a.is_duration = a.is_duration || b.is_duration;
+  }
+  into.connections_requested += part.connections_requested;
+  into.connections_established += part.connections_established;
+  into.failed_strands += part.failed_strands;
+  into.error_samples.insert(into.error_samples.end(), part.error_samples.begin(), part.error_samples.end());
+  into.processes.insert(into.processes.end(), part.processes.begin(), part.processes.end());
+}
+
+std::int64_t resident_bytes() {
+  // Free heap pages go back to the kernel first: what is left is what the process holds, not
+  // what the allocator keeps cached (a burst of accepts frees thousands of header reads at once).
+  ::malloc_trim(0);
+  std::ifstream statm("/proc/self/statm");
+  std::int64_t size = 0;
+  std::int64_t resident = 0;
+  if (!(statm >> size >> resident)) return 0;
+  return resident * static_cast<std::int64_t>(::sysconf(_SC_PAGESIZE));
+}
+
+double memory_per_connection(const RunResult& result) {
+  std::int64_t growth = 0;
+  std::uint64_t connections = 0;
+  for (const auto& p : result.processes) {
+    growth += p.rss_growth_bytes;
+    connections += p.connections;
+  }
+  return connections == 0 ? 0.0 : static_cast<double>(growth) / static_cast<double>(connections);
 }
 
 }  // namespace volley::engine

@@ -235,19 +235,19 @@ awaitable<OpOutcome> Strand::do_connect(const OpPlan& op, const profile::Connect
     worker_.count_connection(true);
     co_return OpOutcome{};
   }
-  HostTarget target;
+  const HostTarget* target = nullptr;  // not copied: a connect must not allocate
   if (config.peer) {
-    target = *config.peer;
+    target = &*config.peer;
   } else {
     const auto it = config.targets.find(c.connection.remotehost);
     if (it == config.targets.end()) {
       co_return OpOutcome{OpOutcome::Status::kFailed, ErrorKind::kUnreachable,
                           fmt::format("no slave serves remotehost '{}'", c.connection.remotehost)};
     }
-    target = it->second;
+    target = &it->second;
   }
-  const asio::ip::tcp::endpoint endpoint(target.address,
-                                         c.connection.port.value_or(target.negotiated_port));
+  const asio::ip::tcp::endpoint endpoint(target->address,
+                                         c.connection.port.value_or(target->port_for(index_)));
   worker_.count_connection(false);
   transport::TcpConnection& tcp = fresh_tcp(op.common.connection);
   Socket& socket = tcp.socket();
@@ -278,6 +278,8 @@ awaitable<OpOutcome> Strand::do_connect(const OpPlan& op, const profile::Connect
                            fmt::format("connect to {}", endpoint.address().to_string()).c_str());
   }
   socket.non_blocking(true, ec);
+  // Numbered only once connected: a connect that failed opened nothing on the peer's side.
+  connections_.back().serial = next_serial(op.common.connection);
   worker_.count_connection(true);
   co_return OpOutcome{};
 }
@@ -522,7 +524,7 @@ Strand::Connection* Strand::find(std::uint32_t id) {
 
 transport::TcpConnection& Strand::fresh_tcp(std::uint32_t id) {
   connections_.push_back(
-      Connection{id, transport::TcpConnection(Socket(worker_.context())), next_serial(id)});
+      Connection{id, transport::TcpConnection(Socket(worker_.context()))});
   return std::get<transport::TcpConnection>(connections_.back().link);
 }
 

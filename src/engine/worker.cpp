@@ -153,10 +153,24 @@ void Worker::arm_cut_timer(std::size_t txn) {
   }
   if (!longest) return;
   // Operations still in flight at the deadline get a short grace to finish, so that both ends
-  // count the same bytes; whatever still waits after it is cut and counted as expired.
-  cut_timer_.expires_at(txn_start_ + *longest + config.drain_grace);
-  cut_timer_.async_wait([this, txn](const boost::system::error_code& ec) {
-    if (!ec) cut(txn, CutReason::kEnded);
+  // count the same bytes; whatever still waits after it is cut and counted as expired. While
+  // operations keep completing (tens of thousands of connections each waiting for its answer)
+  // the grace is renewed, up to drain_limit.
+  arm_drain(txn, txn_start_ + *longest + config.drain_grace, txn_start_ + *longest + config.drain_limit,
+            progress_local_);
+}
+
+void Worker::arm_drain(std::size_t txn, Clock::time_point at, Clock::time_point limit,
+                       std::uint64_t progress_at_arm) {
+  cut_timer_.expires_at(at);
+  cut_timer_.async_wait([this, txn, limit, progress_at_arm](const boost::system::error_code& ec) {
+    if (ec) return;
+    const auto next = Clock::now() + engine_.config().drain_grace;
+    if (progress_local_ != progress_at_arm && next <= limit) {
+      arm_drain(txn, next, limit, progress_local_);
+      return;
+    }
+    cut(txn, CutReason::kEnded);
   });
 }
 

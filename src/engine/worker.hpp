@@ -106,6 +106,10 @@ class Worker {
   std::vector<ErrorSample>& error_samples() { return error_samples_; }
 
  private:
+  /// The drain after a duration deadline: cut at `at` unless operations completed since
+  /// `progress_at_arm`, then look again one drain_grace later, until `limit`.
+  void arm_drain(std::size_t txn, Clock::time_point at, Clock::time_point limit,
+                 std::uint64_t progress_at_arm);
   void on_release(std::size_t txn, Clock::time_point start);
   void arm_cut_timer(std::size_t txn);
   void cut(std::size_t txn, CutReason reason);

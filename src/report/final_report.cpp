@@ -75,6 +75,17 @@ std::string totals_section(const RunReport& report) {
                      format_bits_per_s(t.bits_per_s()));
   out += fmt::format("  connections   requested {}, established {}\n", r.connections_requested,
                      r.connections_established);
+  // Resident growth per connection, each side (0 connections: nothing to divide by).
+  std::vector<std::string> memory;
+  const auto add_memory = [&memory](const std::string& who, const engine::RunResult& side) {
+    if (side.processes.empty() || side.connections_established == 0) return;
+    memory.push_back(fmt::format("{} {:.0f} B/connection ({} process{})", who,
+                                 engine::memory_per_connection(side), side.processes.size(),
+                                 side.processes.size() == 1 ? "" : "es"));
+  };
+  add_memory("master", r);
+  for (const auto& slave : report.slaves) add_memory("slave " + slave.host, slave.result);
+  if (!memory.empty()) out += fmt::format("  memory        {}\n", fmt::join(memory, "; "));
   std::vector<std::string> kinds;
   for (std::size_t k = 0; k < engine::kErrorKindCount; ++k) {
     if (t.errors[k] == 0) continue;

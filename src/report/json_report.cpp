@@ -114,6 +114,21 @@ json groups_json(const engine::RunResult& result) {
   return groups;
 }
 
+/// Each process of the side: its strands, connections, memory growth and CPU.
+json processes_json(const engine::RunResult& result) {
+  json out = json::array();
+  for (const auto& p : result.processes) {
+    out.push_back(json{{"name", p.name},
+                       {"pid", p.pid},
+                       {"strands", p.strands},
+                       {"connections", p.connections},
+                       {"rss_growth_bytes", p.rss_growth_bytes},
+                       {"cpu_user_s", p.cpu_user_s},
+                       {"cpu_sys_s", p.cpu_sys_s}});
+  }
+  return out;
+}
+
 json totals_json(const Totals& t, const engine::RunResult& result) {
   return json{{"transactions", t.transactions},
               {"transactions_per_s", t.transactions_per_s()},
@@ -126,7 +141,9 @@ json totals_json(const Totals& t, const engine::RunResult& result) {
               {"connections_requested", result.connections_requested},
               {"connections_established", result.connections_established},
               {"errors", full_errors_json(t.errors, t.error_total())},
-              {"expired", t.expired}};
+              {"expired", t.expired},
+              {"memory_per_connection_bytes", engine::memory_per_connection(result)},
+              {"processes", processes_json(result)}};
 }
 
 json comparison_json(const RunReport& report) {

@@ -3,9 +3,20 @@
 #include <boost/asio/read.hpp>
 #include <fmt/format.h>
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include <fstream>
 #include <utility>
 
 namespace volley::transport {
+
+std::uint64_t accept_backlog() {
+  std::ifstream in("/proc/sys/net/core/somaxconn");
+  std::uint64_t n = 0;
+  return (in >> n) && n > 0 ? n : 4096;
+}
 
 namespace asio = boost::asio;
 using asio::ip::tcp;
@@ -13,6 +24,9 @@ using asio::ip::tcp;
 namespace {
 /// After an accept fails for want of descriptors, wait this long instead of spinning.
 constexpr auto kAcceptBackoff = std::chrono::milliseconds(100);
+/// Header reads in flight at most. Without a bound a storm of connects has every connection's
+/// socket, timer and read in memory at once, and the allocator keeps that peak.
+constexpr std::size_t kMaxPending = 256;
 }  // namespace
 
 /// A connection whose header is still on its way. Shared with the read's handler so its buffer
@@ -61,6 +75,16 @@ std::string DataListener::open(const asio::ip::address& address, std::uint16_t p
   return {};
 }
 
+std::size_t DataListener::queued() const {
+  tcp_info info{};
+  socklen_t size = sizeof info;
+  // On a listening socket tcpi_unacked is the accept queue's length.
+  const int fd = const_cast<tcp::acceptor&>(acceptor_).native_handle();
+  const std::size_t waiting =
+      ::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &size) == 0 ? info.tcpi_unacked : 0;
+  return waiting + pending_.size();
+}
+
 std::uint16_t DataListener::port() const {
   boost::system::error_code ec;
   const auto endpoint = acceptor_.local_endpoint(ec);
@@ -88,6 +112,10 @@ void DataListener::accept_next() {
         if (!*alive) return;
         if (ec == asio::error::operation_aborted) return;
         if (!ec) read_header(std::move(socket));
+        if (pending_.size() >= kMaxPending) {
+          paused_ = true;  // resumed when a header read ends
+          return;
+        }
         // EMFILE and friends: keep accepting, but after a pause: the connection waits in the
         // backlog, and retrying at once would spin on the same error.
         if (ec == asio::error::no_descriptors || ec == asio::error::no_buffer_space ||
@@ -119,6 +147,10 @@ void DataListener::read_header(tcp::socket socket) {
         if (!*alive) return;
         pending_.erase(id);
         pending->deadline.cancel();
+        if (paused_) {
+          paused_ = false;
+          accept_next();
+        }
         if (ec) {
           ++rejected_;
           return;

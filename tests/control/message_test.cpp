@@ -156,6 +156,26 @@ TEST(Load, MissingFileEntryFieldOrWrongTypeIsAnError) {
   EXPECT_NE(error, "");
 }
 
+// Found by fuzzing (tests/fuzz/corpus/control_message/edge_load_out_of_range.json): nlohmann's
+// get<> wrapped a seed of -1 to 2^64-1, truncated a token of 2^32 to 0, and converting 1e300
+// workers to an integer was undefined behaviour. A number out of its field's range is refused.
+TEST(Load, NumbersOutOfTheirRangeAreRefusedNotWrapped) {
+  const std::vector<std::pair<const char*, json>> cases = {
+      {"seed", -1}, {"seed", 1.5}, {"token", 4294967296ULL}, {"token", -7},
+      {"workers", 1e300}, {"workers", -1}};
+  for (const auto& [field, value] : cases) {
+    json j = to_json(sample_load());
+    j[field] = value;
+    std::string error;
+    EXPECT_FALSE(load_from_json(j, error).has_value()) << field << " = " << value;
+    EXPECT_NE(error.find("malformed load message"), std::string::npos) << error;
+  }
+  json size = to_json(sample_load());
+  size["file_sets"][0]["files"][0]["size"] = -1;
+  std::string error;
+  EXPECT_FALSE(load_from_json(size, error).has_value());
+}
+
 // ---- results ---------------------------------------------------------------------------------
 
 engine::SlotStats stats_with(std::uint64_t ops, std::initializer_list<std::uint64_t> latencies) {
@@ -273,6 +293,22 @@ TEST(Results, MalformedResultsAreAnError) {
   EXPECT_NE(error, "");
 }
 
+TEST(Results, NegativeOrFractionalCountsAreRefusedNotWrapped) {
+  const json good = to_json(sample_result());
+  const std::vector<std::pair<json::json_pointer, json>> cases = {
+      {json::json_pointer("/connections_requested"), -1},
+      {json::json_pointer("/failed_strands"), 1e300},
+      {json::json_pointer("/groups/0/strands"), -2},
+      {json::json_pointer("/groups/0/transactions/0/stats/counters/ops"), 0.5},
+      {json::json_pointer("/windows/0/elapsed_ns"), 18446744073709551615ULL}};
+  for (const auto& [where, value] : cases) {
+    json j = good;
+    j[where] = value;
+    std::string error;
+    EXPECT_FALSE(run_result_from_json(j, error).has_value()) << where << " = " << value;
+  }
+}
+
 // ---- CPU and NIC figures ---------------------------------------------------------------------
 
 sampling::CpuBreakdown breakdown(double base) {
@@ -331,6 +367,14 @@ TEST(SamplingWire, CpuUsageWithMissingSourcesRoundTrip) {
 
 TEST(SamplingWire, CpuUsageNullOrGarbageIsMissing) {
   EXPECT_FALSE(cpu_usage_from_json(json(nullptr)).has_value());
+  // A CPU number out of range is refused, not truncated (or, for 1e300, undefined behaviour).
+  for (const json& cpu : {json(-1), json(1e300), json(4294967296ULL)}) {
+    json j = sampling::CpuUsage{};
+    j["per_cpu"] = json::array({json{{"cpu", cpu}, {"usr_pct", 1}, {"sys_pct", 1}, {"irq_pct", 1},
+                                     {"softirq_pct", 1}, {"iowait_pct", 1}, {"steal_pct", 1},
+                                     {"idle_pct", 1}, {"busy_pct", 1}}});
+    EXPECT_FALSE(cpu_usage_from_json(j).has_value()) << cpu;
+  }
   EXPECT_FALSE(cpu_usage_from_json(json("busy")).has_value());
   EXPECT_FALSE(cpu_usage_from_json(json::array()).has_value());
   EXPECT_FALSE(cpu_usage_from_json(json::object()).has_value());

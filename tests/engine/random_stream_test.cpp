@@ -59,5 +59,17 @@ TEST(RandomStream, ConnectionsOfOneStrandDiffer) {
   EXPECT_NE(x, c.next());
 }
 
+TEST(RandomStream, EachStepOfAConnectionStartsItsOwnStream) {
+  // Step 0 is the connection's stream as before; every later step a fresh one, the same on both
+  // sides, so a step cut at different places on the two sides does not leave the next one's
+  // draws apart.
+  EXPECT_EQ(RandomStream::for_connection(9, 0, 5, 1, 0).next(),
+            RandomStream::for_connection(9, 0, 5, 1).next());
+  const auto step1 = RandomStream::for_connection(9, 0, 5, 1, 1).next();
+  EXPECT_NE(step1, RandomStream::for_connection(9, 0, 5, 1, 0).next());
+  EXPECT_NE(step1, RandomStream::for_connection(9, 0, 5, 1, 2).next());
+  EXPECT_EQ(step1, RandomStream::for_connection(9, 0, 5, 1, 1).next());
+}
+
 }  // namespace
 }  // namespace volley::engine

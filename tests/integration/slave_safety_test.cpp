@@ -13,7 +13,9 @@
 
 #include "support/control_client.hpp"
 #include "support/process.hpp"
+#include "support/serve.hpp"
 #include "support/temp_dir.hpp"
+#include "volley/control/message.hpp"
 
 namespace volley::test {
 namespace {
@@ -21,22 +23,6 @@ namespace {
 using nlohmann::json;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
-
-std::string pingpong(const std::string& threads, const std::string& duration,
-                     const std::string& extra = "") {
-  return fmt::format(R"XML(<?xml version="1.0"?>
-<profile name="pp">
-  <group nthreads="{}">
-    <transaction iterations="1"><flowop type="connect" options="remotehost=127.0.0.1 protocol=tcp"/></transaction>
-    <transaction duration="{}">
-      <flowop type="write" options="size=64"/>
-      <flowop type="read" options="size=64"/>{}
-    </transaction>
-    <transaction iterations="1"><flowop type="disconnect"/></transaction>
-  </group>
-</profile>
-)XML", threads, duration, extra);
-}
 
 /// One strand: connects, then spins for 30 s; on the slave it accepts, then spins.
 const char* kBusyThink = R"XML(<?xml version="1.0"?>
@@ -62,39 +48,6 @@ int start_busy_think(ControlClient& c) {
   return fd;
 }
 
-/// `volley serve` on a loopback port of its own, with extra flags; stopped by PID at the end.
-class Serve {
- public:
-  explicit Serve(std::vector<std::string> extra = {}, std::vector<std::string> prefix = {})
-      : port_(free_loopback_port()), process_(args(std::move(extra), std::move(prefix))) {
-    const auto deadline = Clock::now() + 10s;
-    while (Clock::now() < deadline) {
-      ControlClient probe(port_);
-      if (probe.connected()) return;
-      std::this_thread::sleep_for(20ms);
-    }
-    ADD_FAILURE() << "volley serve did not listen: " << process_.stderr_so_far();
-  }
-  [[nodiscard]] std::uint16_t port() const { return port_; }
-  [[nodiscard]] std::string port_text() const { return std::to_string(port_); }
-  Process& process() { return process_; }
-  /// SIGTERM; the exit status, or -1 when it had not exited after `limit` (then killed).
-  ProcessResult terminate(std::chrono::milliseconds limit = 5s) {
-    process_.signal(SIGTERM);
-    return process_.wait(limit);
-  }
-
- private:
-  std::vector<std::string> args(std::vector<std::string> extra, std::vector<std::string> prefix) {
-    std::vector<std::string> a = std::move(prefix);
-    a.insert(a.end(), {VOLLEY_BINARY, "serve", "--listen", fmt::format("127.0.0.1:{}", port_)});
-    a.insert(a.end(), extra.begin(), extra.end());
-    return a;
-  }
-  std::uint16_t port_;
-  Process process_;
-};
-
 /// SIGTERM ends the slave within the limit with status 0; how long it took.
 void expect_prompt_exit(Serve& serve, const char* state) {
   const auto start = Clock::now();
@@ -108,9 +61,7 @@ void expect_prompt_exit(Serve& serve, const char* state) {
 
 /// A full, real run against the slave succeeds (exit 0).
 void expect_serves_a_real_run(const Serve& serve) {
-  TempDir dir;
-  const auto profile = dir.write("pp.xml", pingpong("2", "300ms"));
-  const auto r = run_volley({"run", profile.string(), "-P", serve.port_text(), "-q"});
+  const auto r = run_pingpong(serve);
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
@@ -285,27 +236,11 @@ TEST(SlaveSafety, SessionsBeyondTheLimitAreRefusedAtOnce) {
   ControlClient first(serve.port());
   ASSERT_TRUE(first.greet());
   ControlClient second(serve.port());
+  ASSERT_TRUE(second.send(control::make_hello()));  // a slot is taken by a greeted session only
   const auto refused = second.receive_type("error");
   ASSERT_TRUE(refused);
   EXPECT_NE(refused->value("message", "").find("--max-sessions"), std::string::npos) << *refused;
   EXPECT_TRUE(second.closed_within(5s));
-}
-
-TEST(SlaveSafety, BeforeTheGreetingFramesAreSmallAndTheHelloHasADeadline) {
-  Serve serve({"--hello-timeout", "500ms"});
-  {
-    ControlClient c(serve.port());
-    ASSERT_TRUE(c.send_raw(std::string("\x01\x00\x00\x00", 4)));  // announces 16 MiB
-    const auto error = c.receive_type("error");
-    ASSERT_TRUE(error);
-    EXPECT_NE(error->value("message", "").find("4096"), std::string::npos) << *error;
-    EXPECT_TRUE(c.closed_within(5s));
-  }
-  {
-    ControlClient silent(serve.port());
-    EXPECT_TRUE(silent.closed_within(5s));
-  }
-  expect_serves_a_real_run(serve);
 }
 
 }  // namespace

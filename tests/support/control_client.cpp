@@ -39,6 +39,10 @@ void ControlClient::close() {
   fd_ = -1;
 }
 
+void ControlClient::shutdown_write() {
+  if (fd_ >= 0) ::shutdown(fd_, SHUT_WR);
+}
+
 bool ControlClient::send_raw(const std::string& bytes) {
   sent_ += bytes;
   std::size_t done = 0;

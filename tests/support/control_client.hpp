@@ -16,6 +16,11 @@ class ControlClient {
  public:
   /// Connects to 127.0.0.1:port (connected() says whether it worked).
   explicit ControlClient(std::uint16_t port);
+  /// Takes over a connected descriptor (closed with the client).
+  struct Adopt {
+    int fd;
+  };
+  explicit ControlClient(Adopt adopt) : fd_(adopt.fd) {}
   ~ControlClient();
   ControlClient(const ControlClient&) = delete;
   ControlClient& operator=(const ControlClient&) = delete;
@@ -45,6 +50,8 @@ class ControlClient {
   /// Everything received so far, raw (to check what crossed the wire).
   [[nodiscard]] const std::string& received_bytes() const { return received_; }
   void close();
+  /// Half-closes: the peer reads end of file, and we can still read its answers.
+  void shutdown_write();
   /// Gives up the descriptor (the caller closes it).
   int release();
 

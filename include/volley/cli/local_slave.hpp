@@ -24,7 +24,8 @@ class LocalSlave {
   /// Starts `volley serve` on 127.0.0.1 with an ephemeral port and waits until it listens.
   /// Returns an error sentence, or "".
   /// `executable` is volley itself unless a test runs this from another binary.
-  std::string start(std::size_t workers, const std::string& executable = "/proc/self/exe");
+  std::string start(std::size_t workers, const std::string& executable = "/proc/self/exe",
+                    std::uint32_t processes = 0);
   [[nodiscard]] std::uint16_t port() const { return port_; }
   [[nodiscard]] pid_t pid() const { return pid_; }
   /// The slave's ephemeral key (empty before start()).

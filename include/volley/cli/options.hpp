@@ -17,6 +17,7 @@ struct RunOptions {
   bool local = false;                         ///< --local: start a slave of our own on loopback
   std::size_t workers = 0;                    ///< --workers: 0 = one per core
   std::size_t slave_workers = 0;              ///< --slave-workers: 0 = the slave's default
+  std::uint32_t processes = 0;                ///< --processes: per side, 0 = decide (nprocs)
   std::uint64_t seed = 1;                     ///< --seed: random sizes and file picks
   std::string interval = "1s";                ///< -i: interval of the time series
   std::string json;                           ///< --json FILE ("-" = stdout)
@@ -40,6 +41,8 @@ struct ServeOptions {
   std::size_t workers = 0;               ///< --workers: 0 = one per core
   int announce_fd = -1;                  ///< --announce-fd (for --local): write the port there
   bool exit_with_parent = false;         ///< --exit-with-parent (for --local)
+  int child_fd = -1;                     ///< --child-fd: serve one session of the parent there
+  std::uint32_t processes = 0;           ///< --processes: per run, 0 = decide (nprocs)
   bool quiet = false;
   std::string key_file;                  ///< --key-file (or VOLLEY_KEY_FILE): the pre-shared key
   int key_fd = -1;                       ///< --key-fd (for --local): read the key from here

@@ -24,6 +24,7 @@ struct RunOnceRequest {
   std::uint64_t seed = 1;
   std::size_t workers = 1;
   std::size_t slave_workers = 0;
+  std::uint32_t processes = 0;  ///< see control::MasterSettings
   std::chrono::nanoseconds interval = std::chrono::seconds(1);
   std::chrono::milliseconds connect_timeout{5000};
   std::chrono::milliseconds step_grace{10000};     ///< see control::MasterSettings

@@ -39,6 +39,10 @@ struct MasterSettings {
   std::uint64_t seed = 1;
   std::size_t workers = 1;        ///< master worker threads
   std::size_t slave_workers = 0;  ///< 0: each slave's own default
+  /// Processes the master's side is spread over: 0 decides from the profile (nprocs), the
+  /// descriptor limit and the cores (process::process_count); 1 keeps it in this process.
+  std::uint32_t processes = 0;
+  std::string child_executable = "/proc/self/exe";  ///< the volley binary children run
   std::chrono::nanoseconds interval = std::chrono::seconds(1);
   bool record_latency = true;  ///< off: no latency histograms on either side (cost measurement)
   std::chrono::milliseconds connect_timeout{5000};

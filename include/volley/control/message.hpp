@@ -31,6 +31,13 @@ struct LoadRequest {
   std::size_t workers = 0;                       ///< 0: the slave's own default
   std::vector<engine::FileSet> file_sets;        ///< sendfile sizes (the slave has no files)
   bool record_latency = true;
+  /// Processes (docs/architecture.md): a parent sends its child process the same load with the
+  /// share it runs (strands s with s % shard_count == shard_index), and whether it runs the
+  /// master's side (the profile as written) or the slave's (the mirror). Sent only to children.
+  std::uint32_t shard_index = 0;
+  std::uint32_t shard_count = 1;
+  bool master_side = false;
+  std::string listen_address = {};  ///< where a child binds its data listeners
 };
 
 /// A slave's limits as its hello announces them, so a master can say what is too big before it
@@ -55,6 +62,8 @@ std::string check_hello(const nlohmann::json& message, const std::string& peer);
 nlohmann::json to_json(const LoadRequest& load);
 std::optional<LoadRequest> load_from_json(const nlohmann::json& message, std::string& error);
 
+nlohmann::json process_to_json(const engine::ProcessRecord& p);
+engine::ProcessRecord process_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const engine::RunResult& result);
 std::optional<engine::RunResult> run_result_from_json(const nlohmann::json& j, std::string& error);
 

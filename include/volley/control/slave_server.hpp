@@ -20,6 +20,8 @@
 
 namespace volley::control {
 
+struct LoadRequest;
+
 /// What one slave grants its masters. A request beyond a limit is refused with a sentence naming
 /// the limit and the `volley serve` flag that raises it (docs/security.md lists them all).
 struct SlaveLimits {
@@ -43,6 +45,11 @@ struct SlaveSettings {
   /// The pre-shared key (--key-file): when set, a master must prove it knows it before anything
   /// else, and every later message is authenticated (control/handshake.hpp).
   std::optional<Secret> key;
+  /// Processes one run is spread over: 0 decides from the profile, the descriptor limit and the
+  /// cores (process::process_count); 1 keeps every run in this process.
+  std::uint32_t processes = 0;
+  /// The volley binary child processes run.
+  std::string child_executable = "/proc/self/exe";
   /// A master silent for this long (no message, no ping) is considered gone.
   std::chrono::milliseconds silence_timeout{10000};
   /// One line per event worth telling an operator (session start/end, errors).
@@ -60,6 +67,9 @@ class SlaveServer {
   [[nodiscard]] std::uint16_t port() const;
   /// Starts accepting masters.
   void start();
+  /// Serves one session on an already connected socket: a child process's link to its parent
+  /// (`volley serve --child-fd`). The context runs out of work when that session ends.
+  void adopt(boost::asio::ip::tcp::socket socket);
   /// Stops accepting and aborts every session; the context then runs out of work.
   void stop();
   [[nodiscard]] std::size_t active_sessions() const { return sessions_; }
@@ -75,7 +85,18 @@ class SlaveServer {
   boost::asio::awaitable<void> on_message(Session& s, const nlohmann::json& m);
   /// The hello and, with a key, the master's proof; sets s.greeted once the master may go on.
   boost::asio::awaitable<void> greet(Session& s, const nlohmann::json& m);
+  /// Counts `s` among the greeted sessions, or says why not (--max-sessions).
+  std::string admit(Session& s);
   boost::asio::awaitable<void> on_load(Session& s, const nlohmann::json& m);
+  /// A run spread over child processes (docs/architecture.md, "Processes"): starts them, has
+  /// each load its shard, and answers the master's load for all of them.
+  boost::asio::awaitable<void> load_children(Session& s, const LoadRequest& load,
+                                             std::uint32_t processes, std::size_t workers);
+  /// The master's messages for a run spread over children: relayed to every child.
+  boost::asio::awaitable<void> on_proxied(Session& s, const std::string& type, const nlohmann::json& m);
+  /// A child's message or loss: relayed to the master once every child agrees (step_done,
+  /// results), or at once (a problem, naming the child).
+  boost::asio::awaitable<void> on_child(Session& s, std::size_t child, const nlohmann::json& m);
   /// The end of step `step`: drains to the master's `written`, then a LocalDrained event.
   void start_drain(Session& s, std::size_t step);
   /// Stops and joins the session's engine (joined off the control thread) and drops the run.
@@ -85,7 +106,10 @@ class SlaveServer {
   boost::asio::io_context& context_;
   SlaveSettings settings_;
   boost::asio::ip::tcp::acceptor acceptor_;
-  std::size_t sessions_ = 0;
+  std::size_t sessions_ = 0;  ///< connections, greeted or not
+  /// Greeted sessions: what --max-sessions bounds. A connection still owing its hello holds no
+  /// slot, so a few silent connections cannot lock masters out until their hello deadline.
+  std::size_t greeted_ = 0;
   std::uint64_t next_session_ = 0;
   bool stopping_ = false;
   /// Live sessions: how to abort each (stop() calls them all).

@@ -35,6 +35,13 @@ class Worker;
 struct HostTarget {
   boost::asio::ip::address address;
   std::uint16_t negotiated_port = 0;  ///< the peer's data listener (for connects without port=)
+  /// A peer spread over processes: one negotiated port per process, and strand s of every group
+  /// lives in process s % size (docs/architecture.md, "Processes"). Empty: negotiated_port.
+  std::vector<std::uint16_t> shard_ports = {};
+  /// The negotiated port strand `strand` connects to.
+  [[nodiscard]] std::uint16_t port_for(std::uint64_t strand) const {
+    return shard_ports.empty() ? negotiated_port : shard_ports[strand % shard_ports.size()];
+  }
 };
 
 struct EngineConfig {
@@ -57,6 +64,13 @@ struct EngineConfig {
   /// One second covers a round trip even at 10000 connections on two cores (~160 ms measured);
   /// only an operation stuck on a dead or stalled peer waits that long.
   std::chrono::nanoseconds drain_grace = std::chrono::seconds(1);
+  /// The drain is renewed by drain_grace while operations still complete, up to this long after
+  /// the deadline (50,000 connections each waiting for its answer on two cores take seconds).
+  std::chrono::nanoseconds drain_limit = std::chrono::seconds(8);
+  /// This engine runs strand s of every group only when s % shard_count == shard_index; the other
+  /// strands run in sibling processes (the same plan, another shard_index).
+  std::uint32_t shard_index = 0;
+  std::uint32_t shard_count = 1;
   /// Off: no clock reads and no histogram updates per operation (to measure what they cost).
   bool record_latency = true;
   /// Tests only: when set, every connect makes this in-memory connection instead of a socket
@@ -80,9 +94,19 @@ class Engine {
   std::string open_listeners(boost::asio::io_context& control);
   /// Requested port (0 = negotiated) -> the port actually bound.
   [[nodiscard]] std::map<std::uint16_t, std::uint16_t> listener_ports() const;
+  /// Every negotiated listener (the first is listener_ports()[0]). More than one when the strands
+  /// of this engine accept more connections than one listener's accept queue holds
+  /// (net.core.somaxconn): the kernel drops the handshake's last ACK when the queue is full, the
+  /// connecting side believes it is connected, and the connection arrives seconds later, after
+  /// the step has ended. Peers spread their connects over these by strand index.
+  [[nodiscard]] const std::vector<std::uint16_t>& negotiated_ports() const { return negotiated_ports_; }
 
   /// Slave: where connects go back to the master (known only once the master starts the run).
-  void set_peer(HostTarget peer) { config_.peer = peer; }
+  void set_peer(HostTarget peer) { config_.peer = std::move(peer); }
+  /// A master's shard in a child process: where its connects go (known only at the start).
+  void set_targets(std::map<std::string, HostTarget> targets) { config_.targets = std::move(targets); }
+  /// Strands of group `g` this engine runs (all of them unless sharded).
+  [[nodiscard]] std::uint64_t local_strands(std::size_t g) const { return local_strands_[g]; }
   /// Starts the worker threads; every strand waits for release(0).
   void start();
   /// Lets every strand start transaction `txn` (and, on a master, starts its clock).
@@ -137,9 +161,13 @@ class Engine {
   EngineConfig config_;
   std::vector<std::unique_ptr<Worker>> workers_;
   /// (group, strand) -> (worker, index on that worker); strand ids are dense per group.
+  /// A strand of another shard has worker kNotHere.
   std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> placement_;
+  static constexpr std::uint32_t kNotHere = UINT32_MAX;
+  std::vector<std::uint64_t> local_strands_;  ///< per group
   std::vector<std::unique_ptr<transport::DataListener>> listeners_;
   std::map<std::uint16_t, std::uint16_t> listener_ports_;
+  std::vector<std::uint16_t> negotiated_ports_;
   boost::asio::io_context* control_ = nullptr;
   std::unique_ptr<boost::asio::steady_timer> quiesce_timer_;
   std::uint64_t quiesce_generation_ = 0;

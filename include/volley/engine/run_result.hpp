@@ -40,6 +40,21 @@ struct ErrorSample {
   std::string message;  ///< error_code message plus peer
 };
 
+/// One process of one side: a side spread over processes (docs/architecture.md, "Processes") has
+/// one per process, a side in one process has one.
+struct ProcessRecord {
+  std::string name;                    ///< "master", "slave", "master process 2 of 3", ...
+  std::int64_t pid = 0;
+  std::uint64_t strands = 0;
+  std::uint64_t connections = 0;       ///< data connections this process established or accepted
+  /// Resident memory when the run's last timed step ended minus before the run was built: what
+  /// the run's strands, connections and buffers cost this process in user space.
+  std::int64_t rss_growth_bytes = 0;
+  double cpu_user_s = 0;  ///< this process's CPU over the timed steps
+  double cpu_sys_s = 0;
+  friend bool operator==(const ProcessRecord&, const ProcessRecord&) = default;
+};
+
 struct RunResult {
   std::vector<GroupResult> groups;
   std::vector<TxnWindow> windows;
@@ -47,9 +62,23 @@ struct RunResult {
   std::uint64_t connections_established = 0;
   std::uint64_t failed_strands = 0;  ///< strands stopped by an error without canfail
   std::vector<ErrorSample> error_samples;
+  std::vector<ProcessRecord> processes;
 
   [[nodiscard]] SlotCounters totals() const;  ///< over every flowop slot
   [[nodiscard]] std::uint64_t transactions() const;  ///< iterations of all transactions
 };
+
+/// Adds `part` (another process's share of the same plan) to `into`: counts and histograms add,
+/// strands add, each step's window spans both, error samples and process records are appended.
+/// An empty `into` (no groups) becomes `part`.
+void merge_into(RunResult& into, const RunResult& part);
+
+/// Resident set size of this process in bytes (/proc/self/statm), 0 if unreadable, after the
+/// allocator has returned its free pages (malloc_trim): memory held, not memory cached.
+std::int64_t resident_bytes();
+
+/// Data connections per process record, RSS growth summed over the records divided by the
+/// connections they hold; 0 without connections.
+double memory_per_connection(const RunResult& result);
 
 }  // namespace volley::engine

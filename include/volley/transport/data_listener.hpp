@@ -17,6 +17,9 @@
 
 namespace volley::transport {
 
+/// The kernel's cap on a listener's accept queue (net.core.somaxconn; 4096 if unreadable).
+std::uint64_t accept_backlog();
+
 class DataListener {
  public:
   /// Called for every connection whose header carried the expected token, on the listener's
@@ -42,6 +45,9 @@ class DataListener {
   void close();
   /// Connections accepted whose header has not arrived yet.
   [[nodiscard]] std::size_t pending() const { return pending_.size(); }
+  /// Connections the kernel has completed but this listener has not yet accepted (its accept
+  /// queue, from TCP_INFO), plus those whose header is still being read.
+  [[nodiscard]] std::size_t queued() const;
   /// Connections rejected for a bad or foreign header.
   [[nodiscard]] std::uint64_t rejected() const { return rejected_; }
 
@@ -59,6 +65,9 @@ class DataListener {
   /// must not pin a descriptor for the life of the slave).
   std::map<std::uint64_t, std::shared_ptr<Pending>> pending_;
   std::uint64_t next_pending_ = 0;
+  /// Accepting paused: kMaxPending headers are being read (the rest wait in the kernel's accept
+  /// queue, costing this process nothing).
+  bool paused_ = false;
   std::shared_ptr<bool> alive_;  // lets in-flight header reads notice close()
   std::uint64_t rejected_ = 0;
 };

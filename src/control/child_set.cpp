@@ -1,0 +1,374 @@
+#include "volley/control/child_set.hpp"
+
+#include <unistd.h>
+
+#include <charconv>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <fmt/format.h>
+
+#include "volley/control/step_bytes_wire.hpp"
+
+namespace volley::control {
+
+namespace asio = boost::asio;
+using nlohmann::json;
+
+namespace {
+
+constexpr auto kAwait = asio::as_tuple(asio::use_awaitable);
+/// How long a child has to greet and load (parsing, compiling, binding a listener).
+constexpr auto kLoadTimeout = std::chrono::seconds(60);
+/// How long a child has to exit by itself once its link is closed, before it is killed.
+constexpr auto kExitGrace = std::chrono::milliseconds(3000);
+
+/// The next message from `channel` within `timeout` (the channel is closed if it does not come).
+asio::awaitable<std::variant<json, ChannelError>> receive_within(asio::io_context& context,
+                                                                 Channel& channel,
+                                                                 std::chrono::seconds timeout) {
+  asio::steady_timer guard(context);
+  guard.expires_after(timeout);
+  bool expired = false;
+  guard.async_wait([&](const boost::system::error_code& ec) {
+    if (ec) return;
+    expired = true;
+    channel.close();
+  });
+  auto got = co_await channel.receive();
+  guard.cancel();
+  co_await asio::post(context, asio::use_awaitable);  // the cancelled guard runs first
+  if (expired) co_return ChannelError{fmt::format("no answer within {} s", timeout.count())};
+  co_return got;
+}
+
+}  // namespace
+
+std::map<std::uint16_t, std::uint16_t> ports_from_json(const json& announced) {
+  std::map<std::uint16_t, std::uint16_t> ports;
+  if (!announced.is_object()) return ports;
+  for (const auto& [k, v] : announced.items()) {
+    unsigned requested = 0;
+    const auto [end, ec] = std::from_chars(k.data(), k.data() + k.size(), requested);
+    if (ec != std::errc{} || end != k.data() + k.size() || requested > 65535 ||
+        !v.is_number_unsigned() || v.get<std::uint64_t>() > 65535) {
+      continue;  // not a port: ignore it rather than trust it
+    }
+    ports[static_cast<std::uint16_t>(requested)] = v.get<std::uint16_t>();
+  }
+  return ports;
+}
+
+std::vector<std::uint16_t> shard_ports_from_json(const json& ports) {
+  std::vector<std::uint16_t> out;
+  if (!ports.is_array()) return out;
+  for (const auto& p : ports) {
+    if (!p.is_number_unsigned() || p.get<std::uint64_t>() > 65535) return {};
+    out.push_back(p.get<std::uint16_t>());
+  }
+  return out;
+}
+
+std::vector<std::uint16_t> spread_ports(const std::vector<std::vector<std::uint16_t>>& per_process) {
+  std::size_t listeners = SIZE_MAX;
+  for (const auto& p : per_process) listeners = std::min(listeners, p.size());
+  std::vector<std::uint16_t> out;
+  if (per_process.empty() || listeners == 0) return out;
+  for (std::size_t l = 0; l < listeners; ++l) {
+    for (const auto& p : per_process) out.push_back(p[l]);
+  }
+  return out;
+}
+
+json targets_to_json(const std::map<std::string, engine::HostTarget>& targets) {
+  json out = json::object();
+  for (const auto& [host, t] : targets) {
+    out[host] = {{"address", t.address.to_string()}, {"port", t.negotiated_port}, {"ports", t.shard_ports}};
+  }
+  return out;
+}
+
+std::map<std::string, engine::HostTarget> targets_from_json(const json& targets) {
+  std::map<std::string, engine::HostTarget> out;
+  if (!targets.is_object()) return out;
+  for (const auto& [host, t] : targets.items()) {
+    boost::system::error_code ec;
+    const auto address = asio::ip::make_address(t.value("address", std::string()), ec);
+    const auto port = t.value("port", std::uint64_t{0});
+    if (ec || port > 65535) continue;
+    out[host] = engine::HostTarget{address, static_cast<std::uint16_t>(port),
+                                   shard_ports_from_json(t.value("ports", json()))};
+  }
+  return out;
+}
+
+engine::ProcessRecord process_record(std::string name, const engine::RunResult& result,
+                                     std::int64_t rss_before, std::int64_t rss_after,
+                                     const std::optional<sampling::CpuUsage>& cpu) {
+  engine::ProcessRecord record;
+  record.name = std::move(name);
+  record.pid = ::getpid();
+  for (const auto& g : result.groups) record.strands += g.strands;
+  record.connections = result.connections_established;
+  // No timed step ended (a failed run): the growth is unknown, not negative.
+  record.rss_growth_bytes = rss_after > 0 ? rss_after - rss_before : 0;
+  if (cpu && cpu->process) {
+    record.cpu_user_s = cpu->process->user_s;
+    record.cpu_sys_s = cpu->process->sys_s;
+  }
+  return record;
+}
+
+std::variant<std::unique_ptr<ChildSet>, std::string> ChildSet::spawn(asio::io_context& context,
+                                                                      ChildSetSettings settings) {
+  std::unique_ptr<ChildSet> set(new ChildSet(context, settings));
+  const char* role = settings.master_side ? "master" : "slave";
+  for (std::uint32_t shard = settings.first_shard; shard < settings.shard_count; ++shard) {
+    auto started = process::ChildProcess::spawn(
+        settings.executable, {"--quiet", "--workers", std::to_string(std::max<std::size_t>(1, settings.workers))},
+        fmt::format("{} process {} of {}", role, shard + 1, settings.shard_count));
+    if (auto* problem = std::get_if<std::string>(&started)) return std::move(*problem);
+    auto& child = std::get<process::ChildProcess>(started);
+    asio::ip::tcp::socket socket(context);
+    boost::system::error_code ec;
+    // A Unix socketpair behind a TCP socket object: Channel only reads and writes bytes.
+    socket.assign(asio::ip::tcp::v4(), child.take_fd(), ec);
+    if (ec) return fmt::format("{}: {}", child.describe(), ec.message());
+    set->children_.push_back(Child{std::move(child), std::make_unique<Channel>(std::move(socket)), false, {}, {}, {}, {}});
+  }
+  return set;
+}
+
+ChildSet::~ChildSet() {
+  *alive_ = false;
+  for (auto& c : children_) {
+    if (c.channel) c.channel->close();
+    c.process.reap(std::chrono::milliseconds(0));
+  }
+}
+
+asio::awaitable<std::string> ChildSet::load(LoadRequest load) {
+  for (std::size_t i = 0; i < children_.size(); ++i) {
+    Channel& channel = *children_[i].channel;
+    json hello = make_hello();
+    auto sent = co_await channel.send(std::move(hello));
+    if (auto* e = std::get_if<ChannelError>(&sent)) co_return lost(i, *e);
+    auto got = co_await receive_within(context_, channel, kLoadTimeout);
+    if (auto* e = std::get_if<ChannelError>(&got)) co_return lost(i, *e);
+    if (auto problem = check_hello(std::get<json>(got), describe(i)); !problem.empty()) co_return problem;
+    LoadRequest mine = load;
+    mine.shard_index = settings_.first_shard + static_cast<std::uint32_t>(i);
+    mine.shard_count = settings_.shard_count;
+    mine.master_side = settings_.master_side;
+    mine.workers = std::max<std::size_t>(1, settings_.workers);
+    auto sent_load = co_await channel.send(to_json(mine));
+    if (auto* e = std::get_if<ChannelError>(&sent_load)) co_return lost(i, *e);
+  }
+  // The children load at the same time; their answers are read in order.
+  ports_.clear();
+  negotiated_.clear();
+  for (std::size_t i = 0; i < children_.size(); ++i) {
+    for (;;) {
+      auto got = co_await receive_within(context_, *children_[i].channel, kLoadTimeout);
+      if (auto* e = std::get_if<ChannelError>(&got)) co_return lost(i, *e);
+      const json& m = std::get<json>(got);
+      const std::string type = text_field(m, "type");
+      if (type == "ping") continue;
+      if (type == "loaded") {
+        ports_.push_back(ports_from_json(m.value("ports", json::object())));
+        auto listeners = shard_ports_from_json(m.value("shard_ports", json::object()).value("0", json()));
+        if (listeners.empty() && ports_.back().count(0) != 0) listeners.push_back(ports_.back().at(0));
+        negotiated_.push_back(std::move(listeners));
+        break;
+      }
+      if (auto problem = note(i, m); !problem.empty()) co_return problem;
+      co_return fmt::format("{} answered the load with '{}'", describe(i), type);
+    }
+  }
+  co_return std::string();
+}
+
+void ChildSet::listen(std::function<void(std::size_t, json)> on_message,
+                      std::function<void(std::size_t, ChannelError)> on_lost) {
+  for (std::size_t i = 0; i < children_.size(); ++i) {
+    children_[i].reader_alive = true;
+    asio::co_spawn(
+        context_,
+        [this, i, alive = alive_, on_message, on_lost]() -> asio::awaitable<void> {
+          for (;;) {
+            auto got = co_await children_[i].channel->receive();
+            if (!*alive) co_return;
+            if (auto* error = std::get_if<ChannelError>(&got)) {
+              if (!closing_) on_lost(i, std::move(*error));  // a link we closed is no loss
+              break;
+            }
+            on_message(i, std::get<json>(std::move(got)));
+            if (!*alive) co_return;
+          }
+          children_[i].reader_alive = false;
+        },
+        asio::detached);
+  }
+}
+
+asio::awaitable<std::string> ChildSet::send_all(json m) {
+  std::string first;
+  for (std::size_t i = 0; i < children_.size(); ++i) {
+    Channel& channel = *children_[i].channel;
+    if (!channel.is_open()) continue;
+    auto sent = co_await channel.send(m);
+    if (auto* e = std::get_if<ChannelError>(&sent); e != nullptr && first.empty()) first = lost(i, *e);
+  }
+  co_return first;
+}
+
+std::string ChildSet::note(std::size_t i, const json& m) {
+  Child& c = children_[i];
+  const std::string type = text_field(m, "type");
+  if (type == "ping") return {};
+  if (type == "step_done") {
+    if (const auto step = uint_field(m, "step")) {
+      c.steps_done = static_cast<std::size_t>(*step);
+      return {};
+    }
+    return fmt::format("{} sent a malformed step_done", describe(i));
+  }
+  if (type == "results") {
+    c.results = m;
+    return {};
+  }
+  if (type == "written") {
+    if (!append_written(m, c.written)) return fmt::format("{} sent a malformed written message", describe(i));
+    return {};
+  }
+  if (type == "drained") {
+    if (!uint_field(m, "step")) return fmt::format("{} sent a malformed drained message", describe(i));
+    c.drained = m;
+    return {};
+  }
+  if (type == "rejected") return fmt::format("{} rejected the profile: {}", describe(i), text_field(m, "message"));
+  if (type == "error") return fmt::format("{}: {}", describe(i), text_field(m, "message"));
+  if (type == "abort") return fmt::format("{} aborted the run: {}", describe(i), text_field(m, "reason"));
+  return fmt::format("{} sent an unexpected '{}' message", describe(i), type);
+}
+
+std::string ChildSet::lost(std::size_t i, const ChannelError& error) {
+  Child& c = children_[i];
+  // A child that dies closes its end: its exit status says why (it is reaped here).
+  const std::string ended = c.process.exit_status(std::chrono::milliseconds(500));
+  if (!ended.empty()) return fmt::format("{} {}", describe(i), ended);
+  return fmt::format("{}: {}", describe(i), error.message);
+}
+
+bool ChildSet::all_done(std::size_t step) const {
+  return std::all_of(children_.begin(), children_.end(),
+                     [step](const Child& c) { return c.steps_done && *c.steps_done >= step; });
+}
+
+bool ChildSet::all_drained(std::size_t step) const {
+  return std::all_of(children_.begin(), children_.end(), [step](const Child& c) {
+    return c.drained && uint_field(*c.drained, "step").value_or(0) >= step;
+  });
+}
+
+std::vector<engine::ConnectionBytes> ChildSet::take_written() {
+  std::vector<engine::ConnectionBytes> out;
+  for (auto& c : children_) {
+    out.insert(out.end(), c.written.begin(), c.written.end());
+    c.written.clear();
+  }
+  return out;
+}
+
+std::vector<json> ChildSet::drained() const {
+  std::vector<json> out;
+  for (const auto& c : children_) out.push_back(c.drained.value_or(json::object()));
+  return out;
+}
+
+asio::awaitable<std::string> ChildSet::send_written(std::size_t step,
+                                                    const std::vector<engine::ConnectionBytes>& peer_written) {
+  for (std::size_t i = 0; i < children_.size(); ++i) {
+    const std::uint32_t shard = settings_.first_shard + static_cast<std::uint32_t>(i);
+    std::vector<engine::ConnectionBytes> mine;
+    for (const auto& w : peer_written) {
+      if (w.strand % settings_.shard_count == shard) mine.push_back(w);
+    }
+    for (json& m : written_messages(step, mine, 0)) {
+      auto sent = co_await children_[i].channel->send(std::move(m));
+      if (auto* e = std::get_if<ChannelError>(&sent)) co_return lost(i, *e);
+    }
+  }
+  co_return std::string();
+}
+
+json ChildSet::merged_drained(std::size_t step) const {
+  json listed = json::array();
+  std::uint64_t total = 0;
+  for (const auto& c : children_) {
+    if (!c.drained) continue;
+    total += c.drained->value("short_total", std::uint64_t{0});
+    for (const auto& entry : c.drained->value("short", json::array())) {
+      if (listed.size() < 5) listed.push_back(entry);
+    }
+  }
+  return message("drained", {{"step", step}, {"short", std::move(listed)}, {"short_total", total}});
+}
+
+bool ChildSet::all_results() const {
+  return std::all_of(children_.begin(), children_.end(), [](const Child& c) { return c.results.has_value(); });
+}
+
+std::string ChildSet::merge_results(engine::RunResult& into) const {
+  for (std::size_t i = 0; i < children_.size(); ++i) {
+    if (!children_[i].results) return fmt::format("{} sent no results", describe(i));
+    std::string error;
+    auto part = run_result_from_json(children_[i].results->value("result", json::object()), error);
+    if (!part) return fmt::format("{}: {}", describe(i), error);
+    engine::merge_into(into, *part);
+  }
+  return {};
+}
+
+std::vector<json> ChildSet::results() const {
+  std::vector<json> out;
+  for (const auto& c : children_) out.push_back(c.results.value_or(json::object()));
+  return out;
+}
+
+std::vector<pid_t> ChildSet::pids() const {
+  std::vector<pid_t> out;
+  for (const auto& c : children_) out.push_back(c.process.pid());
+  return out;
+}
+
+asio::awaitable<void> ChildSet::close() {
+  closing_ = true;
+  for (auto& c : children_) {
+    if (c.channel->is_open()) {
+      json bye = message("bye");
+      auto sent = co_await c.channel->send(std::move(bye));
+      (void)sent;
+    }
+    c.channel->close();
+  }
+  // The readers hold references into the children: wait until each has left.
+  asio::steady_timer poll(context_);
+  while (std::any_of(children_.begin(), children_.end(), [](const Child& c) { return c.reader_alive; })) {
+    poll.expires_after(std::chrono::milliseconds(5));
+    co_await poll.async_wait(kAwait);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + kExitGrace;
+  for (auto& c : children_) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    c.process.reap(std::max(left, std::chrono::milliseconds(0)));
+  }
+}
+
+}  // namespace volley::control

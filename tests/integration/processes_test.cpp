@@ -1,0 +1,199 @@
+// nprocs as processes (docs/architecture.md, "Processes"): a side spread over child processes
+// over real sockets, through the real CLI. The children exist while the run goes, the merged
+// counts agree on both sides, a killed child is named and fails the run, and no child is left.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "support/paths.hpp"
+#include "support/process.hpp"
+#include "support/temp_dir.hpp"
+
+namespace volley::test {
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+constexpr const char* kProfile = R"XML(<?xml version="1.0"?>
+<profile name="procs">
+  <group nprocs="$n">
+    <transaction iterations="1"><flowop type="connect" options="remotehost=$h protocol=tcp"/></transaction>
+    <transaction duration="$d">
+      <flowop type="write" options="size=64"/>
+      <flowop type="read" options="size=64"/>
+    </transaction>
+    <transaction iterations="1"><flowop type="disconnect"/></transaction>
+  </group>
+</profile>
+)XML";
+
+/// Every process whose parent is `parent`, with its command line.
+std::map<pid_t, std::string> children_of(pid_t parent) {
+  std::map<pid_t, std::string> out;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    const auto close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 2));
+    char state = 0;
+    pid_t ppid = 0;
+    rest >> state >> ppid;
+    if (ppid != parent || state == 'Z') continue;
+    std::ifstream cmd(entry.path() / "cmdline");
+    std::string cmdline((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
+    for (auto& c : cmdline) c = c == '\0' ? ' ' : c;
+    out[static_cast<pid_t>(std::stoi(name))] = cmdline;
+  }
+  return out;
+}
+
+/// The child processes (`serve --child-fd`) of `parent`.
+std::vector<pid_t> shard_children(pid_t parent) {
+  std::vector<pid_t> out;
+  for (const auto& [pid, cmd] : children_of(parent)) {
+    if (cmd.find("--child-fd") != std::string::npos) out.push_back(pid);
+  }
+  return out;
+}
+
+/// The local slave (`serve --exit-with-parent`) of a master.
+pid_t local_slave_of(pid_t master) {
+  for (const auto& [pid, cmd] : children_of(master)) {
+    if (cmd.find("--exit-with-parent") != std::string::npos) return pid;
+  }
+  return -1;
+}
+
+/// Waits until `found()` has `n` entries (or the limit).
+template <class Find>
+auto wait_for(Find found, std::size_t n, std::chrono::milliseconds limit = 20s) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  auto now = found();
+  while (now.size() < n && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(50ms);
+    now = found();
+  }
+  return now;
+}
+
+bool alive(pid_t pid) { return std::filesystem::exists(fmt::format("/proc/{}", pid)); }
+
+json read_json(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  return json::parse(in, nullptr, false);
+}
+
+/// The process records of one side, checked: `processes` of them, strands adding up to `strands`,
+/// each with its own pid and its share of the connections.
+void expect_processes(const json& totals, std::size_t processes, std::uint64_t strands) {
+  ASSERT_EQ(totals["processes"].size(), processes) << totals["processes"];
+  std::uint64_t sum = 0;
+  std::set<std::int64_t> pids;
+  for (const auto& p : totals["processes"]) {
+    sum += p["strands"].get<std::uint64_t>();
+    pids.insert(p["pid"].get<std::int64_t>());
+    EXPECT_EQ(p["connections"], p["strands"]) << p;
+    EXPECT_GT(p["rss_growth_bytes"].get<std::int64_t>(), 0) << p;
+  }
+  EXPECT_EQ(sum, strands);
+  EXPECT_EQ(pids.size(), processes);
+  EXPECT_GT(totals["memory_per_connection_bytes"].get<double>(), 0.0);
+}
+
+TEST(Processes, BothSidesSpreadOverProcessesAndAgree) {
+  TempDir dir;
+  const auto profile = dir.write("procs.xml", kProfile);
+  const auto out = dir.path() / "r.json";
+  Process master({VOLLEY_BINARY, "run", profile, "--local", "--processes", "3", "--set", "n=240",
+                  "--set", "d=2s", "--json", out, "-q"});
+  // Two children of the master (it runs the first share itself), three of the local slave.
+  const auto master_children = wait_for([&] { return shard_children(master.pid()); }, 2);
+  const pid_t slave = local_slave_of(master.pid());
+  const auto slave_children = wait_for([&] { return shard_children(slave); }, 3);
+  const auto r = master.wait(60s);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(master_children.size(), 2U);
+  EXPECT_EQ(slave_children.size(), 3U);
+  const json doc = read_json(out);
+  ASSERT_FALSE(doc.is_discarded());
+  EXPECT_EQ(doc["status"], "ok") << doc["failure"];
+  EXPECT_EQ(doc["totals"]["connections_established"], 240);
+  EXPECT_EQ(doc["totals"]["errors"]["total"], 0);
+  EXPECT_GT(doc["totals"]["transactions"].get<std::uint64_t>(), 0U);
+  ASSERT_EQ(doc["comparison"].size(), 1U);
+  EXPECT_EQ(doc["comparison"][0]["master_bytes"], doc["comparison"][0]["slave_bytes"]);
+  EXPECT_EQ(doc["comparison"][0]["master_ops"], doc["comparison"][0]["slave_ops"]);
+  expect_processes(doc["totals"], 3, 240);
+  expect_processes(doc["slaves"][0]["totals"], 3, 240);
+  // Every child was reaped: none is left, not even as a zombie.
+  for (const pid_t pid : master_children) EXPECT_FALSE(alive(pid)) << pid;
+  for (const pid_t pid : slave_children) EXPECT_FALSE(alive(pid)) << pid;
+}
+
+/// Kills one child of `victim_parent(master)` mid-run: the run fails (exit 1) naming it.
+void expect_killed_child_named(const std::string& side, bool slave_side) {
+  TempDir dir;
+  const auto profile = dir.write("procs.xml", kProfile);
+  Process master({VOLLEY_BINARY, "run", profile, "--local", "--processes", "2", "--set", "n=40",
+                  "--set", "d=20s", "-q"});
+  const pid_t parent = slave_side ? wait_for([&] {
+                                      std::vector<pid_t> v;
+                                      if (const pid_t p = local_slave_of(master.pid()); p > 0) v.push_back(p);
+                                      return v;
+                                    }, 1).at(0)
+                                  : master.pid();
+  const auto children = wait_for([&] { return shard_children(parent); }, slave_side ? 2 : 1);
+  ASSERT_FALSE(children.empty());
+  std::this_thread::sleep_for(1500ms);  // into the timed step
+  ::kill(children.back(), SIGKILL);
+  const auto r = master.wait(30s);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find(fmt::format("{} process 2 of 2 (pid {}) was killed by signal 9", side,
+                                   children.back())),
+            std::string::npos)
+      << r.err;
+  for (const pid_t pid : children) EXPECT_FALSE(alive(pid)) << pid;
+}
+
+TEST(Processes, KilledMasterChildIsNamedAndFailsTheRun) { expect_killed_child_named("master", false); }
+
+TEST(Processes, KilledSlaveChildIsNamedAndFailsTheRun) { expect_killed_child_named("slave", true); }
+
+TEST(Processes, KilledMasterTakesEveryChildWithIt) {
+  TempDir dir;
+  const auto profile = dir.write("procs.xml", kProfile);
+  Process master({VOLLEY_BINARY, "run", profile, "--local", "--processes", "2", "--set", "n=40",
+                  "--set", "d=20s", "-q"});
+  const auto mine = wait_for([&] { return shard_children(master.pid()); }, 1);
+  const pid_t slave = local_slave_of(master.pid());
+  const auto theirs = wait_for([&] { return shard_children(slave); }, 2);
+  ASSERT_EQ(mine.size(), 1U);
+  ASSERT_EQ(theirs.size(), 2U);
+  master.signal(SIGKILL);
+  master.wait(5s);
+  std::vector<pid_t> all = mine;
+  all.insert(all.end(), theirs.begin(), theirs.end());
+  all.push_back(slave);
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  auto any_alive = [&] { return std::any_of(all.begin(), all.end(), alive); };
+  while (any_alive() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(50ms);
+  for (const pid_t pid : all) EXPECT_FALSE(alive(pid)) << pid;
+}
+
+}  // namespace
+}  // namespace volley::test
