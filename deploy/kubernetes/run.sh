@@ -6,6 +6,10 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 lead=${1:-60}
+# The slaves' pre-shared key (docs/security.md), made once: 32 random bytes as hex.
+if ! kubectl get secret volley-key >/dev/null 2>&1; then
+  kubectl create secret generic volley-key --from-literal=key="$(openssl rand -hex 32)"
+fi
 kubectl apply -f "$here/results-pvc.yaml" -f "$here/slave.yaml"
 kubectl rollout status deployment/volley-slave --timeout=300s
 kubectl delete job volley-master volley-merge --ignore-not-found

@@ -73,8 +73,9 @@ void define_command_line(CLI::App& app, CommandLine& cl) {
   app.footer(
       "Examples:\n"
       "  volley run profiles/pingpong.xml --local --set t=4   # ping-pong against a local slave\n"
-      "  volley serve                                         # on the slave host (port 20000)\n"
-      "  volley run profiles/pingpong.xml --set h=198.18.0.2 --set t=64 --json out.json\n"
+      "  openssl rand -hex 32 > key; chmod 600 key            # one key, copied to every host\n"
+      "  volley serve --key-file key                          # on the slave host (port 20000)\n"
+      "  volley run profiles/pingpong.xml --key-file key --set h=198.18.0.2 --set t=64\n"
       "  volley check profiles/*.xml\n"
       "uperf's command line works too: volley -vaR -i 1 -m PROFILE -P PORT, volley -s -P PORT\n"
       "(volley -h after a uperf flag, e.g. volley -v -h, lists uperf's flags).");
@@ -86,6 +87,7 @@ void define_command_line(CLI::App& app, CommandLine& cl) {
   run_cmd->add_flag("--local", run.local,
                     "Start a slave of our own on loopback for this run (a separate process) and "
                     "point every remotehost at it; sets h=127.0.0.1 unless --set h= is given");
+  add_key_file_option(*run_cmd, run.key_file);
   run_cmd->add_option("-P,--port", run.port, "Control port of the slaves (1..65535)")
       ->capture_default_str()
       ->check(unsigned_in(1, 65535));

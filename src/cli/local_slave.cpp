@@ -22,6 +22,7 @@ namespace volley::cli {
 
 namespace {
 constexpr int kAnnounceFd = 3;
+constexpr int kKeyFd = 4;
 constexpr int kStartTimeoutMs = 10000;
 }  // namespace
 
@@ -31,12 +32,34 @@ std::string LocalSlave::start(std::size_t workers, const std::string& executable
                               std::uint32_t processes) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return fmt::format("local slave: pipe: {}", std::strerror(errno));
+  // The key goes through a pipe (argv and the environment are readable by other users). It is
+  // written whole before the child starts: 64 hex digits fit any pipe's buffer.
+  int key_fds[2];
+  if (::pipe2(key_fds, O_CLOEXEC) != 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return fmt::format("local slave: pipe: {}", std::strerror(errno));
+  }
+  const std::string key_text = control::random_bytes(32);
+  key_ = control::Secret(key_text.begin(), key_text.end());
+  const std::string key_hex = control::to_hex(key_text);
+  const bool key_written =
+      ::write(key_fds[1], key_hex.data(), key_hex.size()) == static_cast<ssize_t>(key_hex.size());
+  ::close(key_fds[1]);
+  if (!key_written) {
+    ::close(key_fds[0]);
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return fmt::format("local slave: cannot pass the key: {}", std::strerror(errno));
+  }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  // dup2 clears close-on-exec on the child's copy, so only the write end reaches it as fd 3.
+  // dup2 clears close-on-exec on the child's copy, so only these ends reach it, as fds 3 and 4.
   posix_spawn_file_actions_adddup2(&actions, fds[1], kAnnounceFd);
+  posix_spawn_file_actions_adddup2(&actions, key_fds[0], kKeyFd);
   std::vector<std::string> args = {"volley", "serve", "--listen", "127.0.0.1:0", "--exit-with-parent",
-                                   "--announce-fd", std::to_string(kAnnounceFd)};
+                                   "--announce-fd", std::to_string(kAnnounceFd),
+                                   "--key-fd", std::to_string(kKeyFd)};
   if (quiet_) args.emplace_back("--quiet");
   if (processes > 0) {
     args.emplace_back("--processes");
@@ -52,6 +75,7 @@ std::string LocalSlave::start(std::size_t workers, const std::string& executable
   const int rc = ::posix_spawn(&pid_, executable.c_str(), &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   ::close(fds[1]);
+  ::close(key_fds[0]);
   if (rc != 0) {
     ::close(fds[0]);
     pid_ = -1;

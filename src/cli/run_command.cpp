@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "volley/cli/commands.hpp"
+#include "volley/cli/key_file.hpp"
 #include "volley/cli/local_slave.hpp"
 #include "volley/cli/profile_loader.hpp"
 #include "volley/cli/run_once.hpp"
@@ -181,6 +182,16 @@ int run_command(const RunOptions& options, int argc, char** argv) {
   if (!loaded.parsed.profile) return core::to_int(core::ExitCode::kBadInput);
   const profile::Profile& profile = *loaded.parsed.profile;
 
+  // --local has a key of its own; otherwise --key-file or VOLLEY_KEY_FILE, if any.
+  std::optional<control::Secret> key;
+  if (!options.local) {
+    auto read = key_from_options(options.key_file);
+    if (auto* problem = std::get_if<std::string>(&read)) {
+      std::cerr << "volley: " << *problem << "\n";
+      return core::to_int(core::ExitCode::kBadInput);
+    }
+    key = std::get<std::optional<control::Secret>>(std::move(read));
+  }
   raise_file_limit();
   LocalSlave local;
   if (options.local) {
@@ -210,6 +221,7 @@ int run_command(const RunOptions& options, int argc, char** argv) {
   request.connect_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(*connect_timeout.value);
   request.step_grace = step_grace;
   request.link_timeout = link_timeout;
+  request.key = options.local ? std::optional<control::Secret>(local.key()) : key;
   request.allow_empty = options.allow_empty;
   // The latency log streams each interval's histograms as it ends: they are not kept.
   std::ofstream latency_file;

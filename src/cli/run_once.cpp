@@ -31,6 +31,7 @@ report::RunReport run_once(const RunOnceRequest& request) {
   settings.on_interval = request.on_interval;
   settings.on_interval_histograms = request.on_interval_histograms;
   settings.record_latency = request.record_latency;
+  settings.key = request.key;
   settings.start_at_unix_ns = request.start_at_unix_ns;
 
   asio::io_context context(1);

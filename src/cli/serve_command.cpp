@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "volley/cli/commands.hpp"
+#include "volley/cli/key_file.hpp"
 #include "volley/control/slave_server.hpp"
 #include "volley/core/exit_code.hpp"
 #include "volley/core/limits.hpp"
@@ -75,6 +76,10 @@ std::optional<std::chrono::nanoseconds> serve_duration(const std::string& flag,
 /// After a stop request, the most the process waits for its sessions to wind down before it
 /// exits anyway: SIGTERM must always work, whatever state a session is in.
 constexpr auto kStopDeadline = std::chrono::milliseconds(1500);
+/// --header-timeout's range: shorter drops connections on a loaded host; longer lets a stranger
+/// pin a descriptor for minutes.
+constexpr auto kMinHeaderTimeout = std::chrono::milliseconds(10);
+constexpr auto kMaxHeaderTimeout = std::chrono::minutes(5);
 
 /// `volley serve --child-fd N`: one session of the parent process on descriptor N (a socketpair),
 /// then exit. The parent checked the run against its limits: none are applied twice.
@@ -127,8 +132,16 @@ CLI::Validator unsigned_in(std::uint64_t lo, std::uint64_t hi) {
       fmt::format("{}..{}", lo, hi));
 }
 
+void add_key_file_option(CLI::App& cmd, std::string& key_file) {
+  cmd.add_option("--key-file", key_file,
+                 "The slaves' pre-shared key (default: $VOLLEY_KEY_FILE); with it, every slave "
+                 "must prove it knows the key")
+      ->type_name("FILE");
+}
+
 void add_serve_options(CLI::App& cmd, ServeOptions& serve) {
-  cmd.add_option("--listen", serve.listen, "Control address and port")->capture_default_str();
+  cmd.add_option("--listen", serve.listen,
+                 "Control address and port (other than loopback: needs --key-file or --insecure)")->capture_default_str();
   cmd.add_option("--workers", serve.workers,
                  "Default worker threads per run (default: one per core; at most 1024)")
       ->check(unsigned_in(0, core::kMaxWorkers));
@@ -142,6 +155,13 @@ void add_serve_options(CLI::App& cmd, ServeOptions& serve) {
                  "limit and the cores; 1: one process)")
       ->check(unsigned_in(0, process::kMaxProcesses));
   cmd.add_flag("-q,--quiet", serve.quiet, "Log nothing");
+  cmd.add_option("--key-file", serve.key_file,
+                 "Pre-shared key: masters must prove they know it (default: $VOLLEY_KEY_FILE). "
+                 "Make one with `openssl rand -hex 32 > FILE; chmod 600 FILE`")
+      ->type_name("FILE");
+  cmd.add_option("--key-fd", serve.key_fd, "Read the key from this descriptor")->group("");
+  cmd.add_flag("--insecure", serve.insecure,
+               "Serve any master without a key on a non-loopback address (otherwise refused)");
   const std::string limits = "Limits (a request beyond one is refused, naming the flag)";
   cmd.add_option("--max-sessions", serve.max_sessions, "Masters served at once")
       ->capture_default_str()->check(unsigned_in(1, 100000))->group(limits);
@@ -165,7 +185,10 @@ void add_serve_options(CLI::App& cmd, ServeOptions& serve) {
   cmd.add_option("--hello-timeout", serve.hello_timeout,
                  "How long a new connection has to send its hello")
       ->capture_default_str()->group(limits);
-  cmd.footer("Example:\n  volley serve --listen 0.0.0.0:20000 --max-sessions 4");
+  cmd.add_option("--header-timeout", serve.header_timeout,
+                 "How long a data connection has to send its header (10ms..5min)")
+      ->capture_default_str()->group(limits);
+  cmd.footer("Example:\n  volley serve --listen 0.0.0.0:20000 --key-file /etc/volley/key --max-sessions 4");
 }
 
 int serve_command(const ServeOptions& options) {
@@ -186,7 +209,39 @@ int serve_command(const ServeOptions& options) {
   const auto max_run = serve_duration("--max-run", options.max_run);
   const auto max_think = serve_duration("--max-think", options.max_think);
   const auto hello_timeout = serve_duration("--hello-timeout", options.hello_timeout);
-  if (!max_run || !max_think || !hello_timeout) return core::to_int(core::ExitCode::kBadInput);
+  const auto header_timeout = serve_duration("--header-timeout", options.header_timeout);
+  if (!max_run || !max_think || !hello_timeout || !header_timeout) {
+    return core::to_int(core::ExitCode::kBadInput);
+  }
+  if (*header_timeout < kMinHeaderTimeout || *header_timeout > kMaxHeaderTimeout) {
+    std::cerr << fmt::format("volley serve: --header-timeout '{}': must be between 10ms and 5min\n",
+                             options.header_timeout);
+    return core::to_int(core::ExitCode::kBadInput);
+  }
+  std::optional<control::Secret> key;
+  if (options.key_fd >= 0) {
+    auto read = key_from_descriptor(options.key_fd);
+    if (auto* problem = std::get_if<std::string>(&read)) {
+      std::cerr << "volley serve: " << *problem << "\n";
+      return core::to_int(core::ExitCode::kBadInput);
+    }
+    key = std::get<control::Secret>(std::move(read));
+  } else {
+    auto read = key_from_options(options.key_file);
+    if (auto* problem = std::get_if<std::string>(&read)) {
+      std::cerr << "volley serve: " << *problem << "\n";
+      return core::to_int(core::ExitCode::kBadInput);
+    }
+    key = std::get<std::optional<control::Secret>>(std::move(read));
+  }
+  if (!key && !options.insecure && !endpoint->address().is_loopback()) {
+    std::cerr << fmt::format(
+        "volley serve: refusing to listen on {} without a key: anyone who can reach this port "
+        "could make this host listen and send traffic. Give --key-file FILE (or VOLLEY_KEY_FILE; "
+        "{}), listen on a loopback address, or add --insecure on a network you trust\n",
+        options.listen, control::key_file_advice("FILE"));
+    return core::to_int(core::ExitCode::kBadInput);
+  }
   raise_file_limit();
   asio::io_context context(1);
   control::SlaveSettings settings;
@@ -201,6 +256,8 @@ int serve_command(const ServeOptions& options) {
   settings.limits.max_io_bytes = options.max_io_bytes;
   settings.limits.max_frame_bytes = options.max_frame_bytes;
   settings.limits.hello_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(*hello_timeout);
+  settings.limits.header_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(*header_timeout);
+  settings.key = std::move(key);
   settings.processes = options.processes;
   if (!options.quiet) {
     settings.log = [](const std::string& line) { std::cerr << "volley serve: " << line << std::endl; };
@@ -216,8 +273,10 @@ int serve_command(const ServeOptions& options) {
     ::close(options.announce_fd);
   }
   if (!options.quiet) {
-    std::cerr << fmt::format("volley serve: listening on {}:{} ({} worker(s) per run)\n",
-                             endpoint->address().to_string(), server.port(), settings.default_workers);
+    std::cerr << fmt::format("volley serve: listening on {}:{} ({} worker(s) per run; {})\n",
+                             endpoint->address().to_string(), server.port(), settings.default_workers,
+                             settings.key ? "masters must prove they know the key"
+                                          : "no key: any master is served");
   }
   asio::signal_set signals(context, SIGINT, SIGTERM);
   bool interrupted = false;

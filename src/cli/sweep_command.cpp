@@ -17,6 +17,7 @@
 #include "volley/analysis/sweep_table.hpp"
 #include "volley/analysis/value_list.hpp"
 #include "volley/cli/commands.hpp"
+#include "volley/cli/key_file.hpp"
 #include "volley/cli/local_slave.hpp"
 #include "volley/cli/profile_loader.hpp"
 #include "volley/cli/run_once.hpp"
@@ -119,6 +120,12 @@ int sweep_command(const SweepOptions& options) {
     }
   }
 
+  std::optional<control::Secret> key;
+  if (!options.local) {
+    auto read = key_from_options(options.key_file);
+    if (auto* problem = std::get_if<std::string>(&read)) return bad_input(*problem);
+    key = std::get<std::optional<control::Secret>>(std::move(read));
+  }
   raise_file_limit();
   LocalSlave local;
   if (options.local) {
@@ -176,6 +183,7 @@ int sweep_command(const SweepOptions& options) {
       request.connect_timeout =
           std::chrono::duration_cast<std::chrono::milliseconds>(*connect_timeout.value);
       request.allow_empty = options.allow_empty;
+      request.key = options.local ? std::optional<control::Secret>(local.key()) : key;
       report::RunReport result = run_once(request);
       result.command_line = sweep_command_line(options, binding);
       if (result.status == report::RunStatus::kFailed) {

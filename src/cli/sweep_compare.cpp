@@ -25,6 +25,7 @@ void add_sweep_and_compare(CLI::App& app, SweepCompareOptions& options) {
   sweep->add_flag("--local", s.local,
                   "Start one slave of our own on loopback for the whole sweep; sets h=127.0.0.1 "
                   "unless --set h= is given");
+  add_key_file_option(*sweep, s.key_file);
   sweep->add_option("-P,--port", s.port, "Control port of the slaves")->capture_default_str();
   sweep->add_option("-n,--repeat", s.repeat, "Runs per value (2 or more give confidence intervals)")
       ->capture_default_str()

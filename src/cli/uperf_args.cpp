@@ -193,7 +193,7 @@ std::string uperf_usage() {
   return "volley, with uperf's command line (volley --help for volley's own)\n"
          "Usage:   volley -m PROFILE [-ngtTfkpaeR] [-E EV1,EV2] [-X FILE] [-i INTERVAL] [-P PORT]\n"
          "                [volley run options, e.g. --local --set h=HOST]\n"
-         "         volley -s [-P PORT] [volley serve options]\n"
+         "         volley -s [-P PORT] --key-file KEY [volley serve options]\n"
          "\n"
          "\t-m <profile>\t Run this profile as the master (volley run PROFILE)\n"
          "\t-s\t\t Slave (volley serve)\n"

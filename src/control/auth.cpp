@@ -1,9 +1,12 @@
 #include "volley/control/auth.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
-#include <fstream>
-#include <sstream>
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
 
 #include <fmt/format.h>
 #include <openssl/crypto.h>
@@ -17,14 +20,8 @@ namespace volley::control {
 
 namespace {
 
-std::string to_hex(std::string_view bytes) {
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (const char c : bytes) out += fmt::format("{:02x}", static_cast<unsigned char>(c));
-  return out;
-}
-
-/// label || 0 || challenge || 0 || nonce || 0 || protocol version: fields cannot run together.
+/// label || 0 || challenge || 0 || nonce || 0 || protocol version: fields cannot run together,
+/// and a proof made for one protocol version does not pass for another.
 std::string transcript(std::string_view label, std::string_view challenge, std::string_view nonce) {
   return fmt::format("volley {}", label) + '\0' + std::string(challenge) + '\0' +
          std::string(nonce) + '\0' + std::to_string(kProtocolVersion);
@@ -32,55 +29,131 @@ std::string transcript(std::string_view label, std::string_view challenge, std::
 
 Secret as_secret(const std::string& bytes) { return Secret(bytes.begin(), bytes.end()); }
 
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
 }  // namespace
 
-std::optional<Secret> read_key_file(const std::string& path, std::string& error) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
-    error = fmt::format("key file '{}': cannot read it", path);
-    return std::nullopt;
-  }
-  if ((st.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
-    error = fmt::format("key file '{}' is readable by others (mode {:o}); make it 0600", path,
-                        st.st_mode & 0777);
-    return std::nullopt;
-  }
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  std::string key = text.str();
-  const auto first = key.find_first_not_of(" \t\r\n");
-  const auto last = key.find_last_not_of(" \t\r\n");
-  key = first == std::string::npos ? std::string() : key.substr(first, last - first + 1);
-  if (!in.good() && !in.eof()) {
-    error = fmt::format("key file '{}': cannot read it", path);
-    return std::nullopt;
-  }
-  if (key.size() < kMinKeyBytes) {
-    error = fmt::format("key file '{}' holds {} bytes; a key has at least {} (e.g. `head -c 32 "
-                        "/dev/urandom | base64 > FILE`)",
-                        path, key.size(), kMinKeyBytes);
-    return std::nullopt;
-  }
-  return as_secret(key);
+std::string key_file_advice(const std::string& path) {
+  return fmt::format("make one with `openssl rand -hex 32 > {0}` or "
+                     "`head -c 32 /dev/urandom > {0}`, then `chmod 600 {0}` and copy it to the "
+                     "master and every slave",
+                     path);
 }
 
-std::string random_hex(std::size_t bytes) {
+std::optional<Secret> parse_key(std::string_view contents, const std::string& source,
+                                std::string& error) {
+  std::string_view text = contents;
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ' ||
+                           text.back() == '\t')) {
+    text.remove_suffix(1);
+  }
+  bool hex = !text.empty();
+  for (const char c : text) hex = hex && hex_digit(c) >= 0;
+  if (hex) {
+    if (text.size() % 2 != 0 || text.size() < 2 * kMinKeyBytes) {
+      error = fmt::format("{} holds {} hex digits; a key has at least {} (an even number)", source,
+                          text.size(), 2 * kMinKeyBytes);
+      return std::nullopt;
+    }
+    Secret key;
+    for (std::size_t i = 0; i < text.size(); i += 2) {
+      key.push_back(static_cast<std::uint8_t>(hex_digit(text[i]) * 16 + hex_digit(text[i + 1])));
+    }
+    return key;
+  }
+  // Raw bytes are taken as they are: trimming could change random material.
+  if (contents.size() < kMinKeyBytes) {
+    error = fmt::format("{} holds {} bytes; a key has at least {} bytes of random material", source,
+                        contents.size(), kMinKeyBytes);
+    return std::nullopt;
+  }
+  return Secret(contents.begin(), contents.end());
+}
+
+std::variant<KeyFile, std::string> read_key_file(const std::string& path,
+                                                const std::string& source) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) return fmt::format("{}: cannot read it: {}", source, std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return fmt::format("{}: not a regular file", source);
+  }
+  std::string contents;
+  char buf[1024];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int e = errno;
+      ::close(fd);
+      return fmt::format("{}: cannot read it: {}", source, std::strerror(e));
+    }
+    if (n == 0) break;
+    contents.append(buf, static_cast<std::size_t>(n));
+    if (contents.size() > kMaxKeyFileBytes) {
+      ::close(fd);
+      return fmt::format("{} is larger than {} bytes: not a key file", source, kMaxKeyFileBytes);
+    }
+  }
+  ::close(fd);
+  KeyFile out;
+  std::string error;
+  auto key = parse_key(contents, source, error);
+  if (!key) return fmt::format("{} ({})", error, key_file_advice(path));
+  out.key = std::move(*key);
+  if ((st.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
+    out.warning = fmt::format(
+        "warning: {} can be read by other users (mode {:04o}); `chmod 600 {}`", source,
+        st.st_mode & 07777, path);
+  }
+  return out;
+}
+
+std::string random_bytes(std::size_t bytes) {
   std::string raw(bytes, '\0');
   if (RAND_bytes(reinterpret_cast<unsigned char*>(raw.data()), static_cast<int>(bytes)) != 1) {
-    throw std::runtime_error("no random bytes from the system");
+    throw std::runtime_error("no random bytes from the system (RAND_bytes failed)");
   }
-  return to_hex(raw);
+  return raw;
 }
 
-std::string random_key_text() { return random_hex(32); }
+std::string to_hex(std::string_view bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (const char c : bytes) {
+    const auto b = static_cast<unsigned char>(c);
+    out += kDigits[b >> 4];
+    out += kDigits[b & 0xf];
+  }
+  return out;
+}
+
+std::string random_hex(std::size_t bytes) { return to_hex(random_bytes(bytes)); }
 
 std::string hmac(const Secret& key, std::string_view data) {
   unsigned char out[EVP_MAX_MD_SIZE];
   unsigned int n = 0;
-  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
-       reinterpret_cast<const unsigned char*>(data.data()), data.size(), out, &n);
+  if (HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+           reinterpret_cast<const unsigned char*>(data.data()), data.size(), out, &n) == nullptr) {
+    throw std::runtime_error("HMAC-SHA256 failed");
+  }
   return std::string(reinterpret_cast<const char*>(out), n);
+}
+
+std::string frame_mac(const Secret& key, std::uint64_t sequence, std::string_view payload) {
+  std::string data(8, '\0');
+  for (int i = 7; i >= 0; --i, sequence >>= 8) {
+    data[static_cast<std::size_t>(i)] = static_cast<char>(sequence & 0xff);
+  }
+  data += payload;
+  return hmac(key, data);
 }
 
 bool same_secret(std::string_view a, std::string_view b) {
@@ -100,9 +173,9 @@ SessionKeys derive_session_keys(const Secret& key, std::string_view challenge,
   SessionKeys keys;
   keys.master_to_slave = as_secret(hmac(key, transcript("master to slave", challenge, nonce)));
   keys.slave_to_master = as_secret(hmac(key, transcript("slave to master", challenge, nonce)));
-  const std::string token = hmac(key, transcript("data token", challenge, nonce));
-  for (int i = 0; i < 4; ++i) {
-    keys.data_token = (keys.data_token << 8) | static_cast<unsigned char>(token[static_cast<std::size_t>(i)]);
+  const std::string mask = hmac(key, transcript("data token mask", challenge, nonce));
+  for (std::size_t i = 0; i < 4; ++i) {
+    keys.data_mask = (keys.data_mask << 8) | static_cast<unsigned char>(mask[i]);
   }
   return keys;
 }

@@ -21,16 +21,6 @@ namespace {
 constexpr auto kAwait = asio::as_tuple(asio::use_awaitable);
 constexpr auto kSendTimeout = std::chrono::seconds(5);
 
-/// The sequence number as 8 big-endian bytes, prefixed to the payload under the MAC.
-std::string sequence_bytes(std::uint64_t n) {
-  std::string out(8, '\0');
-  for (int i = 7; i >= 0; --i) {
-    out[static_cast<std::size_t>(i)] = static_cast<char>(n & 0xff);
-    n >>= 8;
-  }
-  return out;
-}
-
 ChannelError from_error(const boost::system::error_code& ec, const std::string& peer) {
   if (ec == asio::error::eof) return {fmt::format("{} closed the control connection", peer), true};
   return {fmt::format("control connection to {}: {}", peer, ec.message()), false};
@@ -70,7 +60,7 @@ asio::awaitable<std::variant<json, ChannelError>> Channel::receive() {
     }
     const std::string_view body(payload.data(), payload.size() - kMacBytes);
     const std::string_view mac(payload.data() + body.size(), kMacBytes);
-    const std::string expected = hmac(receive_key_, sequence_bytes(receive_sequence_) + std::string(body));
+    const std::string expected = frame_mac(receive_key_, receive_sequence_, body);
     if (!same_secret(mac, expected)) {
       co_return ChannelError{fmt::format("{} sent a control message that fails authentication "
                                          "(forged, replayed or out of order)",
@@ -90,7 +80,7 @@ asio::awaitable<std::variant<std::monostate, ChannelError>> Channel::send(json m
   const std::string who = peer();
   std::string payload = message.dump();
   if (!send_key_.empty()) {
-    payload += hmac(send_key_, sequence_bytes(send_sequence_++) + payload);
+    payload += frame_mac(send_key_, send_sequence_++, payload);
   }
   const std::string frame = encode_payload(payload);
   // A peer that stops reading must not stall us: a send that cannot finish in time fails.
@@ -115,10 +105,18 @@ asio::awaitable<std::variant<std::monostate, ChannelError>> Channel::send(json m
 }
 
 void Channel::authenticate_frames(Secret send_key, Secret receive_key) {
-  send_key_ = std::move(send_key);
+  authenticate_receive(std::move(receive_key));
+  authenticate_send(std::move(send_key));
+}
+
+void Channel::authenticate_receive(Secret receive_key) {
   receive_key_ = std::move(receive_key);
-  send_sequence_ = 0;
   receive_sequence_ = 0;
+}
+
+void Channel::authenticate_send(Secret send_key) {
+  send_key_ = std::move(send_key);
+  send_sequence_ = 0;
 }
 
 void Channel::close() {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 #include <optional>
 #include <random>
 #include <variant>
@@ -20,6 +21,7 @@
 #include "volley/control/child_set.hpp"
 #include "volley/control/codec.hpp"
 #include "volley/control/event_queue.hpp"
+#include "volley/control/handshake.hpp"
 #include "volley/control/message.hpp"
 #include "volley/control/sampling_wire.hpp"
 #include "volley/control/step_bytes_wire.hpp"
@@ -128,6 +130,7 @@ struct MasterRun::State {
     std::vector<engine::ConnectionBytes> written;
     std::optional<std::size_t> steps_drained;
     std::vector<std::uint16_t> shard_ports = {};  ///< a slave spread over processes: one port each
+    std::uint32_t data_mask = 0;  ///< from the handshake: masks the run token in `load`
   };
 
   EventQueue<MasterEvent> events;
@@ -418,7 +421,7 @@ awaitable<void> MasterRun::run() {
   // 1. Reach every slave.
   for (std::size_t i = 0; i < settings_.slaves.size() && st.failure.empty(); ++i) {
     const SlaveAddress& address = settings_.slaves[i];
-    st.slaves.push_back(State::Slave{address, {}, {}, false, false, false, {}, {}, {}, {}, Clock::now(), Clock::now(), {}, {}, {}});
+    st.slaves.push_back(State::Slave{address, {}, {}, false, false, false, {}, {}, {}, {}, Clock::now(), Clock::now(), {}, {}, {}, {}, 0});
     tcp::resolver resolver(context_);
     auto [resolve_ec, endpoints] = co_await resolver.async_resolve(
         address.control_host, std::to_string(address.control_port), kAwait);
@@ -453,8 +456,22 @@ awaitable<void> MasterRun::run() {
     st.slaves[i].reader_alive = true;
     asio::co_spawn(
         context_,
-        [&st, i]() -> awaitable<void> {
+        [&st, i, &key = settings_.key]() -> awaitable<void> {
           Channel& channel = *st.slaves[i].channel;
+          // The greeting (and authentication) first, here: the channel must be keyed before
+          // the slave's next frame is read.
+          auto greeting = co_await master_handshake(channel, key);
+          if (auto* greeted = std::get_if<MasterGreeting>(&greeting)) {
+            if (greeted->keys) st.slaves[i].data_mask = greeted->keys->data_mask;
+            st.events.push(SlaveMessage{i, std::move(greeted->slave_hello)});
+          } else {
+            // Nothing more is said to a slave that failed the handshake.
+            channel.close();
+            json refused = message("error", {{"message", std::get<std::string>(greeting)}});
+            st.events.push(SlaveMessage{i, std::move(refused)});
+            st.events.push(ReaderExited{i});
+            co_return;
+          }
           for (;;) {
             auto got = co_await channel.receive();
             if (auto* error = std::get_if<ChannelError>(&got)) {
@@ -466,8 +483,6 @@ awaitable<void> MasterRun::run() {
           st.events.push(ReaderExited{i});
         },
         asio::detached);
-    json hello = make_hello();
-    co_await send_to(i, std::move(hello));
   }
   co_await wait_until([&] { return all_slaves([](const State::Slave& s) { return s.greeted; }); },
                       kHandshakeTimeout, "the slaves' greeting");
@@ -480,11 +495,12 @@ awaitable<void> MasterRun::run() {
     file_sets = engine::scan_file_sets(profile, diags);
     if (!diags.has_errors()) st.plan = engine::compile(profile, file_sets, diags);
     if (!st.plan) fail(diags.format(nullptr));
-    std::random_device entropy;
-    token = entropy();
+    const std::string random = random_bytes(sizeof token);
+    std::memcpy(&token, random.data(), sizeof token);
     for (std::size_t i = 0; i < st.slaves.size() && st.failure.empty(); ++i) {
       LoadRequest load{settings_.profile_text, settings_.profile_file, settings_.variables,
-                       st.slaves[i].address.host, settings_.seed, token, settings_.slave_workers,
+                       st.slaves[i].address.host, settings_.seed, token ^ st.slaves[i].data_mask,
+                       settings_.slave_workers,
                        file_sets, settings_.record_latency};
       json load_message = to_json(load);
       // A load beyond the slave's limits would be cut off by a reset and its reason lost: say it

@@ -19,6 +19,7 @@
 #include "volley/control/codec.hpp"
 #include "volley/core/printable.hpp"
 #include "volley/control/event_queue.hpp"
+#include "volley/control/handshake.hpp"
 #include "volley/control/message.hpp"
 #include "volley/control/step_bytes_wire.hpp"
 #include "volley/engine/engine.hpp"
@@ -188,7 +189,9 @@ struct SlaveServer::Session {
   /// The run spread over child processes (this session only relays): see on_proxied().
   std::unique_ptr<ChildSet> children;
   std::optional<std::size_t> reported_step;  ///< the last step_done relayed to the master
-  bool greeted = false;
+  bool greeted = false;  ///< the hello (and, with a key, the authentication) went through
+  std::string challenge;  ///< sent in our hello when a key is set
+  std::uint32_t data_mask = 0;  ///< unmasks the run token in `load` (auth.hpp)
   Clock::time_point last_heard = Clock::now();
   Clock::time_point started = Clock::now();
   std::string end_reason;
@@ -292,7 +295,6 @@ asio::awaitable<void> SlaveServer::serve(tcp::socket socket) {
   s.local_address = s.channel.socket().local_endpoint(ec).address();
   s.master_address = s.channel.socket().remote_endpoint(ec).address();
   s.channel.set_max_frame_bytes(std::min(kMaxGreetingFrameBytes, settings_.limits.max_frame_bytes));
-  log(fmt::format("master {} connected", s.who));
   abort_hooks_[id] = [&s] { s.events.push(Abort{}); };
 
   s.reader_alive = true;
@@ -342,7 +344,12 @@ asio::awaitable<void> SlaveServer::serve(tcp::socket socket) {
     if (std::holds_alternative<ReaderExited>(event)) s.reader_alive = false;
   }
   co_await asio::post(context_, asio::use_awaitable);  // the ticker's cancelled wait runs first
-  log(fmt::format("master {} gone ({}); idle", s.who, s.end_reason));
+  // A peer that never got past the greeting (a scanner, a master without the key) costs one line.
+  if (s.greeted) {
+    log(fmt::format("master {} gone ({}); idle", s.who, s.end_reason));
+  } else {
+    log(fmt::format("refused {}: {}", s.who, s.end_reason));
+  }
   if (s.greeted) --greeted_;
   --sessions_;
 }
@@ -380,6 +387,9 @@ asio::awaitable<void> SlaveServer::converse(Session& s) {
     if (auto* lost = std::get_if<PeerLost>(&event)) {
       s.end_reason = lost->error.message;
       if (lost->error.closed_by_peer) s.end_reason = "master closed the connection";
+      if (lost->error.closed_by_peer && !s.greeted) {
+        s.end_reason = "closed the connection before the handshake ended";
+      }
       if (!lost->error.closed_by_peer) {
         // Tell a peer that sent garbage why it is being dropped (it may not be listening).
         json out = message("error", {{"message", fmt::format("slave: {}", lost->error.message)}});
@@ -469,27 +479,7 @@ asio::awaitable<void> SlaveServer::on_message(Session& s, const json& m) {
   s.last_heard = Clock::now();
   const std::string type = text_field(m, "type");
   if (!s.greeted) {
-    if (auto problem = check_hello(m, s.who); !problem.empty()) {
-      json out = message("error", {{"message", fmt::format("slave: {}", problem)}});
-      co_await send(std::move(out));
-      s.end_reason = problem;
-      co_return;
-    }
-    if (greeted_ >= settings_.limits.max_sessions) {
-      log(fmt::format("refused {}: {} sessions already (volley serve --max-sessions)", s.who,
-                      greeted_));
-      json out = message("error", {{"message", fmt::format("slave: busy with {} sessions, the "
-                                                            "most it serves at once (volley serve "
-                                                            "--max-sessions)", greeted_)}});
-      co_await send(std::move(out));
-      s.end_reason = "too many sessions";
-      co_return;
-    }
-    s.greeted = true;
-    ++greeted_;
-    s.channel.set_max_frame_bytes(settings_.limits.max_frame_bytes);
-    const AnnouncedLimits limits{settings_.limits.max_frame_bytes, settings_.limits.max_profile_bytes};
-    if (!co_await send(make_hello(limits))) s.end_reason = "send failed";
+    co_await greet(s, m);
     co_return;
   }
   if (type == "ping") co_return;
@@ -656,6 +646,68 @@ asio::awaitable<void> SlaveServer::on_message(Session& s, const json& m) {
   }
 }
 
+namespace {
+std::string admit_refusal(std::size_t sessions) {
+  return fmt::format("busy with {} sessions, the most it serves at once (volley serve "
+                     "--max-sessions)",
+                     sessions);
+}
+}  // namespace
+
+std::string SlaveServer::admit(Session& s) {
+  if (greeted_ >= settings_.limits.max_sessions) return admit_refusal(greeted_);
+  s.greeted = true;
+  ++greeted_;
+  return {};
+}
+
+asio::awaitable<void> SlaveServer::greet(Session& s, const json& m) {
+  auto send = [&s](json out) -> asio::awaitable<bool> {
+    auto sent = co_await s.channel.send(std::move(out));
+    co_return std::holds_alternative<std::monostate>(sent);
+  };
+  std::string problem;
+  if (s.challenge.empty()) {
+    problem = check_hello(m, s.who);
+    if (problem.empty()) {
+      const AnnouncedLimits limits{settings_.limits.max_frame_bytes,
+                                   settings_.limits.max_profile_bytes};
+      if (settings_.key) s.challenge = random_hex(kChallengeBytes);
+      if (!settings_.key) problem = admit(s);
+      if (problem.empty()) {
+        if (!settings_.key) {
+          s.channel.set_max_frame_bytes(settings_.limits.max_frame_bytes);
+          log(fmt::format("master {} connected (no key)", s.who));
+        }
+        if (!co_await send(slave_hello(limits, s.challenge))) s.end_reason = "send failed";
+        co_return;
+      }
+    }
+  } else {
+    auto accepted = accept_master_auth(*settings_.key, s.challenge, m);
+    if (auto* ok = std::get_if<AcceptedAuth>(&accepted); ok != nullptr && !admit(s).empty()) {
+      accepted = std::string(admit_refusal(greeted_));
+    }
+    if (auto* ok = std::get_if<AcceptedAuth>(&accepted)) {
+      // The master's next frame (a load, authenticated) may follow our reply at once: the
+      // reader must already check its MAC and take its size when it arrives.
+      s.channel.authenticate_receive(ok->keys.master_to_slave);
+      s.channel.set_max_frame_bytes(settings_.limits.max_frame_bytes);
+      const bool sent = co_await send(std::move(ok->reply));
+      s.channel.authenticate_send(ok->keys.slave_to_master);
+      s.data_mask = ok->keys.data_mask;
+      log(fmt::format("master {} connected (authenticated)", s.who));
+      if (!sent) s.end_reason = "send failed";
+      co_return;
+    }
+    problem = std::get<std::string>(accepted);
+  }
+  // Nothing else is done for a peer that fails here: one `error`, one line in the log, closed.
+  json out = message("error", {{"message", fmt::format("slave: {}", problem)}});
+  co_await send(std::move(out));
+  s.end_reason = problem;
+}
+
 void SlaveServer::start_drain(Session& s, std::size_t step) {
   LoadedRun& run = *s.run;
   run.engine->drain(step, std::exchange(run.master_written, {}), Clock::now() + run.drain_for,
@@ -740,7 +792,8 @@ asio::awaitable<void> SlaveServer::on_load(Session& s, const json& m) {
   engine::EngineConfig config;
   config.workers = workers;
   config.seed = load->seed;
-  config.token = load->token;
+  config.token = load->token ^ s.data_mask;
+  config.header_timeout = limits.header_timeout;
   config.listen_address = s.local_address;
   if (child) {
     boost::system::error_code bad;
@@ -817,6 +870,7 @@ asio::awaitable<void> SlaveServer::load_children(Session& s, const LoadRequest& 
   s.children = std::move(std::get<std::unique_ptr<ChildSet>>(spawned));
   LoadRequest mine = load;
   mine.listen_address = s.local_address.to_string();
+  mine.token = load.token ^ s.data_mask;  // the children's channel is a trusted socketpair
   if (auto problem = co_await s.children->load(std::move(mine)); !problem.empty()) {
     log(fmt::format("master {}: {}", s.who, problem));
     {

@@ -105,7 +105,8 @@ std::string Engine::open_listeners(asio::io_context& control) {
           control, config_.token,
           [this](const transport::ConnectionHeader& header, asio::ip::tcp::socket socket) {
             route(header, std::move(socket));
-          });
+          },
+          config_.header_timeout);
       if (auto error = listener->open(config_.listen_address, port, window); !error.empty()) {
         listeners_.clear();
         return error;

@@ -34,4 +34,11 @@ std::optional<ConnectionHeader> decode_connection_header(
                           get_u32(bytes.data() + 12), get_u32(bytes.data() + 16)};
 }
 
+std::optional<ConnectionHeader> verify_connection_header(
+    const std::array<std::uint8_t, kConnectionHeaderBytes>& bytes, std::uint32_t token) {
+  auto header = decode_connection_header(bytes);
+  if (!header || header->token != token) return std::nullopt;
+  return header;
+}
+
 }  // namespace volley::transport

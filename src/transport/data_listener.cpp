@@ -155,8 +155,8 @@ void DataListener::read_header(tcp::socket socket) {
           ++rejected_;
           return;
         }
-        const auto header = decode_connection_header(pending->bytes);
-        if (!header || header->token != token_) {
+        const auto header = verify_connection_header(pending->bytes, token_);
+        if (!header) {
           ++rejected_;
           return;
         }

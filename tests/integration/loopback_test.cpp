@@ -19,6 +19,7 @@
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
 #include "volley/cli/local_slave.hpp"
+#include "volley/control/auth.hpp"
 #include "volley/stats/latency_histogram.hpp"
 
 namespace volley::test {
@@ -60,19 +61,30 @@ void expect_clean_mirrored_run(const json& doc, std::uint64_t connections) {
   EXPECT_EQ(doc["comparison"][0]["master_ops"], doc["comparison"][0]["slave_ops"]);
 }
 
-/// A `volley serve` of the test's own on an ephemeral loopback port, logging to stderr.
+/// A `volley serve` of the test's own on an ephemeral loopback port, logging to stderr. It has a
+/// random key (LocalSlave's); the masters the test starts find it through VOLLEY_KEY_FILE.
 class ServeProcess {
  public:
   ServeProcess() : slave_(false) {
     const auto problem = slave_.start(1, VOLLEY_BINARY);
     EXPECT_EQ(problem, "");
+    const auto& key = slave_.key();
+    key_file_ = key_dir_.write("key", control::to_hex(std::string(key.begin(), key.end())));
+    std::filesystem::permissions(key_file_, std::filesystem::perms::owner_read |
+                                                std::filesystem::perms::owner_write);
+    ::setenv("VOLLEY_KEY_FILE", key_file_.c_str(), 1);
   }
+  ~ServeProcess() { ::unsetenv("VOLLEY_KEY_FILE"); }
+  ServeProcess(const ServeProcess&) = delete;
+  ServeProcess& operator=(const ServeProcess&) = delete;
   [[nodiscard]] std::string port() const { return std::to_string(slave_.port()); }
   [[nodiscard]] pid_t pid() const { return slave_.pid(); }
   void stop() { slave_.stop(); }
 
  private:
   cli::LocalSlave slave_;
+  TempDir key_dir_;
+  std::filesystem::path key_file_;
 };
 
 std::size_t count_entries(const std::filesystem::path& dir) {

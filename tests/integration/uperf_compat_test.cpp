@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -19,6 +20,7 @@
 
 #include "support/paths.hpp"
 #include "support/process.hpp"
+#include "support/temp_dir.hpp"
 
 namespace volley::test {
 namespace {
@@ -114,14 +116,19 @@ bool accepts_connections(std::uint16_t port) {
 
 TEST(UperfCompat, WrapperRegexesReadTheSameFieldsAsFromUperf) {
   const std::string port = std::to_string(free_port());
-  Process slave({VOLLEY_BINARY, "-s", "-P", port});
+  // uperf's -s listens on every address, which volley serves only with a key (or --insecure):
+  // both sides get one, passed through the uperf command line like any volley option.
+  TempDir dir;
+  const auto key = dir.write("key", std::string(64, 'a') + "\n");
+  std::filesystem::permissions(key, std::filesystem::perms::owner_read);
+  Process slave({VOLLEY_BINARY, "-s", "-P", port, "--key-file", key.string()});
   for (int i = 0; i < 200 && !accepts_connections(static_cast<std::uint16_t>(std::stoi(port)));
        ++i) {
     std::this_thread::sleep_for(50ms);
   }
   const auto r = run_volley({"-v", "-a", "-R", "-i", "1", "-m",
                              (source_dir() / "profiles/pingpong.xml").string(), "-P", port,
-                             "--set", "h=127.0.0.1", "--set", "t=2"},
+                             "--set", "h=127.0.0.1", "--set", "t=2", "--key-file", key.string()},
                             120s);
   slave.signal(SIGTERM);
   (void)slave.wait(10s);

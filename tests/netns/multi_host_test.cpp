@@ -144,11 +144,28 @@ std::unique_ptr<Process> in_namespace(const std::string& ns, std::vector<std::st
   return std::make_unique<Process>(full);
 }
 
+/// The key every slave and master of these tests shares: a file of the test process, mode 0600,
+/// removed when the process exits.
+std::string key_file() {
+  struct KeyFile {
+    std::string path = (fs::temp_directory_path() / fmt::format("volley-netns-key-{}", ::getpid())).string();
+    KeyFile() {
+      std::ofstream(path) << std::string(64, '5') << "\n";
+      fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write);
+    }
+    ~KeyFile() { fs::remove(path); }
+  };
+  static const KeyFile file;
+  return file.path;
+}
+
 /// A `volley serve` in namespace `ns` on address:20000 (`ip netns exec` execs it: the PID is
 /// the slave's own).
 std::unique_ptr<Process> start_slave(const std::string& ns, const std::string& address) {
+  // Not loopback: the slave needs a key, and the master the same one.
   auto slave = in_namespace(ns, {VOLLEY_BINARY, "serve", "--listen",
-                                 fmt::format("{}:{}", address, kControlPort), "-q", "--workers", "1"});
+                                 fmt::format("{}:{}", address, kControlPort), "-q", "--workers", "1",
+                                 "--key-file", key_file()});
   for (int i = 0; i < 250 && !reachable_from(ns, address, kControlPort); ++i) std::this_thread::sleep_for(20ms);
   return slave;
 }
@@ -239,7 +256,7 @@ class MultiHost : public ::testing::Test {
     return in_namespace(topology_.master(),
                         {VOLLEY_BINARY, "run", profile.string(), "-P", std::to_string(kControlPort),
                          "--set", fmt::format("a={}", kSlaveA), "--set", fmt::format("b={}", kSlaveB),
-                         "--json", out.string(), "-q"});
+                         "--json", out.string(), "-q", "--key-file", key_file()});
   }
 
   /// Runs `profile` (a long one), does `interfere` 1.5 s in, and checks the master's report: it

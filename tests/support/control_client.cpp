@@ -44,6 +44,7 @@ void ControlClient::shutdown_write() {
 }
 
 bool ControlClient::send_raw(const std::string& bytes) {
+  sent_ += bytes;
   std::size_t done = 0;
   while (fd_ >= 0 && done < bytes.size()) {
     const ssize_t n = ::send(fd_, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
@@ -53,7 +54,11 @@ bool ControlClient::send_raw(const std::string& bytes) {
   return fd_ >= 0;
 }
 
-bool ControlClient::send(const json& message) { return send_raw(control::encode_frame(message)); }
+bool ControlClient::send(const json& message) {
+  std::string payload = message.dump();
+  if (keyed_) payload += control::frame_mac(keys_.master_to_slave, send_sequence_++, payload);
+  return send_raw(control::encode_payload(payload));
+}
 
 bool ControlClient::read_exact(char* out, std::size_t n, Clock::time_point deadline) {
   std::size_t done = 0;
@@ -80,6 +85,17 @@ std::optional<json> ControlClient::receive(std::chrono::milliseconds limit) {
     if (n > control::kMaxFrameBytes) return std::nullopt;
     std::string payload(n, '\0');
     if (!read_exact(payload.data(), n, deadline)) return std::nullopt;
+    if (keyed_) {
+      if (payload.size() < control::kMacBytes) return std::nullopt;
+      const std::string body = payload.substr(0, payload.size() - control::kMacBytes);
+      const std::string mac = payload.substr(body.size());
+      const std::string expected =
+          control::frame_mac(keys_.slave_to_master, receive_sequence_++, body);
+      if (!control::same_secret(mac, expected)) {
+        return std::nullopt;
+      }
+      payload = body;
+    }
     json m = json::parse(payload, nullptr, false);
     if (m.is_discarded()) return std::nullopt;
     if (m.is_object() && m.value("type", "") == "ping") continue;
@@ -116,6 +132,22 @@ bool ControlClient::closed_within(std::chrono::milliseconds limit) {
 std::optional<json> ControlClient::greet() {
   if (!send(control::make_hello())) return std::nullopt;
   return receive_type("hello");
+}
+
+std::optional<json> ControlClient::authenticate(const control::Secret& key) {
+  const auto hello = greet();
+  if (!hello || !hello->contains("auth")) return std::nullopt;
+  const std::string challenge = (*hello)["auth"].value("challenge", "");
+  const std::string nonce = control::random_hex(control::kChallengeBytes);
+  if (!send(control::message("auth", {{"nonce", nonce},
+                                      {"proof", control::master_proof(key, challenge, nonce)}}))) {
+    return std::nullopt;
+  }
+  auto ok = receive();
+  if (!ok || ok->value("type", "") != "auth_ok") return std::nullopt;
+  keys_ = control::derive_session_keys(key, challenge, nonce);
+  keyed_ = true;
+  return ok;
 }
 
 json load_message(const std::string& profile_text, std::size_t workers) {

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "volley/control/auth.hpp"
+
 namespace volley::test {
 
 class ControlClient {
@@ -37,6 +39,14 @@ class ControlClient {
   bool closed_within(std::chrono::milliseconds limit);
   /// hello -> hello; returns the slave's hello.
   std::optional<nlohmann::json> greet();
+  /// hello -> hello (with a challenge) -> auth -> auth_ok, proving `key` as a master does; from
+  /// then on send() and receive() carry and check MACs. Returns the slave's auth_ok, or nullopt
+  /// (the slave's refusal, if any, is in last_refusal()).
+  std::optional<nlohmann::json> authenticate(const control::Secret& key);
+  /// The mask the session applies to the run token in `load` (0 unauthenticated).
+  [[nodiscard]] std::uint32_t data_mask() const { return keys_.data_mask; }
+  /// Everything sent so far, raw.
+  [[nodiscard]] const std::string& sent_bytes() const { return sent_; }
   /// Everything received so far, raw (to check what crossed the wire).
   [[nodiscard]] const std::string& received_bytes() const { return received_; }
   void close();
@@ -49,6 +59,11 @@ class ControlClient {
   bool read_exact(char* out, std::size_t n, std::chrono::steady_clock::time_point deadline);
   int fd_ = -1;
   std::string received_;
+  std::string sent_;
+  control::SessionKeys keys_;
+  bool keyed_ = false;
+  std::uint64_t send_sequence_ = 0;
+  std::uint64_t receive_sequence_ = 0;
 };
 
 /// A load message for `profile_text` as a master would send it (seed 1, token 7).

@@ -20,6 +20,8 @@ int serve_command(const ServeOptions& options);
 void add_serve_options(CLI::App& serve_cmd, ServeOptions& options);
 /// A CLI11 check: a plain unsigned integer in [lo, hi] (no sign, so "-1" never wraps around).
 CLI::Validator unsigned_in(std::uint64_t lo, std::uint64_t hi);
+/// Declares a master's --key-file on `cmd` (run, sweep).
+void add_key_file_option(CLI::App& cmd, std::string& key_file);
 int check_command(const CheckOptions& options);
 int dump_command(const CheckOptions& options);
 int merge_command(const MergeOptions& options);
@@ -43,6 +45,7 @@ struct SweepOptions {
   std::string html;                    ///< --html FILE
   bool quiet = false;                  ///< -q: no progress line
   bool allow_empty = false;            ///< --allow-empty, as for `volley run`
+  std::string key_file;                ///< --key-file (or VOLLEY_KEY_FILE)
 };
 
 /// `volley compare BASE NEW`.

@@ -1,12 +1,15 @@
 #pragma once
 // `volley run --local`: a slave of our own, in a separate process (so that CPU is accounted per
 // side, as with a remote slave), listening on loopback. It dies with us (PR_SET_PDEATHSIG) and is
-// stopped and reaped by the destructor, so no process is left behind.
+// stopped and reaped by the destructor, so no process is left behind. It is given a fresh random
+// key (through a pipe, never argv), and the master uses the same: the local path authenticates.
 #include <sys/types.h>
 
 #include <cstdint>
 #include <optional>
 #include <string>
+
+#include "volley/control/auth.hpp"
 
 namespace volley::cli {
 
@@ -25,6 +28,8 @@ class LocalSlave {
                     std::uint32_t processes = 0);
   [[nodiscard]] std::uint16_t port() const { return port_; }
   [[nodiscard]] pid_t pid() const { return pid_; }
+  /// The slave's ephemeral key (empty before start()).
+  [[nodiscard]] const control::Secret& key() const { return key_; }
   /// SIGTERM, then SIGKILL if it has not exited within a few seconds; always reaps it.
   void stop();
 
@@ -32,6 +37,7 @@ class LocalSlave {
   bool quiet_ = true;
   pid_t pid_ = -1;
   std::uint16_t port_ = 0;
+  control::Secret key_;
 };
 
 }  // namespace volley::cli

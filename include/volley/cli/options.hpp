@@ -32,6 +32,7 @@ struct RunOptions {
   bool no_latency = false;                    ///< --no-latency: skip latency recording
   std::string start_at;                       ///< --start-at TIME: when the timed steps start
   std::string uperf_output;                   ///< --uperf-output: uperf's statistics letters
+  std::string key_file;                       ///< --key-file (or VOLLEY_KEY_FILE)
 };
 
 /// `volley serve` (and uperf's `volley -s`).
@@ -57,6 +58,7 @@ struct ServeOptions {
   std::uint64_t max_io_bytes = 1U << 30;
   std::uint32_t max_frame_bytes = 16U << 20;
   std::string hello_timeout = "5s";
+  std::string header_timeout = "5s";     ///< --header-timeout: a data connection's header
 };
 
 /// `volley check` and `volley dump`.

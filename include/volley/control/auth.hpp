@@ -1,20 +1,13 @@
 #pragma once
-// Authentication of the control connection with a pre-shared key (docs/security.md).
-//
-//   master -> slave  hello {magic, protocol_version}
-//   slave  -> master hello {..., auth: {method: "hmac-sha256", challenge: 32 random bytes}}
-//   master -> slave  auth  {nonce: 32 random bytes, proof: HMAC(key, "master" challenge nonce v)}
-//   slave  -> master auth_ok {proof: HMAC(key, "slave" challenge nonce v)}
-//
-// Both sides then derive one key per direction and a data-connection token from (challenge,
-// nonce); every later frame carries HMAC(direction key, sequence number || payload), so a
-// recorded session replayed, reordered or spliced into another is refused. The key itself never
-// crosses the wire. HMAC and random bytes come from OpenSSL's libcrypto.
+// The pre-shared key and the cryptography of the control handshake (docs/control-protocol.md,
+// "Authentication"; docs/security.md). HMAC-SHA256 and random bytes come from OpenSSL's
+// libcrypto; proofs are compared in constant time. The key itself never crosses the wire.
 // Pure functions, any thread.
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 namespace volley::control {
@@ -22,23 +15,45 @@ namespace volley::control {
 /// A secret: the pre-shared key or a key derived from it.
 using Secret = std::vector<std::uint8_t>;
 
-inline constexpr std::size_t kMinKeyBytes = 16;
+/// Least random material in a key: 32 bytes (64 hex digits, or 32 raw bytes).
+inline constexpr std::size_t kMinKeyBytes = 32;
+/// A key file larger than this is not a key file (and reading /dev/urandom by mistake must end).
+inline constexpr std::size_t kMaxKeyFileBytes = 4096;
 inline constexpr std::size_t kMacBytes = 32;
+/// Bytes of the slave's challenge and of the master's nonce (sent as hex, twice as many digits).
 inline constexpr std::size_t kChallengeBytes = 32;
 
-/// Reads a key file: at least 16 bytes (surrounding whitespace ignored), readable by its owner
-/// only. The key, or nullopt with `error` saying why.
-std::optional<Secret> read_key_file(const std::string& path, std::string& error);
-/// `bytes` random bytes from the system's CSPRNG, as lower-case hex.
+/// A key read from a file, and a warning to show when the file is readable by other users.
+struct KeyFile {
+  Secret key;
+  std::string warning;
+};
+
+/// The key in a key file's contents: 64 or more hex digits (an even number, trailing whitespace
+/// ignored), or else the file's bytes as they are, at least 32 of them. Nullopt with `error`
+/// (which names `source`, e.g. "--key-file 'k'") when it holds too little.
+std::optional<Secret> parse_key(std::string_view contents, const std::string& source,
+                                std::string& error);
+/// Reads and parses a key file (a regular file, at most 4096 bytes). The error names `source`.
+std::variant<KeyFile, std::string> read_key_file(const std::string& path,
+                                                const std::string& source);
+/// How to make a key file, for error messages and --help.
+std::string key_file_advice(const std::string& path);
+
+/// `bytes` random bytes from the system's CSPRNG (RAND_bytes); throws when it has none.
+std::string random_bytes(std::size_t bytes);
+/// `bytes` random bytes as lower-case hex.
 std::string random_hex(std::size_t bytes);
-/// A fresh random key (for --local), as text suitable for a key file.
-std::string random_key_text();
+std::string to_hex(std::string_view bytes);
 /// HMAC-SHA256(key, data), raw bytes.
 std::string hmac(const Secret& key, std::string_view data);
+/// The MAC an authenticated frame carries: HMAC(key, sequence number as 8 big-endian bytes ||
+/// payload), raw bytes.
+std::string frame_mac(const Secret& key, std::uint64_t sequence, std::string_view payload);
 /// Constant-time equality (CRYPTO_memcmp); false for different lengths.
 bool same_secret(std::string_view a, std::string_view b);
 
-/// The proofs of the handshake, as hex.
+/// The proofs of the handshake, as hex: HMAC(key, label || challenge || nonce || version).
 std::string master_proof(const Secret& key, std::string_view challenge, std::string_view nonce);
 std::string slave_proof(const Secret& key, std::string_view challenge, std::string_view nonce);
 
@@ -46,7 +61,9 @@ std::string slave_proof(const Secret& key, std::string_view challenge, std::stri
 struct SessionKeys {
   Secret master_to_slave;
   Secret slave_to_master;
-  std::uint32_t data_token = 0;  ///< every data connection of this session's runs carries it
+  /// Masks the run token in `load`: the token on the wire is token ^ data_mask, so a capture of
+  /// the control connection does not reveal the token the data connections carry.
+  std::uint32_t data_mask = 0;
 };
 SessionKeys derive_session_keys(const Secret& key, std::string_view challenge,
                                 std::string_view nonce);

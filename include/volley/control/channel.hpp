@@ -43,6 +43,10 @@ class Channel {
   /// fails the check (forged, replayed, reordered, from another session) ends the receive with an
   /// error. Set right after the authentication handshake, on both sides.
   void authenticate_frames(Secret send_key, Secret receive_key);
+  /// The two halves of authenticate_frames, for the side that must check the peer's next frame
+  /// before it sends its own last unauthenticated one (the slave's auth_ok).
+  void authenticate_receive(Secret receive_key);
+  void authenticate_send(Secret send_key);
   [[nodiscard]] bool authenticated() const { return !send_key_.empty(); }
 
  private:

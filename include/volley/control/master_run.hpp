@@ -16,6 +16,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 
+#include "volley/control/auth.hpp"
 #include "volley/profile/model.hpp"
 #include "volley/report/run_report.hpp"
 
@@ -61,6 +62,9 @@ struct MasterSettings {
   /// connections have been quiet for ~30 ms), which even at 10000 connections takes well under
   /// a second once the master has stopped writing; 10 s leaves room for a loaded host.
   std::chrono::milliseconds step_grace{10000};
+  /// The pre-shared key (--key-file, VOLLEY_KEY_FILE, or --local's own): with it, every slave
+  /// must prove it knows it; without it, a slave that asks for one is refused with the reason.
+  std::optional<Secret> key;
   /// Accept a timed step with no transaction, or a group with no iteration, as a success.
   bool allow_empty = false;
   /// Each interval as it ends (the report holds the run so far).

@@ -15,7 +15,9 @@
 
 namespace volley::control {
 
-inline constexpr std::uint32_t kProtocolVersion = 2;
+/// 2: the end-of-step drain (written, drained). 3: the slave's hello may ask for a key (auth,
+/// auth_ok), and then every frame carries a MAC.
+inline constexpr std::uint32_t kProtocolVersion = 3;
 inline constexpr std::string_view kMagic = "volley-control";
 
 /// What a master asks a slave to load: the profile as text, resolved the slave's way.

@@ -8,12 +8,15 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <nlohmann/json_fwd.hpp>
+
+#include "volley/control/auth.hpp"
 
 namespace volley::control {
 
@@ -32,11 +35,16 @@ struct SlaveLimits {
   std::uint64_t max_io_bytes = 1U << 30;         ///< --max-io-bytes: one read/write buffer
   std::uint32_t max_frame_bytes = 16U << 20;     ///< --max-frame-bytes: after authentication
   std::chrono::milliseconds hello_timeout{5000};  ///< --hello-timeout: hello and authentication
+  /// --header-timeout: a data connection's time to send its header before it is closed.
+  std::chrono::milliseconds header_timeout{5000};
 };
 
 struct SlaveSettings {
   std::size_t default_workers = 1;
   SlaveLimits limits;
+  /// The pre-shared key (--key-file): when set, a master must prove it knows it before anything
+  /// else, and every later message is authenticated (control/handshake.hpp).
+  std::optional<Secret> key;
   /// Processes one run is spread over: 0 decides from the profile, the descriptor limit and the
   /// cores (process::process_count); 1 keeps every run in this process.
   std::uint32_t processes = 0;
@@ -75,6 +83,10 @@ class SlaveServer {
   boost::asio::awaitable<void> converse(Session& s);
   /// Handles one message from the master; sets s.end_reason when the session must end.
   boost::asio::awaitable<void> on_message(Session& s, const nlohmann::json& m);
+  /// The hello and, with a key, the master's proof; sets s.greeted once the master may go on.
+  boost::asio::awaitable<void> greet(Session& s, const nlohmann::json& m);
+  /// Counts `s` among the greeted sessions, or says why not (--max-sessions).
+  std::string admit(Session& s);
   boost::asio::awaitable<void> on_load(Session& s, const nlohmann::json& m);
   /// A run spread over child processes (docs/architecture.md, "Processes"): starts them, has
   /// each load its shard, and answers the master's load for all of them.

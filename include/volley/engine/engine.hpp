@@ -49,6 +49,8 @@ struct EngineConfig {
   std::size_t workers = 1;
   std::uint64_t seed = 1;
   std::uint32_t token = 0;  ///< identifies this run on data connections
+  /// A data connection whose header has not arrived within this time is closed.
+  std::chrono::milliseconds header_timeout{5000};
   /// Master: remotehost (as written) -> target. Slave: ignored when `peer` is set.
   std::map<std::string, HostTarget> targets;
   /// Slave: every connect goes back to the master here.

@@ -24,5 +24,9 @@ std::array<std::uint8_t, kConnectionHeaderBytes> encode(const ConnectionHeader& 
 /// Empty when the magic does not match.
 std::optional<ConnectionHeader> decode_connection_header(
     const std::array<std::uint8_t, kConnectionHeaderBytes>& bytes);
+/// The header when its magic matches and it carries the run's `token`; empty otherwise (the
+/// accepting side then closes the connection: it belongs to another run or to a stranger).
+std::optional<ConnectionHeader> verify_connection_header(
+    const std::array<std::uint8_t, kConnectionHeaderBytes>& bytes, std::uint32_t token);
 
 }  // namespace volley::transport
