@@ -31,8 +31,12 @@ inline void fault_figure(const std::string& name, const std::string& value) {
 }
 
 #ifdef VOLLEY_SANITIZED
-// ASan holds freed memory in quarantine (up to 256 MiB) before reusing it.
-inline constexpr std::uint64_t kRssSlackKib = 300 * 1024;
+// ASan holds freed memory in quarantine (256 MiB) and its allocator keeps freed chunks mapped:
+// after a 16 MiB-frame storm the slave's resident memory stays ~370 MiB above the baseline
+// however well it freed. Under the sanitizers the resident-memory check therefore only guards
+// against gigabytes; leaks are LeakSanitizer's to find (at exit), and files and threads are
+// still compared exactly. The normal build keeps the tight bound below.
+inline constexpr std::uint64_t kRssSlackKib = 2 * 1024 * 1024;
 inline constexpr double kSlowdown = 4;
 #else
 // glibc's allocator keeps freed arenas of the worker threads for reuse.
