@@ -9,6 +9,9 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   iproute2 procps
   dpkg-dev man-db python3-yaml   # packaging (dpkg-shlibdeps), man page and manifest checks
+  nftables                       # the UDP loss test (tests/netns), run as root
+  clang valgrind strace ccache   # scripts/fuzz.sh (libFuzzer), bench/ instruction and syscall counts, CI's cache
+  iperf3 jq                      # bench/udp_vs_iperf3.sh
 )
 
 missing=()
