@@ -182,6 +182,10 @@ int run_command(const RunOptions& options, int argc, char** argv) {
   auto loaded = load_profile(options.profile, variables, options.strict);
   if (!loaded.parsed.profile) return core::to_int(core::ExitCode::kBadInput);
   const profile::Profile& profile = *loaded.parsed.profile;
+  if (auto problem = unknown_zone(profile); !problem.empty() && !options.local) {
+    std::cerr << "volley: " << problem << "\n";
+    return core::to_int(core::ExitCode::kBadInput);
+  }
 
   // --local has a key of its own; otherwise --key-file or VOLLEY_KEY_FILE, if any.
   std::optional<control::Secret> key;

@@ -1,10 +1,13 @@
 #include "volley/cli/run_once.hpp"
 
+#include <net/if.h>
+
 #include <csignal>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <fmt/format.h>
 
 #include "volley/core/host_port.hpp"
 #include "volley/core/sha256.hpp"
@@ -83,6 +86,22 @@ std::string local_loopback(const profile::Profile& profile) {
   bool v6 = false;
   for_each_remotehost(profile, [&](const std::string& host) { v6 = v6 || core::is_ipv6_literal(host); });
   return v6 ? "::1" : "127.0.0.1";
+}
+
+std::string unknown_zone(const profile::Profile& profile) {
+  std::string problem;
+  for_each_remotehost(profile, [&](const std::string& host) {
+    const auto percent = host.find('%');
+    if (!problem.empty() || percent == std::string::npos) return;
+    const std::string zone = host.substr(percent + 1);
+    const bool index = zone.find_first_not_of("0123456789") == std::string::npos;
+    if (!index && ::if_nametoindex(zone.c_str()) == 0) {
+      problem = fmt::format("remotehost '{}': this host has no interface '{}' (the zone after '%' "
+                            "names the master's interface toward the slave)",
+                            host, zone);
+    }
+  });
+  return problem;
 }
 
 std::vector<control::SlaveAddress> slave_addresses(const profile::Profile& profile,

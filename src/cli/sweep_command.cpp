@@ -115,6 +115,9 @@ int sweep_command(const SweepOptions& options) {
     if (!loaded.parsed.profile) {
       return bad_input(fmt::format("the profile is not valid with {}={}", vary.name, value));
     }
+    if (auto problem = unknown_zone(*loaded.parsed.profile); !problem.empty() && !options.local) {
+      return bad_input(problem);
+    }
     if (loaded.parsed.used_variables.count(vary.name) == 0) {
       return bad_input(
           fmt::format("the profile does not use ${}: varying it changes nothing", vary.name));
