@@ -54,12 +54,15 @@ DataListener::DataListener(asio::io_context& context, std::uint32_t token, Route
 DataListener::~DataListener() { close(); }
 
 std::string DataListener::open(const asio::ip::address& address, std::uint16_t port,
-                               std::optional<std::uint64_t> window_bytes) {
+                               std::optional<std::uint64_t> window_bytes, bool share_port) {
   boost::system::error_code ec;
   const tcp::endpoint endpoint(address, port);
   acceptor_.open(endpoint.protocol(), ec);
   if (!ec) acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
   if (!ec) ec = take_ipv4_too(acceptor_, address);
+  if (!ec && share_port) {
+    acceptor_.set_option(asio::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>(true), ec);
+  }
   if (!ec && window_bytes) {
     // Set before listen() so that accepted sockets inherit them and the window scale fits.
     const auto bytes = static_cast<int>(std::min<std::uint64_t>(*window_bytes, 1U << 30));
@@ -76,6 +79,7 @@ std::string DataListener::open(const asio::ip::address& address, std::uint16_t p
     return fmt::format("cannot listen for data connections on {}: {}",
                        core::format_host_port(address.to_string(), port), ec.message());
   }
+  fd_.store(acceptor_.native_handle(), std::memory_order_relaxed);
   return {};
 }
 
@@ -83,10 +87,10 @@ std::size_t DataListener::queued() const {
   tcp_info info{};
   socklen_t size = sizeof info;
   // On a listening socket tcpi_unacked is the accept queue's length.
-  const int fd = const_cast<tcp::acceptor&>(acceptor_).native_handle();
+  const int fd = fd_.load(std::memory_order_relaxed);
   const std::size_t waiting =
-      ::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &size) == 0 ? info.tcpi_unacked : 0;
-  return waiting + pending_.size();
+      fd >= 0 && ::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &size) == 0 ? info.tcpi_unacked : 0;
+  return waiting + pending();
 }
 
 std::uint16_t DataListener::port() const {
@@ -100,6 +104,7 @@ void DataListener::start() { accept_next(); }
 void DataListener::close() {
   if (!*alive_) return;
   *alive_ = false;
+  fd_.store(-1, std::memory_order_relaxed);
   boost::system::error_code ignored;
   acceptor_.close(ignored);
   backoff_.cancel();
@@ -108,6 +113,7 @@ void DataListener::close() {
     pending->socket.close(ignored);
   }
   pending_.clear();
+  pending_count_.store(0, std::memory_order_relaxed);
 }
 
 void DataListener::accept_next() {
@@ -139,6 +145,7 @@ void DataListener::read_header(tcp::socket socket) {
   const std::uint64_t id = next_pending_++;
   auto pending = std::make_shared<Pending>(std::move(socket), acceptor_.get_executor());
   pending_[id] = pending;
+  pending_count_.store(pending_.size(), std::memory_order_relaxed);
   pending->deadline.expires_after(header_timeout_);
   pending->deadline.async_wait([pending](const boost::system::error_code& ec) {
     if (ec) return;
@@ -150,6 +157,7 @@ void DataListener::read_header(tcp::socket socket) {
       [this, alive = alive_, id, pending](const boost::system::error_code& ec, std::size_t) {
         if (!*alive) return;
         pending_.erase(id);
+        pending_count_.store(pending_.size(), std::memory_order_relaxed);
         pending->deadline.cancel();
         if (paused_) {
           paused_ = false;
