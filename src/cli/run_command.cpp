@@ -182,7 +182,7 @@ int run_command(const RunOptions& options, int argc, char** argv) {
   auto loaded = load_profile(options.profile, variables, options.strict);
   if (!loaded.parsed.profile) return core::to_int(core::ExitCode::kBadInput);
   const profile::Profile& profile = *loaded.parsed.profile;
-  if (auto problem = unknown_zone(profile); !problem.empty() && !options.local) {
+  if (auto problem = zone_problem(profile); !problem.empty() && !options.local) {
     std::cerr << "volley: " << problem << "\n";
     return core::to_int(core::ExitCode::kBadInput);
   }

@@ -1,7 +1,5 @@
 #include "volley/cli/run_once.hpp"
 
-#include <net/if.h>
-
 #include <csignal>
 
 #include <boost/asio/co_spawn.hpp>
@@ -88,14 +86,11 @@ std::string local_loopback(const profile::Profile& profile) {
   return v6 ? "::1" : "127.0.0.1";
 }
 
-std::string unknown_zone(const profile::Profile& profile) {
+std::string zone_problem(const profile::Profile& profile) {
   std::string problem;
   for_each_remotehost(profile, [&](const std::string& host) {
-    const auto percent = host.find('%');
-    if (!problem.empty() || percent == std::string::npos) return;
-    const std::string zone = host.substr(percent + 1);
-    const bool index = zone.find_first_not_of("0123456789") == std::string::npos;
-    if (!index && ::if_nametoindex(zone.c_str()) == 0) {
+    if (!problem.empty()) return;
+    if (const std::string zone = core::unknown_zone(host); !zone.empty()) {
       problem = fmt::format("remotehost '{}': this host has no interface '{}' (the zone after '%' "
                             "names the master's interface toward the slave)",
                             host, zone);

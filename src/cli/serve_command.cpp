@@ -1,4 +1,3 @@
-#include <net/if.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -76,13 +75,9 @@ std::optional<ListenAt> parse_listen(const std::string& text, std::string& error
                         text, parsed.host);
     return std::nullopt;
   }
-  if (const auto percent = parsed.host.find('%'); percent != std::string::npos) {
-    // asio takes an unknown interface name as zone 0, which binds nowhere useful: say so here.
-    const std::string zone = parsed.host.substr(percent + 1);
-    if (!all_digits(zone) && ::if_nametoindex(zone.c_str()) == 0) {
-      error = fmt::format("--listen '{}': this host has no interface '{}'", text, zone);
-      return std::nullopt;
-    }
+  if (const std::string zone = core::unknown_zone(parsed.host); !zone.empty()) {
+    error = fmt::format("--listen '{}': this host has no interface '{}'", text, zone);
+    return std::nullopt;
   }
   ListenAt at;
   at.endpoint = asio::ip::tcp::endpoint(address, parsed.port.value_or(kDefaultControlPort));

@@ -115,7 +115,7 @@ int sweep_command(const SweepOptions& options) {
     if (!loaded.parsed.profile) {
       return bad_input(fmt::format("the profile is not valid with {}={}", vary.name, value));
     }
-    if (auto problem = unknown_zone(*loaded.parsed.profile); !problem.empty() && !options.local) {
+    if (auto problem = zone_problem(*loaded.parsed.profile); !problem.empty() && !options.local) {
       return bad_input(problem);
     }
     if (loaded.parsed.used_variables.count(vary.name) == 0) {

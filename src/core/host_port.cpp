@@ -1,6 +1,7 @@
 #include "volley/core/host_port.hpp"
 
 #include <arpa/inet.h>
+#include <net/if.h>
 
 #include <algorithm>
 #include <cctype>
@@ -122,6 +123,14 @@ HostPort parse_host_port(std::string_view text) {
   }
   out.host = std::string(host);
   return out;
+}
+
+std::string unknown_zone(std::string_view host) {
+  const auto percent = host.find('%');
+  if (percent == std::string_view::npos) return {};
+  const std::string zone(host.substr(percent + 1));
+  const bool index = !zone.empty() && zone.find_first_not_of("0123456789") == std::string::npos;
+  return index || ::if_nametoindex(zone.c_str()) != 0 ? std::string() : zone;
 }
 
 std::string format_host_port(std::string_view host, std::uint16_t port) {

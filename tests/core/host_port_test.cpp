@@ -71,6 +71,14 @@ TEST(HostPort, Ipv6Literals) {
   EXPECT_FALSE(is_ipv6_literal("[::1]"));
 }
 
+TEST(HostPort, AZoneMustNameAnInterfaceOfThisHost) {
+  EXPECT_EQ(unknown_zone("fe80::1%lo"), "");
+  EXPECT_EQ(unknown_zone("fe80::1%1"), "") << "an interface index";
+  EXPECT_EQ(unknown_zone("fe80::1%volley-none0"), "volley-none0");
+  EXPECT_EQ(unknown_zone("::1"), "");
+  EXPECT_EQ(unknown_zone("10.0.0.2"), "");
+}
+
 TEST(HostPort, PrintingBracketsIpv6Only) {
   EXPECT_EQ(format_host_port("::1", 20000), "[::1]:20000");
   EXPECT_EQ(format_host_port("fe80::1%eth0", 5), "[fe80::1%eth0]:5");

@@ -203,6 +203,16 @@ TEST_F(Ipv6, AnUnreachableIpv6SlaveIsNamedWithItsPortApart) {
   EXPECT_NE(r.err.find(fmt::format("at [::1]:{}", port)), std::string::npos) << r.err;
 }
 
+TEST(Ipv6Input, DumpNamesAnIpv6SlaveBareOrInBrackets) {
+  TempDir dir;
+  const auto profile = dir.write("v6.xml", both_ways("[2001:db8::2]"));
+  for (const std::string host : {"2001:db8::2", "[2001:db8::2]"}) {
+    const auto r = run_volley({"dump", profile, "--host", host}, 30s);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("# slave serving remotehost '2001:db8::2'"), std::string::npos) << r.out;
+  }
+}
+
 TEST(Ipv6Input, MalformedAddressesAreBadInputNamingWhere) {
   TempDir dir;
   struct Case {

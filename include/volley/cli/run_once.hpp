@@ -56,6 +56,6 @@ std::string local_loopback(const profile::Profile& profile);
 
 /// "" when every remotehost's zone (`fe80::1%eth0`) names an interface of this host, else a
 /// sentence naming the first that does not. Checked by the master only: a zone is the master's.
-std::string unknown_zone(const profile::Profile& profile);
+std::string zone_problem(const profile::Profile& profile);
 
 }  // namespace volley::cli

@@ -26,6 +26,11 @@ HostPort parse_host_port(std::string_view text);
 /// Whether `host` (unbracketed) is an IPv6 address, with or without a zone.
 bool is_ipv6_literal(std::string_view host);
 
+/// The zone of `host` (`eth0` in `fe80::1%eth0`) when it names no interface of this host (nor is
+/// an interface index); "" otherwise, and for a host without a zone. For the host that uses the
+/// address: asio would take an unknown name as zone 0 and bind or connect nowhere useful.
+std::string unknown_zone(std::string_view host);
+
 /// "host:port", with the host in brackets when it is an IPv6 address ("[::1]:20000").
 std::string format_host_port(std::string_view host, std::uint16_t port);
 
