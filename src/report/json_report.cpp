@@ -229,6 +229,7 @@ json intervals_json(const RunReport& report) {
                           {"errors", row.errors},
                           {"latency_ns", json{{"p50", row.latency.p50_ns},
                                               {"p99", row.latency.p99_ns}}}});
+      if (row.datagrams.any()) txns.back()["datagrams"] = engine::datagrams_to_json(row.datagrams);
     }
     out.push_back(json{{"start_unix_ns", sample.start_unix_ns},
                        {"t_s", std::chrono::duration<double>(sample.since_run_start).count()},

@@ -134,6 +134,7 @@ void summarize_interval(const std::vector<SlotName>& slot_names,
     row.bytes += c.bytes();
     row.errors += c.error_total();
     row.expired += c.expired;
+    row.datagrams.merge(c.datagrams);
   }
   sample.txns.shrink_to_fit();
   sample.step_latency = summary_of(step_latency);

@@ -52,6 +52,9 @@ struct IntervalTxnCounters {
   std::uint64_t errors = 0;
   std::uint64_t expired = 0;
   LatencySummary latency;  ///< per iteration
+  /// UDP, the master's side: datagrams it sent, and what arrived at it (received, gaps, late,
+  /// duplicates, timed-out reads; jitter the largest of its flowops').
+  engine::DatagramCounters datagrams;
 };
 
 /// One interval of the master's time series, gathered during [start, start + length). It keeps
