@@ -9,11 +9,13 @@ shift || true
 "$root/scripts/build.sh" "$build" "$@"
 # Integration tests start real slaves and measure for a second or two each: run them one at a
 # time so they do not compete for the two cores with each other.
-ctest --test-dir "$build" --output-on-failure -j "$(nproc)" -LE "integration|generated|faults"
+ctest --test-dir "$build" --output-on-failure -j "$(nproc)" -LE "integration|generated|faults|uperf_profiles"
 ctest --test-dir "$build" --output-on-failure -L integration
 # The fault suite (tests/faults, about a minute): malformed sessions, killed masters, idle
 # connections, a killed or frozen slave; alone, since it watches the slave's memory and files.
 ctest --test-dir "$build" --output-on-failure -L faults
+# Each of uperf's profiles for 2 s with its own local slave: independent, so in parallel.
+ctest --test-dir "$build" --output-on-failure -j "$(nproc)" -L uperf_profiles
 # The generated-profile suite (tests/generated): one real `volley run --local` per seed, about a
 # second each, run side by side like the unit tests. 200 seeds in a normal build (the set takes
 # about 2-3 minutes on two cores), 40 under the sanitizers (CMake picks the count:

@@ -120,6 +120,10 @@ void define_command_line(CLI::App& app, CommandLine& cl) {
                       "2026-11-23T12:00:00Z, or Unix seconds, e.g. 1795000000.5), so several masters "
                       "run together; at most 24 h ahead")
       ->type_name("TIME");
+  run_cmd->add_option("--max-duration", run.max_duration,
+                      "Run every duration= transaction for at most T (e.g. 2s), to try a profile "
+                      "written for minutes in seconds; iterations= transactions are unchanged")
+      ->type_name("T");
   run_cmd->add_option("--step-grace", run.step_grace,
                       "After the master ends a step, how long a slave may take to end it before "
                       "it is named and the run fails")

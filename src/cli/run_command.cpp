@@ -26,6 +26,7 @@
 #include "volley/core/limits.hpp"
 #include "volley/core/units.hpp"
 #include "volley/core/wall_time.hpp"
+#include "volley/profile/duration_cap.hpp"
 #include "volley/report/csv_report.hpp"
 #include "volley/report/json_report.hpp"
 #include "volley/report/latency_log.hpp"
@@ -169,6 +170,16 @@ int run_command(const RunOptions& options, int argc, char** argv) {
     }
     *into = std::chrono::duration_cast<std::chrono::milliseconds>(*parsed.value);
   }
+  std::optional<std::chrono::nanoseconds> max_duration;
+  if (!options.max_duration.empty()) {
+    const auto parsed = core::parse_duration(options.max_duration);
+    if (!parsed.value || parsed.value->count() <= 0) {
+      std::cerr << "volley: --max-duration: "
+                << (parsed.error.empty() ? "must be more than 0" : parsed.error) << "\n";
+      return core::to_int(core::ExitCode::kBadInput);
+    }
+    max_duration = std::chrono::duration_cast<std::chrono::nanoseconds>(*parsed.value);
+  }
   // Fail on unwritable outputs now, not after a long run.
   for (const auto* path : {&options.json, &options.csv, &options.latency_log}) {
     if (path->empty() || *path == "-") continue;
@@ -181,6 +192,13 @@ int run_command(const RunOptions& options, int argc, char** argv) {
   const profile::Variables variables{*bindings, environment_map()};
   auto loaded = load_profile(options.profile, variables, options.strict);
   if (!loaded.parsed.profile) return core::to_int(core::ExitCode::kBadInput);
+  if (max_duration) {
+    // Said on stderr whatever the output: the run is not the one the profile describes.
+    if (const std::size_t n = profile::cap_durations(*loaded.parsed.profile, *max_duration); n > 0) {
+      std::cerr << fmt::format("volley: --max-duration {}: {} duration transaction(s) shortened\n",
+                               options.max_duration, n);
+    }
+  }
   const profile::Profile& profile = *loaded.parsed.profile;
   if (auto problem = zone_problem(profile); !problem.empty() && !options.local) {
     std::cerr << "volley: " << problem << "\n";
@@ -225,6 +243,7 @@ int run_command(const RunOptions& options, int argc, char** argv) {
   request.interval = *interval.value;
   request.record_latency = !options.no_latency;
   request.start_at_unix_ns = start_at;
+  request.max_duration = max_duration;
   request.connect_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(*connect_timeout.value);
   request.step_grace = step_grace;
   request.link_timeout = link_timeout;

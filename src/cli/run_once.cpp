@@ -35,6 +35,7 @@ report::RunReport run_once(const RunOnceRequest& request) {
   settings.record_latency = request.record_latency;
   settings.key = request.key;
   settings.start_at_unix_ns = request.start_at_unix_ns;
+  settings.max_duration = request.max_duration;
 
   asio::io_context context(1);
   control::MasterRun master(context, std::move(settings));

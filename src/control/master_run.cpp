@@ -503,6 +503,7 @@ awaitable<void> MasterRun::run() {
                        st.slaves[i].address.host, settings_.seed, token ^ st.slaves[i].data_mask,
                        settings_.slave_workers,
                        file_sets, settings_.record_latency};
+      if (settings_.max_duration) load.max_duration_ns = settings_.max_duration->count();
       json load_message = to_json(load);
       // A load beyond the slave's limits would be cut off by a reset and its reason lost: say it
       // here, in the slave's words.
@@ -565,6 +566,7 @@ awaitable<void> MasterRun::run() {
         LoadRequest load{settings_.profile_text, settings_.profile_file, settings_.variables, "",
                          settings_.seed, token, children.workers, file_sets, settings_.record_latency};
         load.listen_address = config.listen_address.to_string();
+        if (settings_.max_duration) load.max_duration_ns = settings_.max_duration->count();
         if (auto trouble = co_await st.children->load(std::move(load)); !trouble.empty()) fail(trouble);
         log(fmt::format("the master's side runs in {} processes", st.processes));
       }

@@ -146,6 +146,7 @@ json to_json(const LoadRequest& load) {
                           {"workers", load.workers},
                           {"record_latency", load.record_latency},
                           {"file_sets", std::move(files)}});
+  if (load.max_duration_ns > 0) out["max_duration_ns"] = load.max_duration_ns;
   if (load.shard_count > 1 || load.master_side || !load.listen_address.empty()) {
     out["shard"] = {{"index", load.shard_index}, {"count", load.shard_count}};
     out["side"] = load.master_side ? "master" : "slave";
@@ -166,6 +167,13 @@ std::optional<LoadRequest> load_from_json(const json& m, std::string& error) {
         checked_uint(m.at("token"), std::numeric_limits<std::uint32_t>::max()));
     load.workers = checked_uint(m.at("workers"), std::numeric_limits<std::size_t>::max());
     load.record_latency = !m.contains("record_latency") || m.at("record_latency").get<bool>();
+    if (m.contains("max_duration_ns")) {
+      load.max_duration_ns = m.at("max_duration_ns").get<std::int64_t>();
+      if (load.max_duration_ns <= 0) {
+        error = "malformed load message: max_duration_ns must be positive";
+        return std::nullopt;
+      }
+    }
     if (m.contains("shard")) {
       load.shard_index = m.at("shard").at("index").get<std::uint32_t>();
       load.shard_count = m.at("shard").at("count").get<std::uint32_t>();

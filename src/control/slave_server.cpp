@@ -24,6 +24,7 @@
 #include "volley/control/message.hpp"
 #include "volley/control/step_bytes_wire.hpp"
 #include "volley/engine/engine.hpp"
+#include "volley/profile/duration_cap.hpp"
 #include "volley/profile/mirror.hpp"
 #include "volley/profile/parser.hpp"
 #include "volley/sampling/cpu_sampler.hpp"
@@ -758,6 +759,10 @@ asio::awaitable<void> SlaveServer::on_load(Session& s, const json& m) {
       co_await reject(std::move(why));
     }
     co_return;
+  }
+  // The master capped its durations (--max-duration); its child processes run its side from this.
+  if (load->max_duration_ns > 0) {
+    profile::cap_durations(*parsed.profile, std::chrono::nanoseconds(load->max_duration_ns));
   }
   auto loaded = std::make_unique<LoadedRun>();
   loaded->rss_before = engine::resident_bytes();

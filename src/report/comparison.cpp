@@ -42,12 +42,12 @@ std::optional<double> difference_pct(double master, double slave) {
 }
 
 Totals master_share(const RunReport& report, std::string_view host,
-                    const std::vector<std::size_t>* steps) {
+                    const std::vector<std::size_t>* steps, Traffic traffic) {
   const engine::RunResult& r = report.master.result;
   const auto take = [&](std::size_t step) {
     return steps == nullptr || std::find(steps->begin(), steps->end(), step) != steps->end();
   };
-  if (!has_hosts(report)) return steps ? timed_totals(r, *steps) : all_totals(r);
+  if (!has_hosts(report)) return steps ? timed_totals(r, *steps, traffic) : all_totals(r, traffic);
   Totals t;
   for (std::size_t step = 0; step < r.windows.size(); ++step) {
     if (take(step)) t.seconds += window_seconds(r, step);
@@ -59,6 +59,7 @@ Totals master_share(const RunReport& report, std::string_view host,
     const auto& flowops = r.groups[n.group].transactions[n.txn].flowops;
     if (*n.flowop >= flowops.size()) continue;
     const engine::SlotCounters& c = flowops[*n.flowop].stats.counters;
+    if (!counts_in(c, traffic)) continue;
     t.ops += c.ops;
     t.bytes_read += c.bytes_read;
     t.bytes_written += c.bytes_written;
@@ -67,6 +68,40 @@ Totals master_share(const RunReport& report, std::string_view host,
     for (std::size_t k = 0; k < t.errors.size(); ++k) t.errors[k] += c.errors[k];
   }
   return t;
+}
+
+std::optional<std::size_t> peer_flowop(const RunReport& report, std::string_view host,
+                                       std::size_t group, std::size_t txn, std::size_t flowop) {
+  if (!has_hosts(report)) return flowop;
+  // The transaction's flowop slots in flowop order (slot order need not be flowop order).
+  std::vector<const SlotName*> slots;
+  for (const SlotName& n : report.slot_names) {
+    if (n.flowop && !n.uncorrected && n.group == group && n.txn == txn) slots.push_back(&n);
+  }
+  std::sort(slots.begin(), slots.end(),
+            [](const SlotName* a, const SlotName* b) { return *a->flowop < *b->flowop; });
+  std::size_t index = 0;
+  for (const SlotName* n : slots) {
+    const bool kept = n->host.empty() || n->host == host;
+    if (*n->flowop == flowop) return kept ? std::optional<std::size_t>(index) : std::nullopt;
+    if (kept) ++index;
+  }
+  return std::nullopt;
+}
+
+engine::DatagramCounters peer_datagrams(const RunReport& report, std::size_t g, std::size_t t,
+                                        std::size_t f) {
+  engine::DatagramCounters sum;
+  for (const SideReport& s : report.slaves) {
+    const auto at = peer_flowop(report, s.host, g, t, f);
+    const auto& groups = s.result.groups;
+    if (!at || g >= groups.size() || t >= groups[g].transactions.size() ||
+        *at >= groups[g].transactions[t].flowops.size()) {
+      continue;
+    }
+    sum.merge(groups[g].transactions[t].flowops[*at].stats.counters.datagrams);
+  }
+  return sum;
 }
 
 SideComparison compare_with_master(const RunReport& report, std::size_t slave) {

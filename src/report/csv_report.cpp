@@ -29,11 +29,14 @@ void write_interval_csv(const RunReport& report, std::ostream& out) {
     const double t_s = std::chrono::duration<double>(sample.since_run_start).count();
     const double length_s = std::chrono::duration<double>(sample.length).count();
     for (const IntervalTxnRow& row : interval_txn_rows(report, sample)) {
-      out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", sample.start_unix_ns,
-                         t_s, length_s, sample.step, csv_field(row.group_name),
-                         csv_field(row.txn_name), row.transactions, row.per_s(row.transactions),
-                         row.ops, row.per_s(row.ops), row.bytes, 8.0 * row.per_s(row.bytes),
-                         row.errors, row.latency.p50_ns, row.latency.p99_ns);
+      const engine::DatagramCounters& d = row.datagrams;
+      out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                         sample.start_unix_ns, t_s, length_s, sample.step,
+                         csv_field(row.group_name), csv_field(row.txn_name), row.transactions,
+                         row.per_s(row.transactions), row.ops, row.per_s(row.ops), row.bytes,
+                         8.0 * row.per_s(row.bytes), row.errors, row.latency.p50_ns,
+                         row.latency.p99_ns, d.sent, d.received, d.net_lost(), d.late,
+                         d.duplicates, d.timeouts, d.jitter_ns);
     }
   }
 }

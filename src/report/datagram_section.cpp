@@ -7,19 +7,11 @@
 #include <vector>
 
 #include "text_sections.hpp"
+#include "volley/report/comparison.hpp"
 #include "volley/report/units_format.hpp"
 
 namespace volley::report::detail {
 namespace {
-
-/// One flowop's datagram counters on one side, found by its place in the profile (the mirror
-/// keeps the places: the slave's read of a master's write is at the same index).
-const engine::DatagramCounters* datagrams_at(const engine::RunResult& r, std::size_t g,
-                                             std::size_t t, std::size_t f) {
-  if (g >= r.groups.size() || t >= r.groups[g].transactions.size()) return nullptr;
-  const auto& flowops = r.groups[g].transactions[t].flowops;
-  return f < flowops.size() ? &flowops[f].stats.counters.datagrams : nullptr;
-}
 
 std::string jitter_text(std::uint64_t ns) {
   return ns >= 1'000'000 ? fmt::format("{:.2f}ms", static_cast<double>(ns) / 1e6)
@@ -36,15 +28,10 @@ std::string datagram_section(const RunReport& report) {
       const auto& txn = master.groups[g].transactions[t];
       for (std::size_t f = 0; f < txn.flowops.size(); ++f) {
         const engine::DatagramCounters& mine = txn.flowops[f].stats.counters.datagrams;
-        engine::DatagramCounters theirs;
-        bool all_reported = true;
-        for (const SideReport& s : report.slaves) {
-          if (!s.missing.empty()) {
-            all_reported = false;
-            continue;
-          }
-          if (const auto* d = datagrams_at(s.result, g, t, f)) theirs.merge(*d);
-        }
+        // Peers found by peer_flowop: a two-host profile's mirrors hold only their host's flowops.
+        const engine::DatagramCounters theirs = peer_datagrams(report, g, t, f);
+        const bool all_reported = std::all_of(report.slaves.begin(), report.slaves.end(),
+                                              [](const SideReport& s) { return s.missing.empty(); });
         if (!mine.any() && !theirs.any()) continue;
         // The sender is the side that sent; the receiver the other one.
         const bool master_sends = mine.sent != 0 || theirs.received != 0;

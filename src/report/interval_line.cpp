@@ -37,6 +37,7 @@ std::string format_interval_line(const RunReport& report, const IntervalSample& 
   std::uint64_t ops = 0;
   std::uint64_t bytes = 0;
   std::uint64_t errors = 0;
+  engine::DatagramCounters datagrams;
   double seconds = 0;
   for (const IntervalTxnRow& row : interval_txn_rows(report, sample)) {
     if (row.txn != sample.step) continue;
@@ -46,17 +47,28 @@ std::string format_interval_line(const RunReport& report, const IntervalSample& 
     ops += row.ops;
     bytes += row.bytes;
     errors += row.errors;
+    datagrams.merge(row.datagrams);
     seconds = row.seconds;
   }
   if (name.empty()) name = fmt::format("step{}", sample.step);
   const auto rate = [&](std::uint64_t n) {
     return seconds > 0 ? static_cast<double>(n) / seconds : 0.0;
   };
-  return fmt::format("{:<6} {:>6} {:>7} txn/s {:>7} op/s {:>9} p50 {:>6} p99 {:>6} err {}", name,
-                     fmt::format("{:.2f}s", step_seconds(report, sample)),
-                     format_count(rate(transactions)), format_count(rate(ops)),
-                     format_bits_per_s(8.0 * rate(bytes)), format_ns(sample.step_latency.p50_ns),
-                     format_ns(sample.step_latency.p99_ns), compact_count(errors));
+  std::string line = fmt::format(
+      "{:<6} {:>6} {:>7} txn/s {:>7} op/s {:>9} p50 {:>6} p99 {:>6} err {}", name,
+      fmt::format("{:.2f}s", step_seconds(report, sample)), format_count(rate(transactions)),
+      format_count(rate(ops)), format_bits_per_s(8.0 * rate(bytes)),
+      format_ns(sample.step_latency.p50_ns), format_ns(sample.step_latency.p99_ns),
+      compact_count(errors));
+  // UDP: what the master sent, and what arrived at it, in this interval (the slaves' side is in
+  // the final report's UDP section).
+  if (datagrams.any()) {
+    line += fmt::format(" udp sent {} rcvd {} lost {} late {} dup {} jitter {}",
+                        compact_count(datagrams.sent), compact_count(datagrams.received),
+                        compact_count(datagrams.net_lost()), compact_count(datagrams.late),
+                        compact_count(datagrams.duplicates), format_ns(datagrams.jitter_ns));
+  }
+  return line;
 }
 
 }  // namespace volley::report

@@ -10,7 +10,7 @@ bool is_transaction_slot(const SlotName& n) { return !n.flowop && !n.uncorrected
 
 bool active(const IntervalTxnRow& row) {
   return row.transactions != 0 || row.ops != 0 || row.bytes != 0 || row.errors != 0 ||
-         row.expired != 0;
+         row.expired != 0 || row.datagrams.any();
 }
 
 /// Names from the master's result when it has them; the halves of the slot name otherwise.
@@ -45,6 +45,7 @@ std::vector<IntervalTxnRow> interval_txn_rows(const RunReport& report,
     row.bytes = c.bytes;
     row.errors = c.errors;
     row.expired = c.expired;
+    row.datagrams = c.datagrams;
     row.seconds = seconds;
     row.latency = c.latency;
     if (active(row) || (name.txn == sample.step && is_timed_step(report, name.txn))) {

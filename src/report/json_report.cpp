@@ -102,15 +102,25 @@ json transaction_json(const engine::TxnResult& t, std::size_t step, double secon
   return j;
 }
 
-json groups_json(const engine::RunResult& result) {
+/// `names`: the master's slot names, to say which slave each master flowop talks to ("host",
+/// "" for think and nop); null for a slave's result.
+json groups_json(const engine::RunResult& result, const std::vector<SlotName>* names = nullptr) {
   json groups = json::array();
-  for (const auto& g : result.groups) {
+  for (std::size_t gi = 0; gi < result.groups.size(); ++gi) {
+    const auto& g = result.groups[gi];
     json txns = json::array();
     for (std::size_t step = 0; step < g.transactions.size(); ++step) {
       const std::int64_t start =
           step < result.windows.size() ? result.windows[step].start_unix_ns : 0;
       txns.push_back(
           transaction_json(g.transactions[step], step, window_seconds(result, step), start));
+      if (names == nullptr) continue;
+      json& flowops = txns.back()["flowops"];
+      for (const SlotName& n : *names) {
+        if (n.flowop && !n.uncorrected && n.group == gi && n.txn == step && *n.flowop < flowops.size()) {
+          flowops[*n.flowop]["host"] = n.host;
+        }
+      }
     }
     groups.push_back(json{{"name", g.name}, {"strands", g.strands}, {"transactions", txns}});
   }
@@ -219,6 +229,7 @@ json intervals_json(const RunReport& report) {
                           {"errors", row.errors},
                           {"latency_ns", json{{"p50", row.latency.p50_ns},
                                               {"p99", row.latency.p99_ns}}}});
+      if (row.datagrams.any()) txns.back()["datagrams"] = engine::datagrams_to_json(row.datagrams);
     }
     out.push_back(json{{"start_unix_ns", sample.start_unix_ns},
                        {"t_s", std::chrono::duration<double>(sample.since_run_start).count()},
@@ -276,7 +287,7 @@ json to_json_document(const RunReport& report) {
   doc["duration_s"] = std::chrono::duration<double>(report.duration).count();
   doc["timed_steps"] = report.timed_steps;
   doc["start_at"] = start_at_json(report);
-  doc["groups"] = groups_json(report.master.result);
+  doc["groups"] = groups_json(report.master.result, &report.slot_names);
   doc["totals"] = totals_json(master_timed, report.master.result);
   json slaves = json::array();
   json cpu_remote = json::array();

@@ -43,35 +43,24 @@ std::string find_empty_work(const RunReport& report) {
   return {};
 }
 
-bool carries_datagrams(const engine::RunResult& r) {
-  for (const auto& g : r.groups) {
-    for (const auto& t : g.transactions) {
-      for (const auto& f : t.flowops) {
-        if (f.stats.counters.datagrams.any()) return true;
-      }
-    }
-  }
-  return false;
-}
-
 /// The byte rule, per slave and per step (transaction index): what the master wrote to the slave
 /// in that step the slave read, and what the slave wrote the master read, exactly. The
 /// end-of-step drain makes this hold however the step ended, cut included: each side reads what
-/// the other wrote before the next step starts. Excused: a step in which either side counted an
-/// error on that traffic (canfail lets a run go on after a reset, or after a timed-out operation
-/// that left its stream mid-message, and the bytes then lost are not a counting fault), and a
-/// missing slave (its absence already failed the run), and a run that used UDP (datagrams are
-/// lost by design: the UDP section reports what arrived).
+/// the other wrote before the next step starts. It covers the streams (TCP) only, UDP included
+/// in the same profile or not: datagrams are lost by design, and find_datagram_excess checks
+/// them. Excused: a step in which either side counted an error on its streams (canfail lets a
+/// run go on after a reset, or after a timed-out operation that left its stream mid-message, and
+/// the bytes then lost are not a counting fault), and a missing slave (its absence already
+/// failed the run).
 std::string find_byte_disagreement(const RunReport& report) {
   std::size_t steps = report.master.result.windows.size();
   for (const auto& g : report.master.result.groups) steps = std::max(steps, g.transactions.size());
   for (const SideReport& slave : report.slaves) {
     if (!slave.missing.empty()) continue;
-    if (carries_datagrams(report.master.result) || carries_datagrams(slave.result)) continue;
     for (std::size_t step = 0; step < steps; ++step) {
       const std::vector<std::size_t> only{step};
-      const Totals master = master_share(report, slave.host, &only);
-      const Totals theirs = timed_totals(slave.result, only);
+      const Totals master = master_share(report, slave.host, &only, Traffic::kStreams);
+      const Totals theirs = timed_totals(slave.result, only, Traffic::kStreams);
       if (master.error_total() != 0 || theirs.error_total() != 0) continue;
       if (theirs.bytes_read != master.bytes_written) {
         return fmt::format(
@@ -89,13 +78,43 @@ std::string find_byte_disagreement(const RunReport& report) {
   return {};
 }
 
+/// The datagram rule, per UDP flowop: the receiving side cannot have counted more distinct
+/// datagrams than the sending side sent (duplicates are counted apart). Fewer is loss, which the
+/// report shows; more is a counting fault. Its peers are found by peer_flowop().
+std::string find_datagram_excess(const RunReport& report) {
+  const engine::RunResult& master = report.master.result;
+  for (const SideReport& s : report.slaves) {
+    if (!s.missing.empty()) return {};  // the peers' counts are incomplete
+  }
+  for (std::size_t g = 0; g < master.groups.size(); ++g) {
+    for (std::size_t t = 0; t < master.groups[g].transactions.size(); ++t) {
+      const auto& flowops = master.groups[g].transactions[t].flowops;
+      for (std::size_t f = 0; f < flowops.size(); ++f) {
+        const engine::DatagramCounters& mine = flowops[f].stats.counters.datagrams;
+        const engine::DatagramCounters theirs = peer_datagrams(report, g, t, f);
+        const auto excess = [&](const engine::DatagramCounters& sender,
+                                const engine::DatagramCounters& receiver, std::string_view way) {
+          if (receiver.received <= sender.sent) return std::string();
+          return fmt::format(
+              "datagrams disagree in group '{}' step {} flowop {} ({}): {} sent, {} received",
+              master.groups[g].name, t, f, way, sender.sent, receiver.received);
+        };
+        if (auto problem = excess(mine, theirs, "master to slaves"); !problem.empty()) return problem;
+        if (auto problem = excess(theirs, mine, "slaves to master"); !problem.empty()) return problem;
+      }
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 std::string find_result_problem(const RunReport& report, bool allow_empty) {
   if (!allow_empty) {
     if (std::string problem = find_empty_work(report); !problem.empty()) return problem;
   }
-  return find_byte_disagreement(report);
+  if (std::string problem = find_byte_disagreement(report); !problem.empty()) return problem;
+  return find_datagram_excess(report);
 }
 
 }  // namespace volley::report

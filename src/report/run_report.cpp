@@ -9,9 +9,9 @@ namespace {
 
 /// Adds transaction `txn` of barrier step `step` to `totals` (iterations from the transaction
 /// slot, everything else from its flowops so nothing is counted twice).
-void add_transaction(Totals& totals, const engine::TxnResult& txn) {
+void add_transaction(Totals& totals, const engine::TxnResult& txn, Traffic traffic) {
   totals.transactions += txn.stats.counters.ops;
-  const engine::SlotCounters ops = flowop_counters(txn);
+  const engine::SlotCounters ops = flowop_counters(txn, traffic);
   totals.ops += ops.ops;
   totals.bytes_read += ops.bytes_read;
   totals.bytes_written += ops.bytes_written;
@@ -21,14 +21,15 @@ void add_transaction(Totals& totals, const engine::TxnResult& txn) {
 }
 
 template <typename Pred>
-Totals totals_where(const engine::RunResult& result, Pred&& take_step) {
+Totals totals_where(const engine::RunResult& result, Pred&& take_step,
+                    Traffic traffic = Traffic::kAll) {
   Totals totals;
   for (std::size_t step = 0; step < result.windows.size(); ++step) {
     if (take_step(step)) totals.seconds += window_seconds(result, step);
   }
   for (const auto& group : result.groups) {
     for (std::size_t step = 0; step < group.transactions.size(); ++step) {
-      if (take_step(step)) add_transaction(totals, group.transactions[step]);
+      if (take_step(step)) add_transaction(totals, group.transactions[step], traffic);
     }
   }
   return totals;
@@ -52,14 +53,18 @@ std::uint64_t Totals::error_total() const {
   return std::accumulate(errors.begin(), errors.end(), std::uint64_t{0});
 }
 
-Totals timed_totals(const engine::RunResult& result, const std::vector<std::size_t>& timed_steps) {
-  return totals_where(result, [&](std::size_t step) {
-    return std::find(timed_steps.begin(), timed_steps.end(), step) != timed_steps.end();
-  });
+Totals timed_totals(const engine::RunResult& result, const std::vector<std::size_t>& timed_steps,
+                    Traffic traffic) {
+  return totals_where(
+      result,
+      [&](std::size_t step) {
+        return std::find(timed_steps.begin(), timed_steps.end(), step) != timed_steps.end();
+      },
+      traffic);
 }
 
-Totals all_totals(const engine::RunResult& result) {
-  return totals_where(result, [](std::size_t) { return true; });
+Totals all_totals(const engine::RunResult& result, Traffic traffic) {
+  return totals_where(result, [](std::size_t) { return true; }, traffic);
 }
 
 double window_seconds(const engine::RunResult& result, std::size_t step) {
@@ -67,9 +72,15 @@ double window_seconds(const engine::RunResult& result, std::size_t step) {
   return std::chrono::duration<double>(result.windows[step].elapsed).count();
 }
 
-engine::SlotCounters flowop_counters(const engine::TxnResult& txn) {
+bool counts_in(const engine::SlotCounters& flowop, Traffic traffic) {
+  return traffic == Traffic::kAll || !flowop.datagrams.any();
+}
+
+engine::SlotCounters flowop_counters(const engine::TxnResult& txn, Traffic traffic) {
   engine::SlotCounters sum;
-  for (const auto& f : txn.flowops) sum.merge(f.stats.counters);
+  for (const auto& f : txn.flowops) {
+    if (counts_in(f.stats.counters, traffic)) sum.merge(f.stats.counters);
+  }
   return sum;
 }
 
@@ -123,6 +134,7 @@ void summarize_interval(const std::vector<SlotName>& slot_names,
     row.bytes += c.bytes();
     row.errors += c.error_total();
     row.expired += c.expired;
+    row.datagrams.merge(c.datagrams);
   }
   sample.txns.shrink_to_fit();
   sample.step_latency = summary_of(step_latency);

@@ -167,6 +167,20 @@ inline IntervalSample make_interval(std::int64_t start, std::size_t step,
   return s;
 }
 
+/// One interval of step 1 in which g0/rr's read received 95 datagrams (5 lost, 2 of those late,
+/// 1 duplicate, 3 timed-out reads, 1.5 us jitter) and g1/stream's write sent 100: a UDP run's
+/// interval as the master counts it.
+inline IntervalSample make_udp_interval() {
+  std::vector<engine::SlotStats> a(12);
+  a[2] = slot(95, 0, 0, 20'000);
+  a[4] = slot(95, 95 * kKiB, 0, 12'000);
+  a[4].counters.datagrams = {0, 95, 7, 2, 1, 3, 1'500};
+  a[10] = slot(100, 0, 0, 100'000);
+  a[11] = slot(100, 0, 100 * kKiB, 99'000);
+  a[11].counters.datagrams.sent = 100;
+  return make_interval(kStartUnixNs + 1'000'000'000, 1, a);
+}
+
 inline std::vector<IntervalSample> make_intervals() {
   // Step 1, second 1: g0/rr does 200 iterations (200 writes + 200 reads of 1 KiB), g1/stream 100.
   std::vector<engine::SlotStats> a(12);

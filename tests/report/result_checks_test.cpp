@@ -103,5 +103,54 @@ TEST(ResultChecks, ErrorsOrMissingSlavesSkipTheByteRule) {
   EXPECT_EQ(find_result_problem(r, false), "");
 }
 
+/// `r` with a UDP write added to the master's stream transaction and its mirror read on the
+/// slave: `sent` datagrams of 100 bytes sent, `received` of them arrived.
+RunReport with_udp_flowop(RunReport r, std::uint64_t sent, std::uint64_t received) {
+  engine::FlowopResult write;
+  write.type = "write";
+  write.stats.counters.ops = sent;
+  write.stats.counters.bytes_written = 100 * sent;
+  write.stats.counters.datagrams.sent = sent;
+  engine::FlowopResult read;
+  read.type = "read";
+  read.stats.counters.ops = received;
+  read.stats.counters.bytes_read = 100 * received;
+  read.stats.counters.datagrams.received = received;
+  read.stats.counters.datagrams.lost = sent - std::min(sent, received);
+  r.master.result.groups[0].transactions[1].flowops.push_back(write);
+  r.slaves[0].result.groups[0].transactions[1].flowops.push_back(read);
+  return r;
+}
+
+TEST(ResultChecks, UdpLossInAMixedProfileIsNotAByteDisagreement) {
+  // 5 of 100 datagrams lost: reported, not a fault; the TCP flowops beside them still agree.
+  EXPECT_EQ(find_result_problem(with_udp_flowop(correct_run(), 100, 95), false), "");
+}
+
+TEST(ResultChecks, TcpDisagreementInAMixedProfileStillFails) {
+  // The byte rule used to be skipped for a whole profile as soon as one flowop was UDP.
+  RunReport r = with_udp_flowop(correct_run(), 100, 95);
+  r.slaves[0].result.groups[1].transactions[1].flowops[0].stats.counters.bytes_read -= 100;
+  const std::string problem = find_result_problem(r, false);
+  EXPECT_NE(problem.find("bytes disagree with slave slave1 in step 1: the master wrote"),
+            std::string::npos)
+      << problem;
+}
+
+TEST(ResultChecks, MoreDatagramsReceivedThanSentFails) {
+  const std::string problem = find_result_problem(with_udp_flowop(correct_run(), 100, 101), false);
+  EXPECT_EQ(problem,
+            "datagrams disagree in group 'g0' step 1 flowop 2 (master to slaves): 100 sent, 101 "
+            "received");
+}
+
+TEST(ResultChecks, UdpTimeoutsDoNotExcuseTheStreams) {
+  // A UDP read that timed out is not a stream error: the TCP rule still holds in that step.
+  RunReport r = with_udp_flowop(correct_run(), 100, 95);
+  r.slaves[0].result.groups[0].transactions[1].flowops.back().stats.counters.datagrams.timeouts = 5;
+  rr_read(r.master.result).bytes_read -= 1;
+  EXPECT_NE(find_result_problem(r, false).find("it wrote"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace volley::report

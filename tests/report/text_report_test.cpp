@@ -167,6 +167,17 @@ TEST(IntervalLine, RunningStep) {
   EXPECT_LT(line.size(), 80u);
 }
 
+TEST(IntervalLine, UdpCountsFollowWhenTheStepUsesUdp) {
+  RunReport r = testing::make_report();
+  r.intervals = {testing::make_udp_interval()};
+  const std::string line = format_interval_line(r, r.intervals[0]);
+  EXPECT_TRUE(line.ends_with(" err 0 udp sent 100 rcvd 95 lost 5 late 2 dup 1 jitter 1.50us"))
+      << line;
+  // Without UDP the line stays as it was.
+  EXPECT_FALSE(contains(format_interval_line(testing::make_report(), testing::make_report().intervals[0]),
+                        "udp"));
+}
+
 TEST(IntervalLine, OneGroupUsesTheTransactionName) {
   const RunReport r = testing::make_report();
   const std::string line = format_interval_line(r, r.intervals[2]);

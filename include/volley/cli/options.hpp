@@ -31,6 +31,7 @@ struct RunOptions {
   bool quiet = false;                         ///< --quiet: no live lines, only the final report
   bool no_latency = false;                    ///< --no-latency: skip latency recording
   std::string start_at;                       ///< --start-at TIME: when the timed steps start
+  std::string max_duration;                   ///< --max-duration T: cap every duration= at T
   std::string uperf_output;                   ///< --uperf-output: uperf's statistics letters
   std::string key_file;                       ///< --key-file (or VOLLEY_KEY_FILE)
 };

@@ -65,6 +65,9 @@ struct MasterSettings {
   /// The pre-shared key (--key-file, VOLLEY_KEY_FILE, or --local's own): with it, every slave
   /// must prove it knows it; without it, a slave that asks for one is refused with the reason.
   std::optional<Secret> key;
+  /// --max-duration: `profile` has its durations capped at this; the master's child processes,
+  /// which parse the profile text again, are told to cap them too.
+  std::optional<std::chrono::nanoseconds> max_duration;
   /// Accept a timed step with no transaction, or a group with no iteration, as a success.
   bool allow_empty = false;
   /// Each interval as it ends (the report holds the run so far).

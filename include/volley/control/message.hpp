@@ -31,6 +31,8 @@ struct LoadRequest {
   std::size_t workers = 0;                       ///< 0: the slave's own default
   std::vector<engine::FileSet> file_sets;        ///< sendfile sizes (the slave has no files)
   bool record_latency = true;
+  /// --max-duration, ns (0: none): cap every duration= after parsing, as the master did.
+  std::int64_t max_duration_ns = 0;
   /// Processes (docs/architecture.md): a parent sends its child process the same load with the
   /// share it runs (strands s with s % shard_count == shard_index), and whether it runs the
   /// master's side (the profile as written) or the slave's (the mirror). Sent only to children.

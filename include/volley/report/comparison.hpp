@@ -41,7 +41,22 @@ struct SideComparison {
 /// The master's traffic with `host` over `steps` (all steps when null), as defined above; the
 /// time is the master's (the sum of those steps' windows).
 [[nodiscard]] Totals master_share(const RunReport& report, std::string_view host,
-                                  const std::vector<std::size_t>* steps);
+                                  const std::vector<std::size_t>* steps,
+                                  Traffic traffic = Traffic::kAll);
+
+/// Where the peer of the master's flowop (group, txn, flowop) is in the result of the slave
+/// serving `host`: the mirror keeps, in order, the flowops on connections to that host and the
+/// think and nop flowops (profile::mirror), so the index is the count of those before it. nullopt
+/// when that slave has no peer of it (its connection goes to another host). A report without
+/// host information maps each flowop to the same index.
+[[nodiscard]] std::optional<std::size_t> peer_flowop(const RunReport& report, std::string_view host,
+                                                     std::size_t group, std::size_t txn,
+                                                     std::size_t flowop);
+
+/// The datagram counters of the peers of the master's flowop (group, txn, flowop), added up over
+/// the slaves that reported (see peer_flowop).
+[[nodiscard]] engine::DatagramCounters peer_datagrams(const RunReport& report, std::size_t group,
+                                                      std::size_t txn, std::size_t flowop);
 
 /// The comparison of `report.slaves[slave]` with the master's share of traffic with it (with a
 /// single slave, the master's share is all of its traffic to slaves).

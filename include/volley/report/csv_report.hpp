@@ -16,7 +16,8 @@ namespace volley::report {
 /// The header row's text, without the line end.
 inline constexpr std::string_view kIntervalCsvHeader =
     "start_unix_ns,t_s,length_s,step,group,transaction,transactions,transactions_per_s,ops,"
-    "ops_per_s,bytes,bits_per_s,errors,p50_ns,p99_ns";
+    "ops_per_s,bytes,bits_per_s,errors,p50_ns,p99_ns,udp_sent,udp_received,udp_lost,udp_late,"
+    "udp_duplicates,udp_timeouts,udp_jitter_ns";
 
 /// RFC 4180 field: quoted (with inner quotes doubled) when it holds a comma, a quote, a line
 /// break or leading/trailing blanks; unchanged otherwise.

@@ -24,6 +24,7 @@ struct IntervalTxnRow {
   std::uint64_t bytes = 0;         ///< Bytes read + written.
   std::uint64_t errors = 0;        ///< Errors of every kind.
   std::uint64_t expired = 0;
+  engine::DatagramCounters datagrams;  ///< UDP, the master's side (IntervalTxnCounters).
   double seconds = 0;      ///< The interval's length.
   LatencySummary latency;  ///< Per iteration, ns.
 

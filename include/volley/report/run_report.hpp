@@ -52,6 +52,9 @@ struct IntervalTxnCounters {
   std::uint64_t errors = 0;
   std::uint64_t expired = 0;
   LatencySummary latency;  ///< per iteration
+  /// UDP, the master's side: datagrams it sent, and what arrived at it (received, gaps, late,
+  /// duplicates, timed-out reads; jitter the largest of its flowops').
+  engine::DatagramCounters datagrams;
 };
 
 /// One interval of the master's time series, gathered during [start, start + length). It keeps
@@ -129,15 +132,25 @@ struct Totals {
   [[nodiscard]] std::uint64_t error_total() const;
 };
 
-Totals timed_totals(const engine::RunResult& result, const std::vector<std::size_t>& timed_steps);
+/// Which flowops a total takes: all of them, or only the streams (the flowops that carried no
+/// datagram: TCP, think, nop). UDP loses datagrams by design, so exact byte rules apply to the
+/// streams only; a UDP flowop's bytes all come from datagrams, so it counts as one here exactly
+/// when it moved something.
+enum class Traffic { kAll, kStreams };
+
+Totals timed_totals(const engine::RunResult& result, const std::vector<std::size_t>& timed_steps,
+                    Traffic traffic = Traffic::kAll);
 /// All steps, for the whole-run view.
-Totals all_totals(const engine::RunResult& result);
+Totals all_totals(const engine::RunResult& result, Traffic traffic = Traffic::kAll);
 
 /// How long barrier step `step` took on this side, seconds (0 when the step has no window).
 [[nodiscard]] double window_seconds(const engine::RunResult& result, std::size_t step);
 /// The counters of a transaction's flowops added up: its operations, bytes, errors and expired
 /// (the transaction slot itself counts iterations in `ops`, and does not count expired).
-[[nodiscard]] engine::SlotCounters flowop_counters(const engine::TxnResult& txn);
+[[nodiscard]] engine::SlotCounters flowop_counters(const engine::TxnResult& txn,
+                                                   Traffic traffic = Traffic::kAll);
+/// Whether a flowop's counters belong to `traffic`.
+[[nodiscard]] bool counts_in(const engine::SlotCounters& flowop, Traffic traffic);
 /// When the master released its first timed step (ns since the Unix epoch); nullopt when no
 /// timed step ran.
 [[nodiscard]] std::optional<std::int64_t> timed_start_unix_ns(const RunReport& report);
