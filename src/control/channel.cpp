@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "volley/control/codec.hpp"
+#include "volley/core/host_port.hpp"
 
 namespace volley::control {
 
@@ -38,7 +39,7 @@ Channel::Channel(asio::ip::tcp::socket socket)
   // when an error must say whom it was about.
   const auto endpoint = socket_.remote_endpoint(ec);
   peer_ = ec ? std::string("unknown peer")
-             : fmt::format("{}:{}", endpoint.address().to_string(), endpoint.port());
+             : core::format_host_port(endpoint.address().to_string(), endpoint.port());
 }
 
 asio::awaitable<std::variant<json, ChannelError>> Channel::receive() {

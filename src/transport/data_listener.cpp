@@ -10,6 +10,9 @@
 #include <fstream>
 #include <utility>
 
+#include "volley/core/host_port.hpp"
+#include "volley/transport/address_family.hpp"
+
 namespace volley::transport {
 
 std::uint64_t accept_backlog() {
@@ -56,6 +59,7 @@ std::string DataListener::open(const asio::ip::address& address, std::uint16_t p
   const tcp::endpoint endpoint(address, port);
   acceptor_.open(endpoint.protocol(), ec);
   if (!ec) acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
+  if (!ec) ec = take_ipv4_too(acceptor_, address);
   if (!ec && window_bytes) {
     // Set before listen() so that accepted sockets inherit them and the window scale fits.
     const auto bytes = static_cast<int>(std::min<std::uint64_t>(*window_bytes, 1U << 30));
@@ -69,8 +73,8 @@ std::string DataListener::open(const asio::ip::address& address, std::uint16_t p
   if (ec) {
     boost::system::error_code ignored;
     acceptor_.close(ignored);
-    return fmt::format("cannot listen for data connections on {}:{}: {}", address.to_string(),
-                       port, ec.message());
+    return fmt::format("cannot listen for data connections on {}: {}",
+                       core::format_host_port(address.to_string(), port), ec.message());
   }
   return {};
 }
