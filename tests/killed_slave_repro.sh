@@ -43,7 +43,7 @@ for i in $(seq 1 "$runs"); do
   rc=$?
   t1=$(date +%s.%N)
   [ "$sig" = STOP ] && kill -KILL "$serve"
-  wait "$serve" 2>/dev/null
+  { wait "$serve"; } 2>/dev/null  # (no "Killed" job notice)
   took=$(echo "$t1 - $t0" | bc)
   reason=$(grep -m1 -E 'lost slave|silent|did not report|Broken pipe|error' "$work/err.$i" | cut -c1-150)
   verdict=ok

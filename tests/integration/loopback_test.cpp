@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/net.hpp"
+#include "support/local_run.hpp"
 #include "support/paths.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
@@ -41,11 +42,6 @@ std::string pingpong(const std::string& duration) {
   </group>
 </profile>
 )XML", duration);
-}
-
-json read_json(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  return json::parse(in, nullptr, false);
 }
 
 /// Master and slave moved the same bytes and ops, nothing failed, every connection was made.
