@@ -30,10 +30,14 @@ XML
 late=0
 wrong=0
 for i in $(seq 1 "$runs"); do
-  port=$((20000 + RANDOM % 20000))
-  "$volley" serve --listen "127.0.0.1:$port" -q &
-  serve=$!
-  for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.05; done
+  # A random port; another on a busy machine may hold it: then the serve exits, try another.
+  while :; do
+    port=$((20000 + RANDOM % 20000))
+    "$volley" serve --listen "127.0.0.1:$port" -q 2>/dev/null &
+    serve=$!
+    for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.05; done
+    kill -0 "$serve" 2>/dev/null && break
+  done
   "$volley" run "$work/pp.xml" -P "$port" -q >"$work/out.$i" 2>"$work/err.$i" &
   master=$!
   sleep "$kill_after"
