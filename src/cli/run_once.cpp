@@ -1,6 +1,8 @@
 #include "volley/cli/run_once.hpp"
 
 #include <csignal>
+#include <cstdlib>
+#include <iostream>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -36,6 +38,9 @@ report::RunReport run_once(const RunOnceRequest& request) {
   settings.key = request.key;
   settings.start_at_unix_ns = request.start_at_unix_ns;
   settings.max_duration = request.max_duration;
+  if (std::getenv("VOLLEY_TRACE_CONTROL") != nullptr) {
+    settings.trace = [](const std::string& line) { std::cerr << "volley trace: " << line << '\n'; };
+  }
 
   asio::io_context context(1);
   control::MasterRun master(context, std::move(settings));

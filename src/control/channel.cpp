@@ -20,27 +20,43 @@ using nlohmann::json;
 
 namespace {
 constexpr auto kAwait = asio::as_tuple(asio::use_awaitable);
-constexpr auto kSendTimeout = std::chrono::seconds(5);
 
 ChannelError from_error(const boost::system::error_code& ec, const std::string& peer) {
-  if (ec == asio::error::eof) return {fmt::format("{} closed the control connection", peer), true};
-  return {fmt::format("control connection to {}: {}", peer, ec.message()), false};
+  if (ec == asio::error::eof) return {fmt::format("{} closed the control connection", peer), true, true};
+  // A send into a connection the peer had closed: its reset came back before our next send.
+  if (ec == asio::error::broken_pipe) {
+    return {fmt::format("{} closed the control connection (broken pipe)", peer), false, true};
+  }
+  return {fmt::format("control connection to {}: {}", peer, ec.message()), false, true};
 }
 }  // namespace
 
 Channel::Channel(asio::ip::tcp::socket socket)
     : socket_(std::move(socket)), max_frame_bytes_(kMaxFrameBytes) {
-  boost::system::error_code ignored;
-  socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
+  boost::system::error_code ec;
+  socket_.set_option(asio::ip::tcp::no_delay(true), ec);
+  // Named now: once the connection is reset the socket no longer knows its peer, and that is
+  // when an error must say whom it was about.
+  const auto endpoint = socket_.remote_endpoint(ec);
+  peer_ = ec ? std::string("unknown peer")
+             : core::format_host_port(endpoint.address().to_string(), endpoint.port());
 }
 
 asio::awaitable<std::variant<json, ChannelError>> Channel::receive() {
-  const std::string who = peer();
+  auto got = co_await receive_frame();
+  if (auto* error = std::get_if<ChannelError>(&got); error && error->connection_lost && !broken_) {
+    broken_ = *error;
+  }
+  co_return got;
+}
+
+asio::awaitable<std::variant<json, ChannelError>> Channel::receive_frame() {
+  const std::string& who = peer_;
   std::array<std::uint8_t, 4> header{};
   auto [ec, n] = co_await asio::async_read(socket_, asio::buffer(header), kAwait);
   if (ec == asio::error::eof && n > 0) {
     co_return ChannelError{fmt::format("{} closed the control connection in the middle of a message",
-                                       who)};
+                                       who), false, true};
   }
   if (ec) co_return from_error(ec, who);
   auto length = decode_length(header, max_frame_bytes_);
@@ -52,7 +68,7 @@ asio::awaitable<std::variant<json, ChannelError>> Channel::receive() {
   if (body_ec == asio::error::eof) {
     // A close in the middle of a message is a broken peer, not an orderly goodbye.
     co_return ChannelError{fmt::format("{} closed the control connection in the middle of a message",
-                                       who)};
+                                       who), false, true};
   }
   if (body_ec) co_return from_error(body_ec, who);
   if (!receive_key_.empty()) {
@@ -78,7 +94,13 @@ asio::awaitable<std::variant<json, ChannelError>> Channel::receive() {
 }
 
 asio::awaitable<std::variant<std::monostate, ChannelError>> Channel::send(json message) {
-  const std::string who = peer();
+  // A connection known to be gone takes nothing more. Trying would not even fail promptly:
+  // after a write that moved fewer bytes than asked (an error moves none), Boost.Asio's reactor
+  // stops writing at once on that socket and waits for an edge-triggered writability event, and
+  // on a connection already reset, whose last event was consumed, none comes (the send would
+  // wait for the guard below).
+  if (broken_) co_return *broken_;
+  const std::string& who = peer_;
   std::string payload = message.dump();
   if (!send_key_.empty()) {
     payload += frame_mac(send_key_, send_sequence_++, payload);
@@ -86,7 +108,7 @@ asio::awaitable<std::variant<std::monostate, ChannelError>> Channel::send(json m
   const std::string frame = encode_payload(payload);
   // A peer that stops reading must not stall us: a send that cannot finish in time fails.
   asio::steady_timer guard(socket_.get_executor());
-  guard.expires_after(kSendTimeout);
+  guard.expires_after(send_timeout_);
   bool expired = false;
   guard.async_wait([this, &expired](const boost::system::error_code& ec) {
     if (ec) return;
@@ -98,10 +120,16 @@ asio::awaitable<std::variant<std::monostate, ChannelError>> Channel::send(json m
   guard.cancel();
   co_await asio::post(socket_.get_executor(), asio::use_awaitable);  // the guard's handler ran
   if (expired) {
-    co_return ChannelError{fmt::format("control connection to {}: the peer has not taken a "
-                                       "message for {} s", who, kSendTimeout.count())};
+    broken_ = ChannelError{fmt::format("control connection to {}: the peer has not taken a "
+                                       "message for {:.1f} s",
+                                       who, std::chrono::duration<double>(send_timeout_).count()),
+                           false, true};
+    co_return *broken_;
   }
-  if (ec) co_return from_error(ec, who);
+  if (ec) {
+    broken_ = from_error(ec, who);
+    co_return *broken_;
+  }
   co_return std::monostate{};
 }
 
@@ -126,11 +154,6 @@ void Channel::close() {
   socket_.close(ignored);
 }
 
-std::string Channel::peer() const {
-  boost::system::error_code ec;
-  const auto endpoint = socket_.remote_endpoint(ec);
-  if (ec) return "unknown peer";
-  return core::format_host_port(endpoint.address().to_string(), endpoint.port());
-}
+std::string Channel::peer() const { return peer_; }
 
 }  // namespace volley::control

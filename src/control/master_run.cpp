@@ -5,6 +5,7 @@
 #include <cstring>
 #include <optional>
 #include <random>
+#include <type_traits>
 #include <variant>
 
 #include <boost/asio/as_tuple.hpp>
@@ -100,6 +101,36 @@ std::string stuck_flowops(const engine::RunResult& result, std::size_t step) {
   return parts.empty() ? std::string() : fmt::format(" (cut: {})", fmt::join(parts, "; "));
 }
 
+/// One line of the control trace (VOLLEY_TRACE_CONTROL) for an event the run handles.
+std::string describe_event(const MasterEvent& event) {
+  return std::visit(
+      [](const auto& e) -> std::string {
+        using E = std::decay_t<decltype(e)>;
+        if constexpr (std::is_same_v<E, SlaveMessage>) {
+          return fmt::format("slave {}: {}", e.slave, text_field(e.message, "type"));
+        } else if constexpr (std::is_same_v<E, SlaveLost>) {
+          return fmt::format("slave {} lost: {}", e.slave, e.error.message);
+        } else if constexpr (std::is_same_v<E, ReaderExited>) {
+          return fmt::format("slave {}: reader exited", e.slave);
+        } else if constexpr (std::is_same_v<E, LocalStepDone>) {
+          return fmt::format("local strands ended step {}", e.step);
+        } else if constexpr (std::is_same_v<E, LocalDrained>) {
+          return fmt::format("local drain of step {} over ({} short)", e.step, e.shortfalls.size());
+        } else if constexpr (std::is_same_v<E, Tick>) {
+          return "tick";
+        } else if constexpr (std::is_same_v<E, IntervalTick>) {
+          return "interval";
+        } else if constexpr (std::is_same_v<E, Interrupt>) {
+          return "interrupt";
+        } else if constexpr (std::is_same_v<E, ChildMessage>) {
+          return fmt::format("child {}: {}", e.child, text_field(e.message, "type"));
+        } else {
+          return fmt::format("child {} lost: {}", e.child, e.error.message);
+        }
+      },
+      event);
+}
+
 std::int64_t unix_now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -181,8 +212,16 @@ awaitable<void> MasterRun::run() {
   auto log = [this](const std::string& line) {
     if (settings_.log) settings_.log(line);
   };
-  auto fail = [&st](std::string why) {
+  // The control trace: off unless settings_.trace is set (VOLLEY_TRACE_CONTROL), and then one
+  // line per event handled, message sent and step phase, with the time since the run began.
+  const bool tracing = static_cast<bool>(settings_.trace);
+  const auto trace_start = Clock::now();
+  auto trace = [&](const std::string& what) {
+    settings_.trace(fmt::format("{:9.3f} {}", std::chrono::duration<double>(Clock::now() - trace_start).count(), what));
+  };
+  auto fail = [&st, &trace, tracing](std::string why) {
     if (!st.failure.empty()) return;
+    if (tracing) trace("run fails: " + why);
     st.failure = std::move(why);
     if (st.running && !(st.local_done && *st.local_done >= st.current_step)) {
       st.failed_in_step = st.current_step;
@@ -212,11 +251,28 @@ awaitable<void> MasterRun::run() {
   };
   arm_tick();
 
+  // A slave whose control connection is gone: nothing more is sent to it, and unless it had
+  // sent its results already the run fails naming it. Whichever finds it first, the reader or a
+  // send, says why.
+  auto lose = [&](std::size_t i, const ChannelError& error) {
+    auto& s = st.slaves[i];
+    if (s.lost) return;
+    s.lost = true;
+    if (!s.results) {
+      std::string why = fmt::format("lost slave {}: {}", s.address.host, error.message);
+      if (s.trouble.empty()) s.trouble = why;
+      fail(std::move(why));
+    }
+  };
+
   auto send_to = [&](std::size_t i, json m) -> awaitable<void> {
     auto& s = st.slaves[i];
     if (!s.channel || !s.channel->is_open() || s.lost) co_return;
+    const std::string type = tracing ? text_field(m, "type") : std::string();
     auto sent = co_await s.channel->send(std::move(m));
-    if (auto* e = std::get_if<ChannelError>(&sent)) fail(fmt::format("slave {}: {}", s.address.host, e->message));
+    auto* e = std::get_if<ChannelError>(&sent);
+    if (tracing) trace(fmt::format("sent {} to slave {}: {}", type, i, e ? e->message : "ok"));
+    if (e) lose(i, *e);
   };
   auto send_all = [&](json m) -> awaitable<void> {
     for (std::size_t i = 0; i < st.slaves.size(); ++i) co_await send_to(i, m);
@@ -224,6 +280,7 @@ awaitable<void> MasterRun::run() {
 
   // Applies one event to the state. Returns when the event is absorbed.
   auto handle = [&](MasterEvent event) -> awaitable<void> {
+    if (tracing && !std::holds_alternative<Tick>(event)) trace(describe_event(event));
     if (auto* m = std::get_if<SlaveMessage>(&event)) {
       auto& s = st.slaves[m->slave];
       s.last_heard = Clock::now();
@@ -282,13 +339,7 @@ awaitable<void> MasterRun::run() {
         fail(fmt::format("slave {} sent an unexpected '{}' message", s.address.host, type));
       }
     } else if (auto* lost = std::get_if<SlaveLost>(&event)) {
-      auto& s = st.slaves[lost->slave];
-      s.lost = true;  // nothing more is sent to it
-      if (!s.results) {
-        std::string why = fmt::format("lost slave {}: {}", s.address.host, lost->error.message);
-        if (s.trouble.empty()) s.trouble = why;
-        fail(std::move(why));
-      }
+      lose(lost->slave, lost->error);
     } else if (auto* child = std::get_if<ChildMessage>(&event)) {
       if (st.children) {
         if (auto problem = st.children->note(child->child, child->message); !problem.empty()) fail(problem);
@@ -364,7 +415,17 @@ awaitable<void> MasterRun::run() {
     }
   };
 
-  // Waits, handling events, until `done()` holds, the run fails, or `timeout` passes.
+  // Handles every event already queued, without waiting for more. A wait whose condition an
+  // event met must not leave the events queued behind it for later: a lost slave's among them
+  // would go unseen while the run sends to it (issue 8: the master's strands ended their step
+  // on the data connections' resets, and the run went on to the end of the step with the
+  // control connection's close still queued).
+  auto absorb_queued = [&]() -> awaitable<void> {
+    while (!st.events.empty()) co_await handle(co_await st.events.next());
+  };
+
+  // Waits, handling events, until `done()` holds, the run fails, or `timeout` passes; then
+  // handles what else had arrived.
   auto wait_until = [&](auto done, std::chrono::steady_clock::duration timeout,
                         std::string what) -> awaitable<bool> {
     const auto deadline = Clock::now() + timeout;
@@ -377,6 +438,7 @@ awaitable<void> MasterRun::run() {
       }
       co_await handle(co_await st.events.next());
     }
+    co_await absorb_queued();
     co_return st.failure.empty();
   };
 
@@ -618,6 +680,8 @@ awaitable<void> MasterRun::run() {
     st.step_release.assign(st.plan->txn_count, st.run_start);
     report_.start_unix_ns = unix_now_ns();
     st.running = true;
+    // While steps run a slave that stops taking messages is lost as soon as a silent one is.
+    for (auto& s : st.slaves) s.channel->set_send_timeout(settings_.link_timeout);
     std::function<void()> arm_interval = [&] {
       st.interval_timer.expires_after(settings_.interval);
       st.interval_timer.async_wait([&](const boost::system::error_code& ec) {
@@ -652,6 +716,7 @@ awaitable<void> MasterRun::run() {
       st.step_release[step] = Clock::now();
       st.engine->release(step);
       log(fmt::format("step {} of {} started", step + 1, st.plan->txn_count));
+      if (tracing) trace(fmt::format("step {} released", step));
       // An iterations step has no time bound; but once every slave has ended its share,
       // master strands that stop making progress wait for what will not come: they are cut, and
       // the run fails saying so, rather than hang.
@@ -708,6 +773,7 @@ awaitable<void> MasterRun::run() {
       }
       json end_step = message("end_step", {{"step", step}, {"drain_ms", drain_for.count()}});
       co_await send_all(std::move(end_step));
+      if (tracing) trace(fmt::format("step {}: waiting for the slaves' step_done", step));
       // Every slave has step_grace to report the step done; one that does not is named.
       const auto step_deadline = Clock::now() + settings_.step_grace;
       const auto late = [&] {
@@ -735,6 +801,7 @@ awaitable<void> MasterRun::run() {
         co_await handle(co_await st.events.next());
       }
       if (!st.failure.empty()) break;
+      if (tracing) trace(fmt::format("step {}: draining", step));
       // The master drains what the slaves wrote while each slave drains what it wrote; the next
       // step starts when both are level.
       std::vector<engine::ConnectionBytes> theirs;
@@ -775,6 +842,7 @@ awaitable<void> MasterRun::run() {
     // The last, partial interval: interval sums then equal the totals.
     if (!st.children) co_await handle(IntervalTick{});
     st.running = false;
+    for (auto& s : st.slaves) s.channel->set_send_timeout(settings_.silence_timeout);
   }
   report_.duration = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - st.run_start);
   if (st.run_start == Clock::time_point{}) report_.duration = {};

@@ -8,13 +8,19 @@
 #include <optional>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
+#include <fmt/format.h>
 
 #include "volley/control/codec.hpp"
+#include "volley/control/message.hpp"
 
 namespace volley::control {
 namespace {
@@ -197,12 +203,101 @@ TEST(Channel, PayloadWithoutTypeIsRefused) {
   EXPECT_NE(std::get<ChannelError>(*received).message.find("type"), std::string::npos);
 }
 
-TEST(Channel, CloseClosesTheSocket) {
+TEST(Channel, CloseClosesTheSocketAndKeepsThePeersName) {
   SocketPair pair;
+  const std::string peer = fmt::format("127.0.0.1:{}", pair.server.local_endpoint().port());
   Channel a(std::move(pair.client));
   a.close();
   EXPECT_FALSE(a.is_open());
-  EXPECT_EQ(a.peer(), "unknown peer");
+  // Errors after a reset or a close still say whom they were about.
+  EXPECT_EQ(a.peer(), peer);
+}
+
+/// The master's side of a control connection as the master makes it: with async_connect, which
+/// registers the socket for (edge-triggered) writability in the reactor.
+struct ConnectedLikeTheMaster {
+  asio::io_context context;
+  tcp::socket server{context};
+  std::optional<Channel> channel;
+
+  ConnectedLikeTheMaster() {
+    tcp::acceptor acceptor(context, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+    tcp::socket client(context);
+    boost::system::error_code connected = asio::error::would_block;
+    client.async_connect(acceptor.local_endpoint(),
+                         [&](const boost::system::error_code& ec) { connected = ec; });
+    acceptor.accept(server);
+    context.run_for(std::chrono::seconds(3));
+    context.restart();
+    EXPECT_FALSE(connected) << connected.message();
+    channel.emplace(std::move(client));
+  }
+};
+
+asio::awaitable<void> pause(asio::io_context& context, std::chrono::milliseconds how_long) {
+  asio::steady_timer timer(context);
+  timer.expires_after(how_long);
+  co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+}
+
+/// Three pings 50 ms apart (time for a reset to arrive and be seen); how long the last took.
+asio::awaitable<void> send_three_pings(ConnectedLikeTheMaster& link,
+                                       std::vector<std::variant<std::monostate, ChannelError>>& sent,
+                                       std::chrono::steady_clock::duration& last_took) {
+  for (int i = 0; i < 3; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    json ping = message("ping");
+    sent.push_back(co_await link.channel->send(std::move(ping)));
+    last_took = std::chrono::steady_clock::now() - start;
+    co_await pause(link.context, std::chrono::milliseconds(50));
+  }
+}
+
+asio::awaitable<void> receive_then_ping(ConnectedLikeTheMaster& link,
+                                        std::optional<std::variant<json, ChannelError>>& received,
+                                        std::optional<std::variant<std::monostate, ChannelError>>& sent) {
+  received = co_await link.channel->receive();
+  json ping = message("ping");
+  sent = co_await link.channel->send(std::move(ping));
+}
+
+TEST(Channel, ASendAfterAFailedSendFailsAtOnce) {
+  // Issue 8, a killed slave noticed 10 s late: the slave's kernel closed the connection; the
+  // master's next send went out and drew a reset, the one after failed (EPIPE), and every later
+  // one (abort, bye) waited for the 5 s send guard. Boost.Asio's reactor stops trying writes
+  // at once on a socket after a write that moved fewer bytes than asked (an error moves none)
+  // and waits for an edge-triggered writability event instead; on a connection already reset,
+  // whose last event has been consumed, none ever comes.
+  ConnectedLikeTheMaster link;
+  link.server.close();  // the peer goes away (its kernel sends a FIN; our next bytes draw a reset)
+  std::vector<std::variant<std::monostate, ChannelError>> sent;
+  std::chrono::steady_clock::duration last_took{};
+  spawn(link.context, send_three_pings(link, sent, last_took));
+  link.context.run_for(std::chrono::seconds(20));
+  ASSERT_EQ(sent.size(), 3U);
+  ASSERT_TRUE(std::holds_alternative<ChannelError>(sent[2]));
+  EXPECT_LT(last_took, std::chrono::seconds(1)) << std::get<ChannelError>(sent[2]).message;
+  // It names the peer, though the socket no longer knows it.
+  EXPECT_NE(std::get<ChannelError>(sent[2]).message.find("127.0.0.1:"), std::string::npos)
+      << std::get<ChannelError>(sent[2]).message;
+}
+
+TEST(Channel, ASendAfterThePeerClosedSaysItClosed) {
+  // The reader saw the peer close: a send after that does not go out into a dead connection
+  // (the first would seem to succeed), it fails with the reader's reason.
+  ConnectedLikeTheMaster link;
+  link.server.close();
+  std::optional<std::variant<json, ChannelError>> received;
+  std::optional<std::variant<std::monostate, ChannelError>> sent;
+  spawn(link.context, receive_then_ping(link, received, sent));
+  link.context.run_for(std::chrono::seconds(20));
+  ASSERT_TRUE(received && std::holds_alternative<ChannelError>(*received));
+  ASSERT_TRUE(sent.has_value());
+  ASSERT_TRUE(std::holds_alternative<ChannelError>(*sent));
+  EXPECT_TRUE(std::get<ChannelError>(*sent).closed_by_peer);
+  EXPECT_NE(std::get<ChannelError>(*sent).message.find("closed the control connection"),
+            std::string::npos)
+      << std::get<ChannelError>(*sent).message;
 }
 
 }  // namespace

@@ -6,12 +6,12 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "support/local_run.hpp"
 #include "support/net.hpp"
 #include "support/paths.hpp"
 #include "support/process.hpp"
@@ -23,22 +23,14 @@ namespace {
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-json read_json(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  return json::parse(in, nullptr, false);
-}
-
-/// Runs `profile` with --local and returns its JSON document (discarded on a failure to run).
-json run_local(const TempDir& dir, const std::string& xml, std::vector<std::string> extra = {},
-               std::chrono::milliseconds limit = 60s) {
-  const auto profile = dir.write("p.xml", xml);
-  const auto out = dir.path() / "r.json";
-  std::vector<std::string> args{"run", profile, "--local", "--json", out, "-q"};
-  args.insert(args.end(), extra.begin(), extra.end());
-  const auto r = run_volley(args, limit);
-  EXPECT_FALSE(r.timed_out) << "the run hung:\n" << r.err;
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  return read_json(out);
+/// Runs `xml` with --local (support/local_run.hpp) and returns its JSON document; the run must
+/// end by itself and succeed.
+json run_ok(const TempDir& dir, const std::string& xml, std::vector<std::string> extra = {},
+            std::chrono::milliseconds limit = 60s) {
+  const LocalRun run = run_local(dir, xml, std::move(extra), limit);
+  EXPECT_FALSE(run.process.timed_out) << "the run hung:\n" << run.process.err;
+  EXPECT_EQ(run.process.exit_code, 0) << run.process.err;
+  return run.doc;
 }
 
 enum class Ops { kEqual, kNotCompared };
@@ -74,7 +66,7 @@ std::uint64_t iterations(const json& doc, std::size_t group, std::size_t txn) {
 
 TEST(Liveness, NopDurationAfterConnectEndsOnBothSides) {
   TempDir dir;
-  const json doc = run_local(dir, R"XML(<?xml version="1.0"?>
+  const json doc = run_ok(dir, R"XML(<?xml version="1.0"?>
 <profile name="nop">
   <group nthreads="2">
     <transaction iterations="1"><flowop type="connect" options="remotehost=$h protocol=tcp"/></transaction>
@@ -90,7 +82,7 @@ TEST(Liveness, NopDurationAfterConnectEndsOnBothSides) {
 
 TEST(Liveness, SlaveMirrorOfShortThinkQuiesces) {
   TempDir dir;
-  const json doc = run_local(dir, R"XML(<?xml version="1.0"?>
+  const json doc = run_ok(dir, R"XML(<?xml version="1.0"?>
 <profile name="think">
   <group nthreads="16">
     <transaction iterations="1"><flowop type="connect" options="remotehost=$h protocol=tcp"/></transaction>
@@ -106,7 +98,7 @@ TEST(Liveness, SlaveMirrorOfShortThinkQuiesces) {
 
 TEST(Liveness, BusyStrandDoesNotStarveAnotherGroupOnOneWorker) {
   TempDir dir;
-  const json doc = run_local(dir, R"XML(<?xml version="1.0"?>
+  const json doc = run_ok(dir, R"XML(<?xml version="1.0"?>
 <profile name="starve">
   <group nthreads="1" name="spinner">
     <transaction iterations="1"><flowop type="nop"/></transaction>
@@ -147,7 +139,7 @@ TEST(Liveness, TimedOutLargeWriteCountsItsBytesOnBothSides) {
   // The slave does not pace (rate= is the master's): with its own timeout= it used to run its
   // three reads back to back, stop reading, and count fewer bytes than the master sent.
   TempDir dir;
-  const json doc = run_local(dir, R"XML(<?xml version="1.0"?>
+  const json doc = run_ok(dir, R"XML(<?xml version="1.0"?>
 <profile name="timeout">
   <group nthreads="1">
     <transaction iterations="1"><flowop type="connect" options="remotehost=$h protocol=tcp wndsz=64k"/></transaction>
@@ -272,7 +264,7 @@ class UperfProfile : public ::testing::TestWithParam<std::string> {};
 TEST_P(UperfProfile, RunsWithEqualCounts) {
   TempDir dir;
   const std::string xml = read_file(data_dir() / "profiles" / "uperf" / GetParam());
-  const json doc = run_local(dir, xml, {"--set", "h=127.0.0.1"});
+  const json doc = run_ok(dir, xml, {"--set", "h=127.0.0.1"});
   expect_sides_agree(doc);
   EXPECT_EQ(doc["totals"]["errors"]["total"].get<std::uint64_t>(), 0U);
   EXPECT_EQ(doc["totals"]["connections_requested"], doc["totals"]["connections_established"]);

@@ -5,12 +5,12 @@
 #include <signal.h>
 
 #include <filesystem>
-#include <fstream>
 #include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "support/local_run.hpp"
 #include "support/net.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
@@ -20,11 +20,6 @@ namespace {
 
 using nlohmann::json;
 using namespace std::chrono_literals;
-
-json read_json(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  return json::parse(in, nullptr, false);
-}
 
 /// `volley serve` on ADDRESS:port, waited for until it accepts.
 class Serve {

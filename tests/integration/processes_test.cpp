@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "support/local_run.hpp"
 #include "support/paths.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
@@ -91,11 +92,6 @@ auto wait_for(Find found, std::size_t n, std::chrono::milliseconds limit = 20s) 
 }
 
 bool alive(pid_t pid) { return std::filesystem::exists(fmt::format("/proc/{}", pid)); }
-
-json read_json(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  return json::parse(in, nullptr, false);
-}
 
 /// The process records of one side, checked: `processes` of them, strands adding up to `strands`,
 /// each with its own pid and its share of the connections.

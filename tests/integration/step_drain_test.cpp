@@ -3,14 +3,10 @@
 // agree per transaction and the next step starts with its streams in step. Bounds are hang guards.
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
-
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "support/paths.hpp"
-#include "support/process.hpp"
+#include "support/local_run.hpp"
 #include "support/temp_dir.hpp"
 
 namespace volley::test {
@@ -18,22 +14,6 @@ namespace {
 
 using nlohmann::json;
 using namespace std::chrono_literals;
-
-struct LocalRun {
-  ProcessResult process;
-  json doc;
-};
-
-LocalRun run_local(const TempDir& dir, const std::string& xml, std::vector<std::string> extra = {}) {
-  const auto profile = dir.write("p.xml", xml);
-  const auto out = dir.path() / "r.json";
-  std::vector<std::string> args{"run", profile, "--local", "--json", out, "-q"};
-  args.insert(args.end(), extra.begin(), extra.end());
-  LocalRun run{run_volley(args, 60s), {}};
-  std::ifstream in(out);
-  run.doc = json::parse(in, nullptr, false);
-  return run;
-}
 
 std::uint64_t sum_flowops(const json& txn, const char* key) {
   std::uint64_t n = 0;

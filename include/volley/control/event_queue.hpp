@@ -25,6 +25,9 @@ class EventQueue {
     wake_.cancel();
   }
 
+  /// Events already pushed and not yet taken.
+  [[nodiscard]] bool empty() const { return events_.empty(); }
+
   /// The next event, waiting for one if needed. One consumer only.
   boost::asio::awaitable<Event> next() {
     while (events_.empty()) {

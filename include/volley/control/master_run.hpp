@@ -79,6 +79,11 @@ struct MasterSettings {
       on_interval_histograms;
   /// Progress lines for the operator (stderr).
   std::function<void(const std::string&)> log;
+  /// The control trace, for diagnosing the run's own sequencing: a line per event handled
+  /// (ticks aside), per message sent to a slave and per step phase, with the seconds since the
+  /// run began. Unset (the default): nothing is formatted. `volley run` sets it when the
+  /// environment has VOLLEY_TRACE_CONTROL (lines go to stderr).
+  std::function<void(const std::string&)> trace;
 };
 
 class MasterRun {
