@@ -1,47 +1,59 @@
 #!/usr/bin/env bash
 # 50,000 concurrent ping-pong connections on one machine: profiles/many-connections.xml
-# (`<group nprocs="$n">`, one connection per strand, 64-byte request and answer for $d) against a
-# local slave (--local). One process may hold 20,000 descriptors here, so each side spreads its
-# strands over processes (docs/architecture.md, "Processes"). Prints, from the run's JSON: the
-# connections established on each side, the processes each side used, the bytes each side
-# counted (equal, or the run failed), transactions per second, and the memory each side held per
+# (`<group nprocs="$n">`, one connection per strand, 64-byte request and answer for -d seconds)
+# against a local slave (--local). One process may hold 20,000 descriptors here, so each side
+# spreads its strands over processes (docs/architecture.md, "Processes"). Prints, from the run's
+# JSON: the connections established on each side, the processes each side used, the bytes each
+# side counted (equal, or the run failed), transactions per second, the memory each side held per
 # connection (resident growth from before the run was built to the end of the timed step, summed
-# over the side's processes, divided by its connections; the issue's bound is 4 KiB).
+# over the side's processes, divided by its connections; the issue's bound is 4 KiB), and the
+# kernel's count of handshakes dropped because an accept queue was full (ListenOverflows, over
+# the whole machine: other programs' listeners count too).
 #
-# usage: bench/many_connections.sh [-n CONNECTIONS (50000)] [-d DURATION (10s)] [-p PROCESSES (0:
-#                                  decide)] [-b BUILD_DIR]
+# usage: bench/many_connections.sh [-c CONNECTIONS (50000)] [-d SECONDS (10)] [-r RUNS (1)]
+#                                  [-p PROCESSES (0: decide)] [-b BUILD_DIR]
 # (-d rewrites the profile's 10 s timed step in a copy.)
-# Exit status: volley's (0 when the run was clean and both sides counted the same bytes).
+# Exit status: 0 when every run was clean and both sides counted the same bytes, else the last
+# failing run's.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
-connections=50000
-duration=10s
-processes=0
-build="$root/build"
-while getopts "n:d:p:b:" opt; do
-  case $opt in
-    n) connections=$OPTARG ;;
-    d) duration=$OPTARG ;;
-    p) processes=$OPTARG ;;
-    b) build=$OPTARG ;;
-    *) echo "usage: $0 [-n CONNECTIONS] [-d DURATION] [-p PROCESSES] [-b BUILD_DIR]" >&2; exit 2 ;;
+conns=50000 rounds=1 seconds=10 processes=0
+usage='[-c CONNECTIONS] [-d SECONDS] [-r RUNS] [-p PROCESSES] [-b BUILD_DIR]'
+args=()
+while (($#)); do
+  case $1 in
+    -p) processes=$2; shift 2 ;;
+    -n) args+=(-c "$2"); shift 2 ;;  # the older spelling of -c
+    *) args+=("$1"); shift ;;
   esac
 done
-volley="$build/src/volley"
-[[ -x $volley ]] || { echo "build volley first (scripts/build.sh)" >&2; exit 2; }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/lib.sh"
+bench_init "${args[@]+"${args[@]}"}"
+
+# A counter of /proc/net/netstat (TcpExt), e.g. ListenOverflows.
+tcp_ext() { awk -v k="$1" '/^TcpExt:/ { if (!n) { split($0, h); n = 1 } else { for (i = 2; i <= NF; i++) if (h[i] == k) print $i } }' /proc/net/netstat; }
+
 echo "limits: open files $(ulimit -Hn) per process (hard), ports $(tr '\t' '-' </proc/sys/net/ipv4/ip_local_port_range)," \
-     "somaxconn $(cat /proc/sys/net/core/somaxconn)"
-status=0
-started=$(date +%s.%N)
-sed "s/duration=\"10s\"/duration=\"$duration\"/" "$root/profiles/many-connections.xml" >"$work/profile.xml"
-nice -n 10 "$volley" run "$work/profile.xml" --local --set "t=$connections" --processes "$processes" -q --json "$work/r.json" >"$work/out.txt" 2>&1 || status=$?
-ended=$(date +%s.%N)
-python3 - "$work/r.json" "$status" "$started" "$ended" <<'PY'
+     "somaxconn $(cat /proc/sys/net/core/somaxconn), tcp_max_syn_backlog $(cat /proc/sys/net/ipv4/tcp_max_syn_backlog)"
+sed "s/duration=\"10s\"/duration=\"${seconds}s\"/" "$bench_root/profiles/many-connections.xml" >"$work/profile.xml"
+final=0
+for ((r = 1; r <= rounds; r++)); do
+  status=0
+  overflows=$(tcp_ext ListenOverflows)
+  started=$(date +%s.%N)
+  nice -n 10 "$volley" run "$work/profile.xml" --local --set "t=$conns" --processes "$processes" -q \
+    --json "$work/r.json" >"$work/out.txt" 2>&1 || status=$?
+  ended=$(date +%s.%N)
+  overflows=$(($(tcp_ext ListenOverflows) - overflows))
+  echo "run $r of $rounds"
+  if [[ ! -s $work/r.json ]]; then
+    echo "status  no JSON document (exit $status):"; tail -5 "$work/out.txt"
+    final=$status
+    continue
+  fi
+  python3 - "$work/r.json" "$status" "$started" "$ended" "$overflows" <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))
-status, started, ended = int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
+status, started, ended, overflows = int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
 master = doc["totals"]
 slave = doc["slaves"][0].get("totals") or {}
 cmp = doc["comparison"][0] if doc.get("comparison") else {}
@@ -60,6 +72,10 @@ print(f"bytes   master {cmp.get('master_bytes')}  slave {cmp.get('slave_bytes')}
       f"({'equal' if cmp.get('master_bytes') == cmp.get('slave_bytes') else 'DIFFERENT'})")
 print(f"rate    {master.get('transactions_per_s', 0):.0f} txn/s over {master.get('seconds', 0):.2f} s "
       f"(timed step); whole run {ended - started:.1f} s wall")
+print(f"kernel  {overflows} handshakes dropped for a full accept queue (ListenOverflows, whole machine)")
 print(f"status  {doc['status']}{': ' + doc['failure'] if doc.get('failure') else ''} (exit {status})")
 PY
-exit "$status"
+  ((status == 0)) || final=$status
+done
+echo "(load average $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs)"
+exit "$final"

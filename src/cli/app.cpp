@@ -86,7 +86,8 @@ void define_command_line(CLI::App& app, CommandLine& cl) {
   add_variable_options(*run_cmd, run.set, run.strict);
   run_cmd->add_flag("--local", run.local,
                     "Start a slave of our own on loopback for this run (a separate process) and "
-                    "point every remotehost at it; sets h=127.0.0.1 unless --set h= is given");
+                    "point every remotehost at it; sets h=127.0.0.1 unless --set h= is given (with an "
+                    "IPv6 remotehost such as h=::1, the slave is on ::1 and the run goes over IPv6)");
   add_key_file_option(*run_cmd, run.key_file);
   run_cmd->add_option("-P,--port", run.port, "Control port of the slaves (1..65535)")
       ->capture_default_str()

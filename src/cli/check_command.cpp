@@ -6,6 +6,7 @@
 #include "volley/cli/commands.hpp"
 #include "volley/cli/profile_loader.hpp"
 #include "volley/core/exit_code.hpp"
+#include "volley/core/host_port.hpp"
 #include "volley/profile/mirror.hpp"
 #include "volley/profile/printer.hpp"
 
@@ -65,8 +66,11 @@ int dump_command(const CheckOptions& options) {
   if (!loaded.parsed.profile) return core::to_int(core::ExitCode::kBadInput);
   const auto& p = *loaded.parsed.profile;
   std::cout << "# master\n" << profile::to_text(p);
+  // `--host [::1]` names the slave of `remotehost=::1` (the profile's brackets are removed too).
+  const core::HostPort wanted = core::parse_host_port(options.host);
+  const std::string& only = wanted.error.empty() && !wanted.port ? wanted.host : options.host;
   for (const auto& host : remote_hosts(p)) {
-    if (!options.host.empty() && host != options.host) continue;
+    if (!options.host.empty() && host != only) continue;
     std::cout << fmt::format("\n# slave serving remotehost '{}'\n", host)
               << profile::to_text(profile::mirror(p, host));
   }

@@ -34,8 +34,12 @@ Engine::Engine(const Plan& plan, EngineConfig config)
   const std::size_t n_workers = std::max<std::size_t>(
       1, std::min<std::uint64_t>(config_.workers, std::max<std::uint64_t>(total_here, 1)));
   for (std::size_t i = 0; i < n_workers; ++i) workers_.push_back(std::make_unique<Worker>(*this));
-  // Round-robin over every strand of every group, so each group spreads over all workers.
-  std::size_t next = 0;
+  // Round-robin over the strands of each group, so each group spreads over all workers. The rule
+  // is the one the peer's connects follow (negotiated_ports()): strand s of group 0 is on worker
+  // (s / shards) % workers, whose own listener the peer's port_for(s) picks, so its connections
+  // are accepted on the worker that runs it. Later groups start one worker further on (two
+  // one-strand groups must not share a worker); their connections may land on another worker
+  // and are handed over (route()).
   placement_.resize(plan.groups.size());
   for (std::size_t g = 0; g < plan.groups.size(); ++g) {
     placement_[g].reserve(plan.groups[g].strands);
@@ -44,7 +48,7 @@ Engine::Engine(const Plan& plan, EngineConfig config)
         placement_[g].emplace_back(kNotHere, 0);
         continue;
       }
-      const auto w = static_cast<std::uint32_t>(next++ % workers_.size());
+      const auto w = static_cast<std::uint32_t>((s / shards + g) % workers_.size());
       placement_[g].emplace_back(w, workers_[w]->add_strand(g, s));
     }
   }
@@ -82,9 +86,12 @@ std::string Engine::open_listeners(asio::io_context& control) {
     accepts += per_strand * local_strands_[g];
   }
   // A quarter of the queue each: the accept loop lags behind a storm of connects on a loaded
-  // machine, and a queue that fills drops handshakes.
+  // machine, and a queue that fills drops handshakes. Every worker has its own listener, hence its
+  // own queue, on each negotiated port copy.
   const std::uint64_t backlog = std::max<std::uint64_t>(1, transport::accept_backlog() / 4);
-  const std::uint64_t negotiated = std::clamp<std::uint64_t>((accepts + backlog - 1) / backlog, 1, 64);
+  const std::uint64_t n_workers = workers_.size();
+  const std::uint64_t queues = (accepts + backlog - 1) / backlog;
+  const std::uint64_t copies = std::clamp<std::uint64_t>((queues + n_workers - 1) / n_workers, 1, 64);
   for (const std::uint16_t port : plan_.accept_ports) {
     std::optional<std::uint64_t> window;
     bool udp = false;
@@ -100,45 +107,61 @@ std::string Engine::open_listeners(asio::io_context& control) {
         }
       }
     }
-    for (std::uint64_t copy = 0; copy < (port == 0 ? negotiated : 1); ++copy) {
-      auto listener = std::make_unique<transport::DataListener>(
-          control, config_.token,
-          [this](const transport::ConnectionHeader& header, asio::ip::tcp::socket socket) {
-            route(header, std::move(socket));
-          },
-          config_.header_timeout, config_.on_rejected_connection);
-      if (auto error = listener->open(config_.listen_address, port, window); !error.empty()) {
-        listeners_.clear();
-        return error;
-      }
-      if (copy == 0) listener_ports_[port] = listener->port();
-      if (port == 0) negotiated_ports_.push_back(listener->port());
-      // UDP connections say hello on the same port number: the peer knows only that one.
-      if (udp) {
+    // A negotiated port: one port per worker and copy, listed worker by worker within a copy, so
+    // that the peer's port_for(s) (list index s % size) names strand s's worker. A port the
+    // profile names: every worker listens on it, sharing it (SO_REUSEPORT).
+    for (std::uint64_t copy = 0; copy < (port == 0 ? copies : 1); ++copy) {
+      std::uint16_t bound = port;
+      for (std::uint32_t w = 0; w < n_workers; ++w) {
+        auto listener = std::make_unique<transport::DataListener>(
+            workers_[w]->context(), config_.token,
+            [this, w](const transport::ConnectionHeader& header, asio::ip::tcp::socket socket) {
+              route(w, header, std::move(socket));
+            },
+            config_.header_timeout, config_.on_rejected_connection);
+        if (auto error = listener->open(config_.listen_address, port, window, port != 0);
+            !error.empty()) {
+          listeners_.clear();
+          udp_listeners_.clear();
+          return error;
+        }
+        if (copy == 0 && w == 0) listener_ports_[port] = listener->port();
+        if (port == 0) negotiated_ports_.push_back(listener->port());
+        if (w == 0 || port == 0) bound = listener->port();
+        listeners_.push_back({w, std::move(listener)});
+        // UDP connections say hello on the same port number: the peer knows only that one.
+        if (!udp || (port != 0 && w > 0)) continue;
         auto udp_listener = std::make_unique<transport::UdpListener>(
             control, config_.token,
             [this](const transport::ConnectionHeader& header, asio::ip::udp::socket socket) {
               route_udp(header, std::move(socket));
             });
-        if (auto error = udp_listener->open(config_.listen_address, listener->port(), window);
-            !error.empty()) {
+        if (auto error = udp_listener->open(config_.listen_address, bound, window); !error.empty()) {
           listeners_.clear();
           udp_listeners_.clear();
           return error;
         }
         udp_listeners_.push_back(std::move(udp_listener));
       }
-      listeners_.push_back(std::move(listener));
     }
   }
   return {};
+}
+
+void Engine::close_listeners() {
+  // Each listener belongs to its worker's thread; once the workers are joined (or not started)
+  // nothing else runs there.
+  for (auto& [w, listener] : listeners_) {
+    asio::post(workers_[w]->context(), [l = listener.get()] { l->close(); });
+  }
+  for (auto& listener : udp_listeners_) listener->close();
 }
 
 std::map<std::uint16_t, std::uint16_t> Engine::listener_ports() const { return listener_ports_; }
 
 void Engine::start() {
   started_ = true;
-  for (auto& listener : listeners_) listener->start();
+  for (auto& [w, listener] : listeners_) listener->start();
   for (auto& listener : udp_listeners_) listener->start();
   for (auto& w : workers_) w->start();
 }
@@ -200,7 +223,7 @@ void Engine::arm_quiescence(std::size_t txn, std::uint64_t last_progress, int qu
     // Connections still in an accept queue are on their way to strands: not quiet (with tens of
     // thousands of connects, a loaded machine can leave the accept loop idle for 30 ms).
     const bool queued = std::any_of(listeners_.begin(), listeners_.end(),
-                                    [](const auto& l) { return l->queued() > 0; });
+                                    [](const auto& l) { return l.listener->queued() > 0; });
     const int quiet = now == last_progress && !thinking() && !queued ? quiet_polls + 1 : 0;
     if (quiet < polls_needed) {
       arm_quiescence(txn, now, quiet, polls_needed);
@@ -224,8 +247,7 @@ std::vector<ConnectionBytes> Engine::take_step_written() {
 void Engine::stop() {
   if (stopped_.exchange(true)) return;
   if (quiesce_timer_) quiesce_timer_->cancel();
-  for (auto& listener : listeners_) listener->close();
-  for (auto& listener : udp_listeners_) listener->close();
+  close_listeners();
   for (auto& w : workers_) w->post_stop();
 }
 
@@ -266,13 +288,21 @@ void Engine::take_interval(asio::io_context& reply_on,
   }
 }
 
-void Engine::route(const transport::ConnectionHeader& header, asio::ip::tcp::socket socket) {
+void Engine::route(std::uint32_t accepted_on, const transport::ConnectionHeader& header,
+                   asio::ip::tcp::socket socket) {
   if (header.group >= placement_.size() || header.strand >= placement_[header.group].size()) {
     return;  // not a strand of this run: the socket closes here
   }
   const auto [worker, local] = placement_[header.group][header.strand];
   if (worker == kNotHere) return;  // another process's strand: it connected to the wrong port
   routed_.fetch_add(1, std::memory_order_relaxed);
+  if (worker == accepted_on) {  // the usual case: straight to the strand, on this thread
+    workers_[worker]->deliver(local, header.conn, transport::TcpConnection(std::move(socket)));
+    return;
+  }
+  // Accepted on another worker (a port the profile names, shared by all workers): the descriptor
+  // moves to the strand's worker, whose reactor registers it.
+  handed_over_.fetch_add(1, std::memory_order_relaxed);
   boost::system::error_code ec;
   const auto protocol = socket.local_endpoint(ec).protocol();
   if (ec) return;
@@ -298,8 +328,7 @@ void Engine::route_udp(const transport::ConnectionHeader& header, asio::ip::udp:
 RunResult Engine::finish() {
   if (finished_) return {};
   finished_ = true;
-  for (auto& listener : listeners_) listener->close();
-  for (auto& listener : udp_listeners_) listener->close();
+  close_listeners();  // before the join: a listener's pending accept keeps its worker running
   for (auto& w : workers_) w->join();
   std::vector<SlotStats> totals(plan_.slots.size());
   RunResult result;

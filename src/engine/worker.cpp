@@ -79,6 +79,10 @@ void Worker::post_stop() {
   });
 }
 
+void Worker::deliver(std::uint32_t local, std::uint32_t conn, transport::AnyConnection link) {
+  strands_[local]->deliver(conn, std::move(link));
+}
+
 void Worker::post_deliver(std::uint32_t local, std::uint32_t conn, asio::ip::tcp protocol,
                           int fd) {
   asio::post(context_, [this, local, conn, protocol, fd] {

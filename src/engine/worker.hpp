@@ -20,6 +20,7 @@
 #include "volley/engine/engine.hpp"
 #include "volley/engine/slot_stats.hpp"
 #include "volley/engine/step_bytes.hpp"
+#include "volley/transport/connection.hpp"
 
 namespace volley::engine {
 
@@ -54,6 +55,8 @@ class Worker {
   void post_release(std::size_t txn, Clock::time_point start);
   void post_cut(std::size_t txn, CutReason reason);
   void post_stop();
+  /// Worker-affine: hands a connection accepted on this worker's thread to local strand `local`.
+  void deliver(std::uint32_t local, std::uint32_t conn, transport::AnyConnection link);
   /// Hands an accepted connection (a native descriptor, now owned by this worker) to a strand.
   void post_deliver(std::uint32_t local, std::uint32_t conn, boost::asio::ip::tcp protocol,
                     int fd);

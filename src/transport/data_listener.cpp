@@ -1,7 +1,5 @@
 #include "volley/transport/data_listener.hpp"
 
-#include "volley/core/printable.hpp"
-
 #include <boost/asio/read.hpp>
 #include <fmt/format.h>
 
@@ -11,6 +9,10 @@
 
 #include <fstream>
 #include <utility>
+
+#include "volley/core/host_port.hpp"
+#include "volley/core/printable.hpp"
+#include "volley/transport/address_family.hpp"
 
 namespace volley::transport {
 
@@ -56,11 +58,15 @@ DataListener::DataListener(asio::io_context& context, std::uint32_t token, Route
 DataListener::~DataListener() { close(); }
 
 std::string DataListener::open(const asio::ip::address& address, std::uint16_t port,
-                               std::optional<std::uint64_t> window_bytes) {
+                               std::optional<std::uint64_t> window_bytes, bool share_port) {
   boost::system::error_code ec;
   const tcp::endpoint endpoint(address, port);
   acceptor_.open(endpoint.protocol(), ec);
   if (!ec) acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
+  if (!ec) ec = take_ipv4_too(acceptor_, address);
+  if (!ec && share_port) {
+    acceptor_.set_option(asio::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>(true), ec);
+  }
   if (!ec && window_bytes) {
     // Set before listen() so that accepted sockets inherit them and the window scale fits.
     const auto bytes = static_cast<int>(std::min<std::uint64_t>(*window_bytes, 1U << 30));
@@ -74,9 +80,10 @@ std::string DataListener::open(const asio::ip::address& address, std::uint16_t p
   if (ec) {
     boost::system::error_code ignored;
     acceptor_.close(ignored);
-    return fmt::format("cannot listen for data connections on {}:{}: {}", address.to_string(),
-                       port, ec.message());
+    return fmt::format("cannot listen for data connections on {}: {}",
+                       core::format_host_port(address.to_string(), port), ec.message());
   }
+  fd_.store(acceptor_.native_handle(), std::memory_order_relaxed);
   return {};
 }
 
@@ -84,10 +91,10 @@ std::size_t DataListener::queued() const {
   tcp_info info{};
   socklen_t size = sizeof info;
   // On a listening socket tcpi_unacked is the accept queue's length.
-  const int fd = const_cast<tcp::acceptor&>(acceptor_).native_handle();
+  const int fd = fd_.load(std::memory_order_relaxed);
   const std::size_t waiting =
-      ::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &size) == 0 ? info.tcpi_unacked : 0;
-  return waiting + pending_.size();
+      fd >= 0 && ::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &size) == 0 ? info.tcpi_unacked : 0;
+  return waiting + pending();
 }
 
 std::uint16_t DataListener::port() const {
@@ -101,6 +108,7 @@ void DataListener::start() { accept_next(); }
 void DataListener::close() {
   if (!*alive_) return;
   *alive_ = false;
+  fd_.store(-1, std::memory_order_relaxed);
   boost::system::error_code ignored;
   acceptor_.close(ignored);
   backoff_.cancel();
@@ -109,6 +117,7 @@ void DataListener::close() {
     pending->socket.close(ignored);
   }
   pending_.clear();
+  pending_count_.store(0, std::memory_order_relaxed);
 }
 
 void DataListener::accept_next() {
@@ -140,6 +149,7 @@ void DataListener::read_header(tcp::socket socket) {
   const std::uint64_t id = next_pending_++;
   auto pending = std::make_shared<Pending>(std::move(socket), acceptor_.get_executor());
   pending_[id] = pending;
+  pending_count_.store(pending_.size(), std::memory_order_relaxed);
   boost::system::error_code no_peer;
   pending->peer = pending->socket.remote_endpoint(no_peer);
   pending->deadline.expires_after(header_timeout_);
@@ -154,6 +164,7 @@ void DataListener::read_header(tcp::socket socket) {
       [this, alive = alive_, id, pending](const boost::system::error_code& ec, std::size_t) {
         if (!*alive) return;
         pending_.erase(id);
+        pending_count_.store(pending_.size(), std::memory_order_relaxed);
         pending->deadline.cancel();
         if (paused_) {
           paused_ = false;
@@ -183,8 +194,8 @@ void DataListener::read_header(tcp::socket socket) {
 void DataListener::refuse(const tcp::endpoint& peer, const std::string& reason) {
   ++rejected_;
   if (!reject_) return;
-  const std::string who = core::printable(
-      fmt::format("{}:{}", peer.address().to_string(), peer.port()));
+  const std::string who =
+      core::printable(core::format_host_port(unmapped(peer.address()).to_string(), peer.port()));
   reject_(fmt::format("data connection from {} closed: {}", who, reason));
 }
 

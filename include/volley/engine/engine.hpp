@@ -82,7 +82,8 @@ struct EngineConfig {
   /// Called on a worker thread when every local strand has finished transaction `txn`.
   std::function<void(std::size_t txn)> on_txn_done;
   /// Called with a log line for every data connection a listener closed (a late header, a wrong
-  /// token, not a volley header), from any thread; the slave throttles them (core/throttled_log).
+  /// token, not a volley header), on the listener's worker thread; the slave throttles them
+  /// (core/throttled_log).
   std::function<void(const std::string&)> on_rejected_connection;
 };
 
@@ -141,6 +142,11 @@ class Engine {
   /// Operations and system calls completed so far on all workers, plus data connections routed
   /// to them (any thread; relaxed, for progress checks).
   [[nodiscard]] std::uint64_t progress() const;
+  /// Data connections accepted on one worker and handed over to the worker of their strand (any
+  /// thread; relaxed). Zero when every peer connects to its strand's own port (port_for()).
+  [[nodiscard]] std::uint64_t handed_over() const {
+    return handed_over_.load(std::memory_order_relaxed);
+  }
   /// Some strand is inside a think (any thread; relaxed).
   [[nodiscard]] bool thinking() const;
   /// Takes the counters gathered since the previous take from every worker, without waiting:
@@ -162,7 +168,12 @@ class Engine {
   [[nodiscard]] const EngineConfig& config() const { return config_; }
 
  private:
-  void route(const transport::ConnectionHeader& header, boost::asio::ip::tcp::socket socket);
+  /// A data connection whose header a listener of worker `accepted_on` read (on that worker's
+  /// thread): to its strand, on this worker or handed over to the strand's.
+  void route(std::uint32_t accepted_on, const transport::ConnectionHeader& header,
+             boost::asio::ip::tcp::socket socket);
+  /// Posts close() to each data listener's worker (UDP listeners close here).
+  void close_listeners();
   void route_udp(const transport::ConnectionHeader& header, boost::asio::ip::udp::socket socket);
   void arm_quiescence(std::size_t txn, std::uint64_t last_progress, int quiet_polls,
                       int polls_needed);
@@ -175,7 +186,11 @@ class Engine {
   std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> placement_;
   static constexpr std::uint32_t kNotHere = UINT32_MAX;
   std::vector<std::uint64_t> local_strands_;  ///< per group
-  std::vector<std::unique_ptr<transport::DataListener>> listeners_;
+  struct WorkerListener {
+    std::uint32_t worker;  ///< whose thread accepts and reads headers
+    std::unique_ptr<transport::DataListener> listener;
+  };
+  std::vector<WorkerListener> listeners_;
   std::vector<std::unique_ptr<transport::UdpListener>> udp_listeners_;
   std::map<std::uint16_t, std::uint16_t> listener_ports_;
   std::vector<std::uint16_t> negotiated_ports_;
@@ -188,6 +203,7 @@ class Engine {
   std::atomic<bool> stopped_{false};
   std::atomic<std::size_t> ended_upto_{0};  ///< 1 + the last transaction end_txn() was called for
   std::atomic<std::uint64_t> routed_{0};  ///< data connections handed to strands
+  std::atomic<std::uint64_t> handed_over_{0};  ///< of those, accepted on another worker
   std::mutex step_written_mutex_;        ///< workers add at the end of a step, control takes
   std::vector<ConnectionBytes> step_written_;
   std::vector<std::chrono::steady_clock::time_point> release_times_;

@@ -1,7 +1,10 @@
 #pragma once
 // The accepting side's data listener: accepts connections, reads each one's ConnectionHeader, and
-// hands the socket to whoever routes it to the owning strand. One listener per port serves every
-// strand of a run. Thread: runs on the io_context it was opened with; close() on that thread.
+// hands the socket to whoever routes it to the owning strand. The engine opens one per worker on
+// each data port (the workers of a port share it with SO_REUSEPORT, or have a port each), so
+// accepts and header reads run on every core. Thread: runs on the io_context it was opened with;
+// close() on that thread; queued() and pending() from any thread.
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -39,16 +42,18 @@ class DataListener {
   DataListener(const DataListener&) = delete;
   DataListener& operator=(const DataListener&) = delete;
 
-  /// Binds and listens on `address:port` (port 0 = any free port). Returns an error sentence.
+  /// Binds and listens on `address:port` (port 0 = any free port). With `share_port`, other
+  /// listeners of this user may bind the same port (SO_REUSEPORT) and the kernel spreads the
+  /// incoming connections over them. Returns an error sentence.
   std::string open(const boost::asio::ip::address& address, std::uint16_t port,
-                   std::optional<std::uint64_t> window_bytes);
+                   std::optional<std::uint64_t> window_bytes, bool share_port = false);
   [[nodiscard]] std::uint16_t port() const;
   /// Starts accepting (after open succeeded).
   void start();
   /// Stops accepting; closes connections whose header has not arrived yet.
   void close();
   /// Connections accepted whose header has not arrived yet.
-  [[nodiscard]] std::size_t pending() const { return pending_.size(); }
+  [[nodiscard]] std::size_t pending() const { return pending_count_.load(std::memory_order_relaxed); }
   /// Connections the kernel has completed but this listener has not yet accepted (its accept
   /// queue, from TCP_INFO), plus those whose header is still being read.
   [[nodiscard]] std::size_t queued() const;
@@ -72,6 +77,8 @@ class DataListener {
   /// must not pin a descriptor for the life of the slave).
   std::map<std::uint64_t, std::shared_ptr<Pending>> pending_;
   std::uint64_t next_pending_ = 0;
+  std::atomic<std::size_t> pending_count_{0};  ///< pending_.size(), for other threads
+  std::atomic<int> fd_{-1};  ///< the listening descriptor while open, for queued()
   /// Accepting paused: kMaxPending headers are being read (the rest wait in the kernel's accept
   /// queue, costing this process nothing).
   bool paused_ = false;

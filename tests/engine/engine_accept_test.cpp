@@ -1,0 +1,141 @@
+// Data connections accepted on the workers: each worker listens (a port of its own per
+// negotiated listener, or its share of a port the profile names) and reads headers on its own
+// thread; a connection accepted on the wrong worker is handed to its strand's.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <future>
+#include <thread>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+
+#include "volley/engine/engine.hpp"
+
+namespace volley::engine {
+namespace {
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+
+constexpr std::uint64_t kStrands = 16;
+
+/// A loopback port nobody listens on: bound once by us, then released.
+std::uint16_t free_port() {
+  asio::io_context context;
+  asio::ip::tcp::acceptor acceptor(context);
+  acceptor.open(asio::ip::tcp::v4());
+  acceptor.bind(asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  return acceptor.local_endpoint().port();
+}
+
+/// `groups` groups of kStrands strands, each connecting (or accepting) `per_strand` times.
+Plan plan_of(bool accepting, std::optional<std::uint16_t> port, std::size_t groups = 1,
+             std::uint64_t per_strand = 4) {
+  profile::ConnectionOptions c;
+  c.remotehost = "x";
+  c.port = port;
+  profile::Flowop op;
+  op.type = accepting ? "accept" : "connect";
+  if (accepting) {
+    op.spec = profile::AcceptOp{c};
+  } else {
+    op.spec = profile::ConnectOp{c};
+  }
+  profile::Flowop close;
+  close.type = "disconnect";
+  close.spec = profile::DisconnectOp{};
+  profile::Transaction txn;
+  txn.bound = profile::Iterations{per_strand};
+  txn.flowops = {op, close};
+  profile::Profile p;
+  for (std::size_t g = 0; g < groups; ++g) {
+    profile::Group group;
+    group.nthreads = kStrands;
+    group.transactions = {txn};
+    p.groups.push_back(group);
+  }
+  core::Diagnostics diags;
+  auto plan = compile(p, {}, diags);
+  EXPECT_TRUE(plan.has_value()) << diags.format(nullptr);
+  return plan ? std::move(*plan) : Plan{};
+}
+
+struct Outcome {
+  RunResult accepted;
+  RunResult connected;
+  std::uint64_t handed_over = 0;
+  std::size_t listener_ports = 0;
+};
+
+/// Runs an accepting engine and a connecting engine of two workers each against each other.
+Outcome connect_all(std::optional<std::uint16_t> port, std::size_t groups = 1) {
+  const Plan accepting_plan = plan_of(true, port, groups);
+  const Plan connecting_plan = plan_of(false, port, groups);
+  std::promise<void> accepted_all;
+  std::promise<void> connected_all;
+  EngineConfig a;
+  a.workers = 2;
+  a.token = 7;
+  a.listen_address = asio::ip::make_address("127.0.0.1");
+  a.on_txn_done = [&](std::size_t) { accepted_all.set_value(); };
+  Engine acceptor(accepting_plan, std::move(a));
+  asio::io_context control;
+  Outcome out;
+  EXPECT_EQ(acceptor.open_listeners(control), "");
+  out.listener_ports = acceptor.negotiated_ports().size();
+  EngineConfig c;
+  c.workers = 2;
+  c.token = 7;
+  c.targets["x"] = HostTarget{asio::ip::make_address("127.0.0.1"),
+                              acceptor.listener_ports().at(port.value_or(0)),
+                              acceptor.negotiated_ports()};
+  c.on_txn_done = [&](std::size_t) { connected_all.set_value(); };
+  Engine connector(connecting_plan, std::move(c));
+  acceptor.start();
+  connector.start();
+  acceptor.release(0);
+  connector.release(0);
+  const bool done = accepted_all.get_future().wait_for(60s) == std::future_status::ready &&
+                    connected_all.get_future().wait_for(60s) == std::future_status::ready;
+  EXPECT_TRUE(done) << "the connections did not all arrive (a hang guard)";
+  if (!done) {
+    acceptor.stop();
+    connector.stop();
+  }
+  out.handed_over = acceptor.handed_over();
+  out.connected = connector.finish();
+  out.accepted = acceptor.finish();
+  return out;
+}
+
+TEST(AcceptOnWorkers, NegotiatedPortsNameTheWorkerSoNoConnectionIsHandedOver) {
+  const Outcome out = connect_all(std::nullopt);
+  EXPECT_EQ(out.listener_ports, 2U) << "one negotiated listener per worker";
+  EXPECT_EQ(out.connected.connections_established, kStrands * 4);
+  EXPECT_EQ(out.accepted.connections_established, kStrands * 4);
+  EXPECT_EQ(out.accepted.failed_strands, 0U);
+  EXPECT_EQ(out.handed_over, 0U);
+}
+
+TEST(AcceptOnWorkers, LaterGroupsOnOtherWorkersStillGetTheirConnections) {
+  // Group 1 starts one worker further on: its connections reach the wrong worker's port and are
+  // handed over.
+  const Outcome out = connect_all(std::nullopt, 2);
+  EXPECT_EQ(out.accepted.connections_established, 2 * kStrands * 4);
+  EXPECT_EQ(out.accepted.failed_strands, 0U);
+  EXPECT_EQ(out.handed_over, kStrands * 4);
+}
+
+TEST(AcceptOnWorkers, APortTheProfileNamesIsSharedByEveryWorker) {
+  // SO_REUSEPORT: the kernel spreads the connections over both workers' listeners, by a hash of
+  // the addresses, so about half arrive on the other worker and are handed over.
+  const Outcome out = connect_all(free_port());
+  EXPECT_EQ(out.listener_ports, 0U);
+  EXPECT_EQ(out.connected.connections_established, kStrands * 4);
+  EXPECT_EQ(out.accepted.connections_established, kStrands * 4);
+  EXPECT_EQ(out.accepted.failed_strands, 0U);
+}
+
+}  // namespace
+}  // namespace volley::engine
