@@ -201,7 +201,11 @@ struct SlaveServer::Session {
 };
 
 SlaveServer::SlaveServer(asio::io_context& context, SlaveSettings settings)
-    : context_(context), settings_(std::move(settings)), acceptor_(context) {}
+    : context_(context),
+      settings_(std::move(settings)),
+      acceptor_(context),
+      rejected_connections_([this](const std::string& line) { log(line); },
+                            std::chrono::seconds(1), "data connections closed") {}
 
 std::string SlaveServer::listen(const tcp::endpoint& endpoint) {
   boost::system::error_code ec;
@@ -384,6 +388,7 @@ asio::awaitable<void> SlaveServer::end_run(Session& s) {
     co_await asio::post(context_, asio::use_awaitable);
   }
   s.run.reset();
+  rejected_connections_.flush();  // the run's listeners are closed: say how many were left out
 }
 
 asio::awaitable<void> SlaveServer::converse(Session& s) {
@@ -807,6 +812,10 @@ asio::awaitable<void> SlaveServer::on_load(Session& s, const json& m) {
   config.seed = load->seed;
   config.token = load->token ^ s.data_mask;
   config.header_timeout = limits.header_timeout;
+  // Called on the workers' threads (their listeners): throttled and logged on this one.
+  config.on_rejected_connection = [this](const std::string& line) {
+    asio::post(context_, [this, line] { rejected_connections_.add(line); });
+  };
   config.listen_address = s.local_address;
   if (child) {
     boost::system::error_code bad;

@@ -118,7 +118,7 @@ std::string Engine::open_listeners(asio::io_context& control) {
             [this, w](const transport::ConnectionHeader& header, asio::ip::tcp::socket socket) {
               route(w, header, std::move(socket));
             },
-            config_.header_timeout);
+            config_.header_timeout, config_.on_rejected_connection);
         if (auto error = listener->open(config_.listen_address, port, window, port != 0);
             !error.empty()) {
           listeners_.clear();

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "volley/core/host_port.hpp"
+#include "volley/core/printable.hpp"
 #include "volley/transport/address_family.hpp"
 
 namespace volley::transport {
@@ -38,14 +39,17 @@ struct DataListener::Pending {
   Pending(tcp::socket s, asio::any_io_executor executor)
       : socket(std::move(s)), deadline(std::move(executor)) {}
   tcp::socket socket;
+  tcp::endpoint peer;  // kept: a socket closed by the deadline no longer knows it
   asio::steady_timer deadline;
+  bool timed_out = false;
   std::array<std::uint8_t, kConnectionHeaderBytes> bytes{};
 };
 
 DataListener::DataListener(asio::io_context& context, std::uint32_t token, Route route,
-                           std::chrono::milliseconds header_timeout)
+                           std::chrono::milliseconds header_timeout, Reject reject)
     : token_(token),
       route_(std::move(route)),
+      reject_(std::move(reject)),
       header_timeout_(header_timeout),
       acceptor_(context),
       backoff_(context),
@@ -146,9 +150,12 @@ void DataListener::read_header(tcp::socket socket) {
   auto pending = std::make_shared<Pending>(std::move(socket), acceptor_.get_executor());
   pending_[id] = pending;
   pending_count_.store(pending_.size(), std::memory_order_relaxed);
+  boost::system::error_code no_peer;
+  pending->peer = pending->socket.remote_endpoint(no_peer);
   pending->deadline.expires_after(header_timeout_);
   pending->deadline.async_wait([pending](const boost::system::error_code& ec) {
     if (ec) return;
+    pending->timed_out = true;
     boost::system::error_code ignored;
     pending->socket.close(ignored);  // the read below then fails and forgets it
   });
@@ -164,16 +171,32 @@ void DataListener::read_header(tcp::socket socket) {
           accept_next();
         }
         if (ec) {
-          ++rejected_;
+          refuse(pending->peer,
+                 pending->timed_out
+                     ? fmt::format("no header within {} ms (volley serve --header-timeout)",
+                                   header_timeout_.count())
+                     : fmt::format("closed before its header ({})", ec.message()));
           return;
         }
-        const auto header = verify_connection_header(pending->bytes, token_);
+        const auto header = decode_connection_header(pending->bytes);
         if (!header) {
-          ++rejected_;
+          refuse(pending->peer, "not a volley data header");
+          return;
+        }
+        if (header->token != token_) {
+          refuse(pending->peer, "wrong run token (another run's connection, or a stranger's)");
           return;
         }
         route_(*header, std::move(pending->socket));
       });
+}
+
+void DataListener::refuse(const tcp::endpoint& peer, const std::string& reason) {
+  ++rejected_;
+  if (!reject_) return;
+  const std::string who =
+      core::printable(core::format_host_port(unmapped(peer.address()).to_string(), peer.port()));
+  reject_(fmt::format("data connection from {} closed: {}", who, reason));
 }
 
 }  // namespace volley::transport

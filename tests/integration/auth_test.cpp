@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -356,6 +357,80 @@ TEST(Auth, DataConnectionsNeedTheSessionsTokenNotTheOneOnTheControlWire) {
   }
   // The session's token: taken (the strand holds it while it thinks).
   EXPECT_FALSE(closed_within(connect_data(port, 7 ^ c.data_mask()), 1s));
+}
+
+/// How many data connections the slave's log says it closed: one per line that names one, plus
+/// the "(and N more ...)" and "N more ..." counts of the lines the throttle left out.
+std::size_t closed_data_connections(const std::string& log) {
+  std::size_t total = 0;
+  std::size_t at = 0;
+  while (at < log.size()) {
+    const auto end = std::min(log.find('\n', at), log.size());
+    const std::string line = log.substr(at, end - at);
+    at = end + 1;
+    const std::string prefix = "volley serve: ";
+    if (line.rfind(prefix + "data connection from ", 0) == 0) {
+      ++total;
+      if (const auto more = line.find(" (and "); more != std::string::npos) {
+        total += std::stoul(line.substr(more + 6));
+      }
+    } else if (line.find(" more data connections closed since the last such line; the last: ") !=
+               std::string::npos) {
+      total += std::stoul(line.substr(prefix.size()));
+    }
+  }
+  return total;
+}
+
+TEST(Auth, ClosedDataConnectionsAreLoggedWithTheirPeerAndAFloodCostsAFewLines) {
+  TempDir dir;
+  control::Secret key;
+  const auto key_file = write_key(dir, "key", key);
+  KeyedServe serve(key_file, {"--header-timeout", "300ms"});
+  auto c = std::make_unique<ControlClient>(serve.port());
+  ASSERT_TRUE(c->authenticate(key));
+  ASSERT_TRUE(c->send(load_message(kAcceptAndWait)));
+  const auto loaded = c->receive_type("loaded");
+  ASSERT_TRUE(loaded);
+  ASSERT_TRUE(c->send(control_message("start", {{"master_port", 1}})));
+  const auto port = negotiated_port(*loaded);
+  ASSERT_NE(port, 0);
+
+  // A late header: one line, naming the peer and the flag.
+  ControlClient silent(port);
+  ASSERT_TRUE(silent.connected());
+  ASSERT_TRUE(serve.wait_for_log("closed: no header within 300 ms (volley serve --header-timeout)"))
+      << serve.log();
+  // A flood of wrong tokens, as from an attacker who opens connection after connection: the log
+  // gets about a line a second, and each says how many it left out.
+  constexpr std::size_t kFlood = 300;
+  const auto flood_start = Clock::now();
+  for (std::size_t i = 0; i < kFlood; ++i) {
+    const int fd = connect_data(port, 7);
+    ASSERT_GE(fd, 0);
+    // Closed by the slave before the next: none is still queued when the run ends below.
+    pollfd p{fd, POLLIN, 0};
+    char b = 0;
+    EXPECT_TRUE(::poll(&p, 1, 5000) > 0 && ::read(fd, &b, 1) <= 0);
+    ::close(fd);
+  }
+  c.reset();  // the session ends, and with it the run: the throttle says what it left out
+  const auto deadline = Clock::now() + 20s;
+  while (closed_data_connections(serve.log()) < kFlood + 1 && Clock::now() < deadline) {
+    std::this_thread::sleep_for(20ms);
+  }
+  const double seconds = std::chrono::duration<double>(Clock::now() - flood_start).count();
+  const std::string log = serve.log();
+  EXPECT_EQ(closed_data_connections(log), kFlood + 1) << log;
+  EXPECT_NE(log.find("closed: wrong run token"), std::string::npos) << log;
+  std::size_t lines = 0;  // lines about data connections
+  for (std::size_t at = 0; (at = log.find("data connection", at)) != std::string::npos;) {
+    ++lines;
+    at = log.find('\n', at);
+  }
+  EXPECT_LE(lines, 3 + static_cast<std::size_t>(seconds)) << log;
+  EXPECT_EQ(log.find('\x1b'), std::string::npos);
+  EXPECT_NE(log.find("data connection from 127.0.0.1:"), std::string::npos) << log;
 }
 
 TEST(Auth, NonLoopbackWithoutAKeyRefusesToStartUnlessInsecure) {

@@ -279,7 +279,13 @@ TEST(Loopback, MasterKilledMidRunLeavesSlaveIdleAndClean) {
   const auto proc = std::filesystem::path("/proc") / std::to_string(serve.pid());
   std::this_thread::sleep_for(200ms);
   const auto fds_before = count_entries(proc / "fd");
-  const auto threads_before = count_entries(proc / "task");
+  auto threads_before = count_entries(proc / "task");
+#ifdef __SANITIZE_THREAD__
+  // ThreadSanitizer's runtime starts a background thread of its own at the process's first
+  // pthread_create and keeps it to the end: an idle slave that has served a run has one more
+  // thread than a fresh one. The normal and ASan builds compare the slave's own threads exactly.
+  if (threads_before == 1) ++threads_before;
+#endif
   const auto profile = dir.write("pp.xml", pingpong("20s"));
   {
     Process master({VOLLEY_BINARY, "run", profile, "-P", serve.port(), "--set", "h=127.0.0.1",

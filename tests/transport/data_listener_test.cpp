@@ -210,3 +210,63 @@ TEST(DataListenerLimits, SilentConnectionsAreClosedAtTheDeadlineAndOnClose) {
 
 }  // namespace
 }  // namespace volley::transport
+
+namespace volley::transport {
+namespace {
+
+// Every connection closed without being routed costs one line naming its peer (escaped) and why;
+// a routed one costs none. The slave throttles these lines (core/throttled_log.hpp).
+TEST(DataListenerLog, EachClosedConnectionIsOneLineWithItsPeerAndTheReason) {
+  asio::io_context context;
+  std::vector<std::string> lines;
+  std::size_t routed = 0;
+  DataListener listener(
+      context, kToken, [&](const ConnectionHeader&, tcp::socket) { ++routed; },
+      std::chrono::milliseconds(200), [&](const std::string& line) { lines.push_back(line); });
+  ASSERT_EQ(listener.open(kLoopback, 0, std::nullopt), "");
+  listener.start();
+  auto run_until = [&](std::size_t n) {
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (lines.size() < n && std::chrono::steady_clock::now() < give_up) {
+      context.run_for(std::chrono::milliseconds(5));
+    }
+    ASSERT_EQ(lines.size(), n);
+  };
+  auto send = [&](const std::array<std::uint8_t, kConnectionHeaderBytes>& bytes) {
+    tcp::socket client(context);
+    client.connect(tcp::endpoint(kLoopback, listener.port()));
+    asio::write(client, asio::buffer(bytes));
+    return client;
+  };
+  auto peer = [](const tcp::socket& s) {
+    return "data connection from 127.0.0.1:" + std::to_string(s.local_endpoint().port()) +
+           " closed: ";
+  };
+
+  tcp::socket wrong = send(encode(ConnectionHeader{kToken ^ 1U, 0, 0, 0}));
+  run_until(1);
+  EXPECT_EQ(lines[0], peer(wrong) + "wrong run token (another run's connection, or a stranger's)");
+
+  auto bytes = encode(ConnectionHeader{kToken, 0, 0, 0});
+  bytes[0] = 'X';
+  tcp::socket stranger = send(bytes);
+  run_until(2);
+  EXPECT_EQ(lines[1], peer(stranger) + "not a volley data header");
+
+  tcp::socket silent(context);
+  silent.connect(tcp::endpoint(kLoopback, listener.port()));
+  run_until(3);
+  EXPECT_EQ(lines[2], peer(silent) + "no header within 200 ms (volley serve --header-timeout)");
+
+  tcp::socket good = send(encode(ConnectionHeader{kToken, 0, 0, 0}));
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (routed == 0 && std::chrono::steady_clock::now() < give_up) {
+    context.run_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_EQ(routed, 1U);
+  EXPECT_EQ(lines.size(), 3U);
+  EXPECT_EQ(listener.rejected(), 3U);
+}
+
+}  // namespace
+}  // namespace volley::transport

@@ -17,6 +17,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "volley/control/auth.hpp"
+#include "volley/core/throttled_log.hpp"
 
 namespace volley::control {
 
@@ -114,6 +115,9 @@ class SlaveServer {
   bool stopping_ = false;
   /// Live sessions: how to abort each (stop() calls them all).
   std::map<std::uint64_t, std::function<void()>> abort_hooks_;
+  /// Data connections the runs' listeners closed (late header, wrong token): a peer can open
+  /// thousands, so at most one line a second, each counting those left out (flushed at run end).
+  core::ThrottledLog rejected_connections_;
 };
 
 }  // namespace volley::control

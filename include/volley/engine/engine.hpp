@@ -81,6 +81,10 @@ struct EngineConfig {
       connect_in_memory;
   /// Called on a worker thread when every local strand has finished transaction `txn`.
   std::function<void(std::size_t txn)> on_txn_done;
+  /// Called with a log line for every data connection a listener closed (a late header, a wrong
+  /// token, not a volley header), on the listener's worker thread; the slave throttles them
+  /// (core/throttled_log).
+  std::function<void(const std::string&)> on_rejected_connection;
 };
 
 class Engine {

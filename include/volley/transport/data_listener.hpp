@@ -29,11 +29,15 @@ class DataListener {
   /// thread. The callee takes the socket (and moves it to another io_context if it needs to).
   using Route = std::function<void(const ConnectionHeader&, boost::asio::ip::tcp::socket)>;
 
+  /// Called with one log line for every connection closed without being routed: its header came
+  /// late, never, without the magic, or with a wrong token. The peer in it is escaped.
+  using Reject = std::function<void(const std::string& line)>;
+
   /// A connection whose 20-byte header has not arrived within this time is closed.
   static constexpr std::chrono::milliseconds kHeaderTimeout{5000};
 
   DataListener(boost::asio::io_context& context, std::uint32_t token, Route route,
-               std::chrono::milliseconds header_timeout = kHeaderTimeout);
+               std::chrono::milliseconds header_timeout = kHeaderTimeout, Reject reject = {});
   ~DataListener();
   DataListener(const DataListener&) = delete;
   DataListener& operator=(const DataListener&) = delete;
@@ -59,10 +63,13 @@ class DataListener {
  private:
   void accept_next();
   void read_header(boost::asio::ip::tcp::socket socket);
+  /// Counts a connection closed without being routed and tells `reject_` why.
+  void refuse(const boost::asio::ip::tcp::endpoint& peer, const std::string& reason);
 
   struct Pending;
   std::uint32_t token_;
   Route route_;
+  Reject reject_;
   std::chrono::milliseconds header_timeout_;
   boost::asio::ip::tcp::acceptor acceptor_;
   boost::asio::steady_timer backoff_;

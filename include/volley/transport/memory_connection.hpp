@@ -8,6 +8,7 @@
 // Thread: the owning worker's.
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -40,14 +41,16 @@ struct FaultScript {
 };
 
 /// What the strand did to the connection; shared with the test, so it outlives the connection.
+/// Atomic: the strand counts on its worker thread while the test polls from its own
+/// (ThreadSanitizer found the plain counters racing).
 struct FaultTally {
-  std::uint64_t calls = 0;
-  std::uint64_t bytes_read = 0;
-  std::uint64_t bytes_written = 0;
-  std::uint64_t would_blocks = 0;
-  std::uint64_t waits = 0;
-  std::uint64_t cancels = 0;
-  bool closed = false;
+  std::atomic<std::uint64_t> calls = 0;
+  std::atomic<std::uint64_t> bytes_read = 0;
+  std::atomic<std::uint64_t> bytes_written = 0;
+  std::atomic<std::uint64_t> would_blocks = 0;
+  std::atomic<std::uint64_t> waits = 0;
+  std::atomic<std::uint64_t> cancels = 0;
+  std::atomic<bool> closed = false;
 };
 
 class MemoryConnection {

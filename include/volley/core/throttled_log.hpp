@@ -1,0 +1,71 @@
+#pragma once
+// Log lines for events a peer can cause by the thousand (data connections closed for a late header
+// or a wrong token): the first goes out at once, later ones at most one per interval, each saying
+// how many were left out since the last, so 10,000 connections from an attacker cost a few lines,
+// not 10,000, and the operator still learns that they happened and how many.
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include <fmt/format.h>
+
+namespace volley::core {
+
+class ThrottledLog {
+ public:
+  using Clock = std::chrono::steady_clock;
+  /// `what` names the events in a summary line, e.g. "data connections closed".
+  ThrottledLog(std::function<void(const std::string&)> sink, Clock::duration interval,
+               std::string what)
+      : sink_(std::move(sink)), interval_(interval), what_(std::move(what)) {}
+  /// Logs `line` unless a line went out less than `interval` before `now`; then counts it. Any
+  /// thread.
+  void add(const std::string& line, Clock::time_point now = Clock::now()) {
+    std::string out;
+    {
+      std::lock_guard lock(mutex_);
+      if (logged_ && now - last_logged_ < interval_) {
+        ++left_out_;
+        last_left_out_ = line;
+        return;
+      }
+      out = left_out_ == 0 ? line
+                           : fmt::format("{} (and {} more {} since the last such line)", line,
+                                         left_out_, what_);
+      logged_ = true;
+      last_logged_ = now;
+      left_out_ = 0;
+      last_left_out_.clear();
+    }
+    // Outside the lock: the sink may be slow (a terminal) and must not hold up other threads.
+    if (sink_) sink_(out);
+  }
+  /// Logs how many lines were left out since the last one went out, if any, and the last of them.
+  void flush() {
+    std::string out;
+    {
+      std::lock_guard lock(mutex_);
+      if (left_out_ == 0) return;
+      out = fmt::format("{} more {} since the last such line; the last: {}", left_out_, what_,
+                        last_left_out_);
+      left_out_ = 0;
+      last_left_out_.clear();
+    }
+    if (sink_) sink_(out);
+  }
+
+ private:
+  std::function<void(const std::string&)> sink_;
+  Clock::duration interval_;
+  std::string what_;
+  std::mutex mutex_;
+  bool logged_ = false;  ///< a line went out, at last_logged_
+  Clock::time_point last_logged_;
+  std::uint64_t left_out_ = 0;
+  std::string last_left_out_;
+};
+
+}  // namespace volley::core
