@@ -59,8 +59,11 @@ class DataListener {
  private:
   void accept_next();
   void read_header(boost::asio::ip::tcp::socket socket);
-
   struct Pending;
+  /// Closes the connection when its deadline passes, unless bytes wait unread and `grace` is not
+  /// zero: then once more after `grace`.
+  static void arm_deadline(const std::shared_ptr<Pending>& pending, std::chrono::milliseconds grace);
+
   std::uint32_t token_;
   Route route_;
   std::chrono::milliseconds header_timeout_;
