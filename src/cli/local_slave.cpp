@@ -16,6 +16,8 @@
 
 #include <fmt/format.h>
 
+#include "volley/core/host_port.hpp"
+
 extern char** environ;
 
 namespace volley::cli {
@@ -29,7 +31,8 @@ constexpr int kStartTimeoutMs = 10000;
 LocalSlave::~LocalSlave() { stop(); }
 
 std::string LocalSlave::start(std::size_t workers, const std::string& executable,
-                              std::uint32_t processes) {
+                              std::uint32_t processes, const std::string& address) {
+  address_ = address;
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return fmt::format("local slave: pipe: {}", std::strerror(errno));
   // The key goes through a pipe (argv and the environment are readable by other users). It is
@@ -57,7 +60,8 @@ std::string LocalSlave::start(std::size_t workers, const std::string& executable
   // dup2 clears close-on-exec on the child's copy, so only these ends reach it, as fds 3 and 4.
   posix_spawn_file_actions_adddup2(&actions, fds[1], kAnnounceFd);
   posix_spawn_file_actions_adddup2(&actions, key_fds[0], kKeyFd);
-  std::vector<std::string> args = {"volley", "serve", "--listen", "127.0.0.1:0", "--exit-with-parent",
+  std::vector<std::string> args = {"volley", "serve", "--listen", core::format_host_port(address, 0),
+                                   "--exit-with-parent",
                                    "--announce-fd", std::to_string(kAnnounceFd),
                                    "--key-fd", std::to_string(kKeyFd)};
   if (quiet_) args.emplace_back("--quiet");

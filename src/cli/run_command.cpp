@@ -21,6 +21,7 @@
 #include "volley/cli/profile_loader.hpp"
 #include "volley/cli/run_once.hpp"
 #include "volley/control/master_run.hpp"
+#include "volley/core/host_port.hpp"
 #include "volley/core/exit_code.hpp"
 #include "volley/core/limits.hpp"
 #include "volley/core/units.hpp"
@@ -181,6 +182,10 @@ int run_command(const RunOptions& options, int argc, char** argv) {
   auto loaded = load_profile(options.profile, variables, options.strict);
   if (!loaded.parsed.profile) return core::to_int(core::ExitCode::kBadInput);
   const profile::Profile& profile = *loaded.parsed.profile;
+  if (auto problem = unknown_zone(profile); !problem.empty() && !options.local) {
+    std::cerr << "volley: " << problem << "\n";
+    return core::to_int(core::ExitCode::kBadInput);
+  }
 
   // --local has a key of its own; otherwise --key-file or VOLLEY_KEY_FILE, if any.
   std::optional<control::Secret> key;
@@ -195,7 +200,8 @@ int run_command(const RunOptions& options, int argc, char** argv) {
   raise_file_limit();
   LocalSlave local;
   if (options.local) {
-    if (auto problem = local.start(options.slave_workers, "/proc/self/exe", options.processes); !problem.empty()) {
+    if (auto problem = local.start(options.slave_workers, "/proc/self/exe", options.processes,
+                                   local_loopback(profile)); !problem.empty()) {
       std::cerr << "volley: " << problem << "\n";
       return core::to_int(core::ExitCode::kRunFailed);
     }
@@ -210,7 +216,8 @@ int run_command(const RunOptions& options, int argc, char** argv) {
   request.profile_text = loaded.text;
   request.profile_path = options.profile;
   request.variables = loaded.parsed.used_variables;
-  request.slaves = slave_addresses(profile, options.local, local.port(), options.port);
+  request.slaves = slave_addresses(profile, options.local ? local.address() : "", local.port(),
+                                   options.port);
   request.seed = options.seed;
   request.workers = default_workers(options.workers);
   request.slave_workers = options.slave_workers;
@@ -251,7 +258,8 @@ int run_command(const RunOptions& options, int argc, char** argv) {
   } else {
     if (!options.quiet) request.on_interval = live_line_printer(text, tty);
     text << fmt::format("volley {}: running profile '{}' ({})\n", VOLLEY_VERSION, profile.name,
-                        options.local ? fmt::format("local slave on 127.0.0.1:{}", local.port())
+                        options.local ? fmt::format("local slave on {}",
+                                                    core::format_host_port(local.address(), local.port()))
                                       : fmt::format("{} slave(s)", request.slaves.size()));
     if (start_at) {
       text << fmt::format("volley: the timed steps start at {} (in {:.3f} s)\n",

@@ -1,11 +1,15 @@
 #include "volley/cli/run_once.hpp"
 
+#include <net/if.h>
+
 #include <csignal>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <fmt/format.h>
 
+#include "volley/core/host_port.hpp"
 #include "volley/core/sha256.hpp"
 
 namespace volley::cli {
@@ -61,23 +65,56 @@ report::RunReport run_once(const RunOnceRequest& request) {
   return result;
 }
 
-std::vector<control::SlaveAddress> slave_addresses(const profile::Profile& profile, bool local,
-                                                   std::uint16_t local_port, std::uint16_t control_port) {
-  std::vector<control::SlaveAddress> slaves;
-  auto add = [&](const std::string& host) {
-    for (const auto& s : slaves) {
-      if (s.host == host) return;
-    }
-    slaves.push_back({host, local ? "127.0.0.1" : host, local ? local_port : control_port});
-  };
+namespace {
+
+/// Calls `f(remotehost)` for every connect and accept, in profile order.
+template <class F>
+void for_each_remotehost(const profile::Profile& profile, F&& f) {
   for (const auto& g : profile.groups) {
     for (const auto& t : g.transactions) {
-      for (const auto& f : t.flowops) {
-        if (const auto* c = std::get_if<profile::ConnectOp>(&f.spec)) add(c->connection.remotehost);
-        if (const auto* a = std::get_if<profile::AcceptOp>(&f.spec)) add(a->connection.remotehost);
+      for (const auto& op : t.flowops) {
+        if (const auto* c = std::get_if<profile::ConnectOp>(&op.spec)) f(c->connection.remotehost);
+        if (const auto* a = std::get_if<profile::AcceptOp>(&op.spec)) f(a->connection.remotehost);
       }
     }
   }
+}
+
+}  // namespace
+
+std::string local_loopback(const profile::Profile& profile) {
+  bool v6 = false;
+  for_each_remotehost(profile, [&](const std::string& host) { v6 = v6 || core::is_ipv6_literal(host); });
+  return v6 ? "::1" : "127.0.0.1";
+}
+
+std::string unknown_zone(const profile::Profile& profile) {
+  std::string problem;
+  for_each_remotehost(profile, [&](const std::string& host) {
+    const auto percent = host.find('%');
+    if (!problem.empty() || percent == std::string::npos) return;
+    const std::string zone = host.substr(percent + 1);
+    const bool index = zone.find_first_not_of("0123456789") == std::string::npos;
+    if (!index && ::if_nametoindex(zone.c_str()) == 0) {
+      problem = fmt::format("remotehost '{}': this host has no interface '{}' (the zone after '%' "
+                            "names the master's interface toward the slave)",
+                            host, zone);
+    }
+  });
+  return problem;
+}
+
+std::vector<control::SlaveAddress> slave_addresses(const profile::Profile& profile,
+                                                   const std::string& local_address,
+                                                   std::uint16_t local_port, std::uint16_t control_port) {
+  std::vector<control::SlaveAddress> slaves;
+  const bool local = !local_address.empty();
+  for_each_remotehost(profile, [&](const std::string& host) {
+    for (const auto& s : slaves) {
+      if (s.host == host) return;
+    }
+    slaves.push_back({host, local ? local_address : host, local ? local_port : control_port});
+  });
   return slaves;
 }
 

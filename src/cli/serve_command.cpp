@@ -1,6 +1,9 @@
+#include <net/if.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <iostream>
 #include <optional>
@@ -18,6 +21,7 @@
 #include "volley/cli/key_file.hpp"
 #include "volley/control/slave_server.hpp"
 #include "volley/core/exit_code.hpp"
+#include "volley/core/host_port.hpp"
 #include "volley/core/limits.hpp"
 #include "volley/core/units.hpp"
 #include "volley/process/child_process.hpp"
@@ -29,36 +33,61 @@ namespace asio = boost::asio;
 
 namespace {
 
-/// "ADDR:PORT", "[v6]:PORT" or ":PORT"/"PORT" (all addresses).
-std::optional<asio::ip::tcp::endpoint> parse_listen(const std::string& text, std::string& error) {
-  std::string host;
-  std::string port;
-  if (!text.empty() && text.front() == '[') {
-    const auto close = text.find(']');
-    if (close == std::string::npos || close + 1 >= text.size() || text[close + 1] != ':') {
-      error = fmt::format("--listen '{}': expected [IPv6]:PORT", text);
-      return std::nullopt;
-    }
-    host = text.substr(1, close - 1);
-    port = text.substr(close + 2);
-  } else if (const auto colon = text.rfind(':'); colon != std::string::npos) {
-    host = text.substr(0, colon);
-    port = text.substr(colon + 1);
-  } else {
-    port = text;
-  }
-  boost::system::error_code ec;
-  const auto address = host.empty() ? asio::ip::address(asio::ip::address_v4::any())
-                                    : asio::ip::make_address(host, ec);
-  char* end = nullptr;
-  const unsigned long number = std::strtoul(port.c_str(), &end, 10);
-  if (ec || port.empty() || *end != '\0' || number > 65535) {
-    error = fmt::format("--listen '{}': expected ADDRESS:PORT with a numeric address, e.g. "
-                        "0.0.0.0:20000 or [::1]:20000",
-                        text);
+/// uperf's control port, where `--listen` gives only an address.
+constexpr std::uint16_t kDefaultControlPort = 20000;
+
+/// Whether this kernel has IPv6 at all (booted with ipv6.disable=1, it has not).
+bool ipv6_available() {
+  const int fd = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  ::close(fd);
+  return true;
+}
+
+/// Where `serve` listens: an address and port, and whether the address means "every address".
+struct ListenAt {
+  asio::ip::tcp::endpoint endpoint;
+  bool every_address = false;  ///< [::] (dual stack), or 0.0.0.0 where the host has no IPv6
+};
+
+/// "ADDRESS:PORT", "[IPV6]:PORT", a bare address (port 20000), or "PORT"/":PORT" for every
+/// address. The address must be numeric: the slave listens on what it is given, not on what a
+/// name resolves to today.
+std::optional<ListenAt> parse_listen(const std::string& text, std::string& error) {
+  const auto all_digits = [](std::string_view t) {
+    return !t.empty() && std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  const std::string_view port_only = !text.empty() && text.front() == ':'
+                                         ? std::string_view(text).substr(1) : std::string_view(text);
+  const core::HostPort parsed = all_digits(port_only)
+                                    ? core::parse_host_port("[::]:" + std::string(port_only))
+                                    : core::parse_host_port(text);
+  if (!parsed.error.empty()) {
+    error = fmt::format("--listen '{}': {} (expected ADDRESS:PORT, [IPV6]:PORT or PORT, e.g. "
+                        "0.0.0.0:20000, [::1]:20000 or 20000)",
+                        text, parsed.error);
     return std::nullopt;
   }
-  return asio::ip::tcp::endpoint(address, static_cast<std::uint16_t>(number));
+  boost::system::error_code ec;
+  const auto address = asio::ip::make_address(parsed.host, ec);
+  if (ec) {
+    error = fmt::format("--listen '{}': '{}' is not a numeric address (give this host's IPv4 or "
+                        "IPv6 address, or only a port for every address)",
+                        text, parsed.host);
+    return std::nullopt;
+  }
+  if (const auto percent = parsed.host.find('%'); percent != std::string::npos) {
+    // asio takes an unknown interface name as zone 0, which binds nowhere useful: say so here.
+    const std::string zone = parsed.host.substr(percent + 1);
+    if (!all_digits(zone) && ::if_nametoindex(zone.c_str()) == 0) {
+      error = fmt::format("--listen '{}': this host has no interface '{}'", text, zone);
+      return std::nullopt;
+    }
+  }
+  ListenAt at;
+  at.endpoint = asio::ip::tcp::endpoint(address, parsed.port.value_or(kDefaultControlPort));
+  at.every_address = address.is_v6() && address.is_unspecified();
+  return at;
 }
 
 /// A duration flag of `volley serve`, or nullopt after printing why not.
@@ -141,7 +170,11 @@ void add_key_file_option(CLI::App& cmd, std::string& key_file) {
 
 void add_serve_options(CLI::App& cmd, ServeOptions& serve) {
   cmd.add_option("--listen", serve.listen,
-                 "Control address and port (other than loopback: needs --key-file or --insecure)")->capture_default_str();
+                 "Control address and port: ADDRESS:PORT, [IPV6]:PORT, or PORT alone for every "
+                 "address, IPv6 and IPv4 ([::], dual stack). Data connections take the family "
+                 "the master reached this one by. Other than loopback: needs --key-file or "
+                 "--insecure")
+      ->capture_default_str();
   cmd.add_option("--workers", serve.workers,
                  "Default worker threads per run (default: one per core; at most 1024)")
       ->check(unsigned_in(0, core::kMaxWorkers));
@@ -201,8 +234,8 @@ int serve_command(const ServeOptions& options) {
   }
   if (options.child_fd >= 0) return serve_child(options);
   std::string error;
-  const auto endpoint = parse_listen(options.listen, error);
-  if (!endpoint) {
+  const auto listen_at = parse_listen(options.listen, error);
+  if (!listen_at) {
     std::cerr << "volley serve: " << error << "\n";
     return core::to_int(core::ExitCode::kBadInput);
   }
@@ -234,7 +267,7 @@ int serve_command(const ServeOptions& options) {
     }
     key = std::get<std::optional<control::Secret>>(std::move(read));
   }
-  if (!key && !options.insecure && !endpoint->address().is_loopback()) {
+  if (!key && !options.insecure && !listen_at->endpoint.address().is_loopback()) {
     std::cerr << fmt::format(
         "volley serve: refusing to listen on {} without a key: anyone who can reach this port "
         "could make this host listen and send traffic. Give --key-file FILE (or VOLLEY_KEY_FILE; "
@@ -263,7 +296,14 @@ int serve_command(const ServeOptions& options) {
     settings.log = [](const std::string& line) { std::cerr << "volley serve: " << line << std::endl; };
   }
   control::SlaveServer server(context, settings);
-  if (auto problem = server.listen(*endpoint); !problem.empty()) {
+  asio::ip::tcp::endpoint endpoint = listen_at->endpoint;
+  std::string problem = server.listen(endpoint);
+  if (!problem.empty() && listen_at->every_address && !ipv6_available()) {
+    // A host with IPv6 switched off still has every IPv4 address to offer.
+    endpoint = asio::ip::tcp::endpoint(asio::ip::address_v4::any(), endpoint.port());
+    problem = server.listen(endpoint);
+  }
+  if (!problem.empty()) {
     std::cerr << "volley serve: " << problem << "\n";
     return core::to_int(core::ExitCode::kRunFailed);
   }
@@ -273,8 +313,11 @@ int serve_command(const ServeOptions& options) {
     ::close(options.announce_fd);
   }
   if (!options.quiet) {
-    std::cerr << fmt::format("volley serve: listening on {}:{} ({} worker(s) per run; {})\n",
-                             endpoint->address().to_string(), server.port(), settings.default_workers,
+    std::cerr << fmt::format("volley serve: listening on {}{} ({} worker(s) per run; {})\n",
+                             core::format_host_port(endpoint.address().to_string(), server.port()),
+                             listen_at->every_address && endpoint.address().is_v6()
+                                 ? " (IPv6 and IPv4)" : "",
+                             settings.default_workers,
                              settings.key ? "masters must prove they know the key"
                                           : "no key: any master is served");
   }

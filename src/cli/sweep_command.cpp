@@ -21,6 +21,7 @@
 #include "volley/cli/local_slave.hpp"
 #include "volley/cli/profile_loader.hpp"
 #include "volley/cli/run_once.hpp"
+#include "volley/core/host_port.hpp"
 #include "volley/core/exit_code.hpp"
 #include "volley/core/units.hpp"
 #include "volley/report/json_report.hpp"
@@ -114,6 +115,9 @@ int sweep_command(const SweepOptions& options) {
     if (!loaded.parsed.profile) {
       return bad_input(fmt::format("the profile is not valid with {}={}", vary.name, value));
     }
+    if (auto problem = unknown_zone(*loaded.parsed.profile); !problem.empty() && !options.local) {
+      return bad_input(problem);
+    }
     if (loaded.parsed.used_variables.count(vary.name) == 0) {
       return bad_input(
           fmt::format("the profile does not use ${}: varying it changes nothing", vary.name));
@@ -129,7 +133,8 @@ int sweep_command(const SweepOptions& options) {
   raise_file_limit();
   LocalSlave local;
   if (options.local) {
-    if (auto problem = local.start(options.slave_workers); !problem.empty()) {
+    if (auto problem = local.start(options.slave_workers, "/proc/self/exe", 0,
+                                   local_loopback(*profiles.front().parsed.profile)); !problem.empty()) {
       std::cerr << "volley: " << problem << "\n";
       return core::to_int(core::ExitCode::kRunFailed);
     }
@@ -141,7 +146,8 @@ int sweep_command(const SweepOptions& options) {
               "volley {}: sweeping profile '{}' over {}={} ({} run(s) each, {} in all; {})\n",
               VOLLEY_VERSION, profiles.front().parsed.profile->name, vary.name,
               fmt::join(vary.values, ","), options.repeat, runs,
-              options.local ? fmt::format("local slave on 127.0.0.1:{}", local.port())
+              options.local ? fmt::format("local slave on {}",
+                                          core::format_host_port(local.address(), local.port()))
                             : std::string("remote slaves"))
        << std::flush;
 
@@ -176,7 +182,8 @@ int sweep_command(const SweepOptions& options) {
       request.profile_text = loaded.text;
       request.profile_path = options.profile;
       request.variables = loaded.parsed.used_variables;
-      request.slaves = slave_addresses(profile, options.local, local.port(), options.port);
+      request.slaves = slave_addresses(profile, options.local ? local.address() : "", local.port(),
+                                       options.port);
       request.seed = options.seed;
       request.workers = default_workers(options.workers);
       request.slave_workers = options.slave_workers;

@@ -166,7 +166,7 @@ UperfTranslation translate_uperf_args(const std::vector<std::string>& args) {
     out.args = {"serve"};
     if (!port.empty()) {
       out.args.push_back("--listen");
-      out.args.push_back("0.0.0.0:" + port);
+      out.args.push_back("[::]:" + port);  // every address, IPv6 and IPv4
     }
   } else {
     out.args = {"run", profile};

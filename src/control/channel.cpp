@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "volley/control/codec.hpp"
+#include "volley/core/host_port.hpp"
 
 namespace volley::control {
 
@@ -129,7 +130,7 @@ std::string Channel::peer() const {
   boost::system::error_code ec;
   const auto endpoint = socket_.remote_endpoint(ec);
   if (ec) return "unknown peer";
-  return fmt::format("{}:{}", endpoint.address().to_string(), endpoint.port());
+  return core::format_host_port(endpoint.address().to_string(), endpoint.port());
 }
 
 }  // namespace volley::control

@@ -25,6 +25,7 @@
 #include "volley/control/message.hpp"
 #include "volley/control/sampling_wire.hpp"
 #include "volley/control/step_bytes_wire.hpp"
+#include "volley/core/host_port.hpp"
 #include "volley/engine/engine.hpp"
 #include "volley/process/process_count.hpp"
 #include "volley/profile/flowop_hosts.hpp"
@@ -443,8 +444,8 @@ awaitable<void> MasterRun::run() {
     guard.cancel();
     co_await asio::post(context_, asio::use_awaitable);  // let the cancelled guard finish
     if (connect_ec) {
-      fail(fmt::format("cannot reach slave '{}' at {}:{}: {}{}", address.host, address.control_host,
-                       address.control_port,
+      fail(fmt::format("cannot reach slave '{}' at {}: {}{}", address.host,
+                       core::format_host_port(address.control_host, address.control_port),
                        timed_out ? fmt::format("no answer within {} ms", settings_.connect_timeout.count())
                                  : connect_ec.message(),
                        connect_ec == asio::error::connection_refused

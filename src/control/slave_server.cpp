@@ -17,6 +17,7 @@
 #include "volley/process/process_count.hpp"
 #include "volley/control/channel.hpp"
 #include "volley/control/codec.hpp"
+#include "volley/core/host_port.hpp"
 #include "volley/core/printable.hpp"
 #include "volley/control/event_queue.hpp"
 #include "volley/control/handshake.hpp"
@@ -28,6 +29,7 @@
 #include "volley/sampling/cpu_sampler.hpp"
 #include "volley/sampling/nic_sampler.hpp"
 #include "volley/sampling/system_snapshot.hpp"
+#include "volley/transport/address_family.hpp"
 
 namespace volley::control {
 
@@ -204,11 +206,15 @@ std::string SlaveServer::listen(const tcp::endpoint& endpoint) {
   boost::system::error_code ec;
   acceptor_.open(endpoint.protocol(), ec);
   if (!ec) acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
+  if (!ec) ec = transport::take_ipv4_too(acceptor_, endpoint.address());
   if (!ec) acceptor_.bind(endpoint, ec);
   if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) {
-    return fmt::format("cannot listen on {}:{}: {}", endpoint.address().to_string(),
-                       endpoint.port(), ec.message());
+    boost::system::error_code ignored;
+    acceptor_.close(ignored);  // so that the caller may try another address
+    return fmt::format("cannot listen on {}: {}",
+                       core::format_host_port(endpoint.address().to_string(), endpoint.port()),
+                       ec.message());
   }
   return {};
 }
@@ -292,8 +298,10 @@ asio::awaitable<void> SlaveServer::serve(tcp::socket socket) {
   Session& s = *session;
   s.who = core::printable(s.channel.peer());
   boost::system::error_code ec;
-  s.local_address = s.channel.socket().local_endpoint(ec).address();
-  s.master_address = s.channel.socket().remote_endpoint(ec).address();
+  // An IPv4 master reaching a dual-stack listener shows as ::ffff:a.b.c.d: its data connections
+  // are plain IPv4.
+  s.local_address = transport::unmapped(s.channel.socket().local_endpoint(ec).address());
+  s.master_address = transport::unmapped(s.channel.socket().remote_endpoint(ec).address());
   s.channel.set_max_frame_bytes(std::min(kMaxGreetingFrameBytes, settings_.limits.max_frame_bytes));
   abort_hooks_[id] = [&s] { s.events.push(Abort{}); };
 

@@ -88,6 +88,7 @@ awaitable<void> Strand::run_txn(const TxnPlan& txn) {
   const bool slave = worker_.engine().config().slave_side;
   const auto* duration = std::get_if<profile::Duration>(&txn.bound);
   deadline_.reset();
+  last_end_.reset();
   if (duration != nullptr && !slave) deadline_ = start + duration->length;
   txn_slot_ = txn.slot;
 
@@ -110,9 +111,13 @@ awaitable<void> Strand::run_txn(const TxnPlan& txn) {
   for (std::uint64_t i = 0; i < limit; ++i) {
     // An iteration may never suspend (nop, busy think, data always there): give way now and then
     // so the worker's other strands, cuts and interval requests run.
-    if (worker_.over_budget()) co_await worker_.yield();
+    if (worker_.over_budget()) {
+      co_await worker_.yield();
+      last_end_.reset();
+    }
     if (cut_ != CutReason::kNone || worker_.stopping()) break;
-    const auto now = Clock::now();
+    const auto now = last_end_ ? *last_end_ : Clock::now();
+    last_end_.reset();
     if (deadline_ && now >= *deadline_) break;
     auto intended = now;
     auto started = now;
@@ -131,14 +136,29 @@ awaitable<void> Strand::run_txn(const TxnPlan& txn) {
 
 awaitable<bool> Strand::run_iteration(const TxnPlan& txn, Clock::time_point intended,
                                       Clock::time_point started) {
-  // One clock read per operation: each operation's end is the next one's start. The clock costs
-  // ~27 ns here, a ping-pong round trip ~10 us of CPU, so this keeps recording around 1%.
+  // One clock read per operation: each operation's end is the next one's start, and the last
+  // one's end the next iteration's start (run_txn). The clock costs ~27 ns here, a ping-pong
+  // round trip ~10 us of CPU, so this keeps recording around 1%.
   const bool timing = worker_.engine().config().record_latency;
   const auto actual_start = started;
   auto previous = started;
+  bool fresh = false;  // `previous` was read from the clock, and nothing ran since
   for (const OpPlan& op : txn.ops) {
     for (std::uint64_t c = 0; c < op.common.count; ++c) {
-      OpOutcome out = co_await execute(op);
+      // Without a timer, the operation runs here rather than inside execute's frame.
+      OpOutcome out;
+      if (needs_timer(op)) {
+        out = co_await execute(op);
+      } else if (cut_ == CutReason::kEnded || cut_ == CutReason::kStopped) {
+        out = aborted_outcome();
+      } else {
+        Started begun = start(op);
+        if (begun.index() == 0) {
+          out = std::move(std::get<0>(begun));
+        } else {
+          out = co_await std::move(std::get<1>(begun));
+        }
+      }
       worker_.count_progress();
       const auto done = timing ? Clock::now() : Clock::time_point{};
       SlotStats& stats = worker_.slot(op.slot);
@@ -165,9 +185,14 @@ awaitable<bool> Strand::run_iteration(const TxnPlan& txn, Clock::time_point inte
           break;
       }
       previous = done;
-      if (worker_.over_budget()) co_await worker_.yield();
+      fresh = timing;
+      if (worker_.over_budget()) {
+        co_await worker_.yield();
+        fresh = false;
+      }
     }
   }
+  if (fresh) last_end_ = previous;
   SlotStats& stats = worker_.slot(txn.slot);
   ++stats.counters.ops;
   if (timing) {
@@ -179,14 +204,20 @@ awaitable<bool> Strand::run_iteration(const TxnPlan& txn, Clock::time_point inte
   co_return true;
 }
 
-awaitable<OpOutcome> Strand::execute(const OpPlan& op) {
-  if (cut_ == CutReason::kEnded || cut_ == CutReason::kStopped) co_return aborted_outcome();
+std::optional<std::chrono::nanoseconds> Strand::op_timeout(const OpPlan& op) {
   // timeout= is the master's: a slave follows the master's data, so its mirror of a timed-out
   // write reads exactly the bytes that were sent, and is cut with the step.
-  const auto timeout = op.common.timeout ? op.common.timeout : udp_read_timeout(op);
-  const bool timed = timeout.has_value() && !worker_.engine().config().slave_side;
+  if (worker_.engine().config().slave_side) return std::nullopt;
+  return op.common.timeout ? op.common.timeout : udp_read_timeout(op);
+}
+
+bool Strand::needs_timer(const OpPlan& op) { return op_timeout(op).has_value(); }
+
+awaitable<OpOutcome> Strand::execute(const OpPlan& op) {
+  if (cut_ == CutReason::kEnded || cut_ == CutReason::kStopped) co_return aborted_outcome();
+  const auto timeout = op_timeout(op);
   const std::uint64_t seq = ++op_seq_;
-  if (timed) {
+  if (timeout) {
     op_timer_.expires_after(*timeout);
     op_timer_.async_wait([this, seq](const error_code& ec) {
       if (ec || seq != op_seq_ || cut_ != CutReason::kNone) return;
@@ -194,39 +225,51 @@ awaitable<OpOutcome> Strand::execute(const OpPlan& op) {
       cancel_waits();
     });
   }
-  OpOutcome out = co_await std::visit(
-      Overloaded{
-          [&](const profile::ConnectOp& c) { return do_connect(op, c); },
-          [&](const profile::AcceptOp& a) { return do_accept(op, a); },
-          [&](const profile::DisconnectOp&) -> awaitable<OpOutcome> {
-            if (find(op.common.connection) == nullptr) return not_connected_now(op);
-            close(op.common.connection);
-            return ready(OpOutcome{});
-          },
-          [&](const profile::WriteOp& w) {
-            return send(op, draw_size(op, w.size), w.chunk_bytes);
-          },
-          [&](const profile::ReadOp& r) {
-            return receive(op, draw_size(op, r.size), r.chunk_bytes);
-          },
-          [&](const profile::SendfileOp& s) { return do_sendfile(op, 1, s.chunk_bytes); },
-          [&](const profile::SendfilevOp& s) { return do_sendfile(op, s.nfiles, s.chunk_bytes); },
-          [&](const profile::RecvFileOp& r) {
-            return receive(op, draw_file_bytes(op, r.nfiles), {});
-          },
-          [&](const profile::ThinkOp& t) { return do_think(t); },
-          [&](const profile::NopOp&) { return ready(OpOutcome{}); },
-      },
-      op.spec);
+  Started begun = start(op);
+  // (Not `?:`: GCC 12 miscompiles a co_await inside a conditional expression.)
+  OpOutcome out;
+  if (begun.index() == 0) {
+    out = std::move(std::get<0>(begun));
+  } else {
+    out = co_await std::move(std::get<1>(begun));
+  }
   ++op_seq_;  // a timeout that fires from now on belongs to no operation
-  if (timed) op_timer_.cancel();
+  if (timeout) op_timer_.cancel();
   if (cut_ == CutReason::kTimeout) cut_ = CutReason::kNone;
   co_return out;
 }
 
-awaitable<OpOutcome> Strand::ready(OpOutcome out) { co_return out; }
-
-awaitable<OpOutcome> Strand::not_connected_now(const OpPlan& op) { co_return not_connected(op); }
+// Not a coroutine: an operation that is over without waiting (most writes, disconnect, nop) is
+// done here and costs no coroutine frame; the others return their own awaitable (lazy, started by
+// the caller's co_await).
+Strand::Started Strand::start(const OpPlan& op) {
+  return std::visit(
+      Overloaded{
+          [&](const profile::ConnectOp& c) -> Started { return do_connect(op, c); },
+          [&](const profile::AcceptOp& a) -> Started { return do_accept(op, a); },
+          [&](const profile::DisconnectOp&) -> Started {
+            if (find(op.common.connection) == nullptr) return not_connected(op);
+            close(op.common.connection);
+            return OpOutcome{};
+          },
+          [&](const profile::WriteOp& w) -> Started { return write(op, w); },
+          [&](const profile::ReadOp& r) -> Started {
+            return receive(op, draw_size(op, r.size), r.chunk_bytes);
+          },
+          [&](const profile::SendfileOp& s) -> Started {
+            return do_sendfile(op, 1, s.chunk_bytes);
+          },
+          [&](const profile::SendfilevOp& s) -> Started {
+            return do_sendfile(op, s.nfiles, s.chunk_bytes);
+          },
+          [&](const profile::RecvFileOp& r) -> Started {
+            return receive(op, draw_file_bytes(op, r.nfiles), {});
+          },
+          [&](const profile::ThinkOp& t) -> Started { return do_think(t); },
+          [&](const profile::NopOp&) -> Started { return OpOutcome{}; },
+      },
+      op.spec);
+}
 
 awaitable<OpOutcome> Strand::do_connect(const OpPlan& op, const profile::ConnectOp& c) {
   const EngineConfig& config = worker_.engine().config();
@@ -338,39 +381,64 @@ awaitable<std::optional<OpOutcome>> Strand::wait_ready(transport::AnyConnection&
   co_return failure_from(ec, op_name);
 }
 
+Strand::Started Strand::write(const OpPlan& op, const profile::WriteOp& w) {
+  const std::uint64_t bytes = draw_size(op, w.size);
+  Connection* c = find(op.common.connection);
+  if (c == nullptr || std::holds_alternative<transport::UdpConnection>(c->link)) {
+    return send(op, bytes, w.chunk_bytes, false);
+  }
+  // A write almost always fits the socket buffer: done here, it needs no coroutine frame.
+  std::uint64_t left = bytes;
+  bool blocked = false;
+  if (auto end = write_now(op, *c, left, w.chunk_bytes, blocked)) return std::move(*end);
+  return send(op, left, w.chunk_bytes, blocked);
+}
+
+std::optional<OpOutcome> Strand::write_now(const OpPlan& op, Connection& c, std::uint64_t& left,
+                                           std::optional<std::uint64_t> chunk, bool& blocked) {
+  const std::span<char> buffer = worker_.buffer();
+  const std::uint64_t per_call = std::min<std::uint64_t>(buffer.size(), chunk.value_or(buffer.size()));
+  blocked = false;
+  while (left > 0) {
+    const std::span<char> piece(buffer.data(), static_cast<std::size_t>(std::min(left, per_call)));
+    // Try the system call first: a write almost always fits the socket buffer; going straight to
+    // it saves a trip through the event loop. Only when there is no room does the strand wait.
+    const transport::IoResult io = on(c.link, [piece](auto& link) { return link.try_write(piece); });
+    if (io.would_block()) {
+      blocked = true;
+      return std::nullopt;
+    }
+    add_written(op, io.bytes);
+    c.step_written += io.bytes;
+    if (io.ec) return failure_from(io.ec, "write");
+    left -= io.bytes;
+    worker_.count_progress();
+    if (left > 0 && worker_.over_budget()) return std::nullopt;  // give way (see send)
+  }
+  return OpOutcome{};
+}
+
 awaitable<OpOutcome> Strand::send(const OpPlan& op, std::uint64_t bytes,
-                                  std::optional<std::uint64_t> chunk) {
+                                  std::optional<std::uint64_t> chunk, bool wait_first) {
   Connection* c = find(op.common.connection);
   if (c == nullptr) co_return not_connected(op);
   if (std::holds_alternative<transport::UdpConnection>(c->link)) {
     co_return co_await transfer_datagram(op, Direction::kWrite, bytes);
   }
-  const std::span<char> buffer = worker_.buffer();
-  const std::uint64_t per_call = std::min<std::uint64_t>(buffer.size(), chunk.value_or(buffer.size()));
   std::uint64_t left = bytes;
-  while (left > 0) {
-    const std::span<char> piece(buffer.data(), static_cast<std::size_t>(std::min(left, per_call)));
-    // Try the system call first: a write almost always fits the socket buffer; going straight to
-    // it saves a trip through the event loop. Only when there is no room does the strand wait.
-    const transport::IoResult io = on(c->link, [piece](auto& link) { return link.try_write(piece); });
-    if (io.would_block()) {
+  bool blocked = wait_first;
+  for (;;) {
+    if (blocked) {
       if (auto stop = co_await wait_ready(c->link, transport::Wait::kWritable, "write")) {
         co_return *stop;
       }
-      continue;
-    }
-    add_written(op, io.bytes);
-    c->step_written += io.bytes;
-    if (io.ec) co_return failure_from(io.ec, "write");
-    left -= io.bytes;
-    worker_.count_progress();
-    if (left > 0 && worker_.over_budget()) {
-      // A writer that always finds room never suspends.
+    } else if (left > 0) {
+      // A writer that always finds room never suspends: write_now gave way to the others.
       co_await worker_.yield();
       if (cut_ != CutReason::kNone) co_return aborted_outcome();
     }
+    if (auto end = write_now(op, *c, left, chunk, blocked)) co_return *end;
   }
-  co_return OpOutcome{};
 }
 
 awaitable<OpOutcome> Strand::receive(const OpPlan& op, std::uint64_t bytes,

@@ -10,6 +10,7 @@
 #include <span>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include <boost/asio/awaitable.hpp>
@@ -85,12 +86,28 @@ class Strand {
   /// pacing schedule), `started` when it did. False when the strand must stop.
   boost::asio::awaitable<bool> run_iteration(const TxnPlan& txn, Clock::time_point intended,
                                              Clock::time_point started);
+  /// The operation's timeout, if it has one on this side (a timer is armed for it).
+  std::optional<std::chrono::nanoseconds> op_timeout(const OpPlan& op);
+  bool needs_timer(const OpPlan& op);
+  /// An operation with its timeout timer around it.
   boost::asio::awaitable<OpOutcome> execute(const OpPlan& op);
+  /// An operation begun: its outcome if it is already over, else what to co_await for it.
+  using Started = std::variant<OpOutcome, boost::asio::awaitable<OpOutcome>>;
+  /// The operation itself, without a timer.
+  Started start(const OpPlan& op);
   boost::asio::awaitable<OpOutcome> do_connect(const OpPlan& op, const profile::ConnectOp& c);
   boost::asio::awaitable<OpOutcome> do_accept(const OpPlan& op, const profile::AcceptOp& a);
-  /// Writes exactly `bytes` on the op's connection, at most `chunk` per system call.
+  /// A write flowop: its size drawn, then written at once if the socket takes it all.
+  Started write(const OpPlan& op, const profile::WriteOp& w);
+  /// Writes what the socket takes now, without waiting, of `left` (lowered by what was written).
+  /// The outcome when the write is over (done or failed); nullopt when the rest must wait, for
+  /// room (`blocked`) or for the worker's other strands (over budget).
+  std::optional<OpOutcome> write_now(const OpPlan& op, Connection& c, std::uint64_t& left,
+                                     std::optional<std::uint64_t> chunk, bool& blocked);
+  /// Writes exactly `bytes` on the op's connection, at most `chunk` per system call; waits for
+  /// room first if `wait_first` (write_now found none).
   boost::asio::awaitable<OpOutcome> send(const OpPlan& op, std::uint64_t bytes,
-                                         std::optional<std::uint64_t> chunk);
+                                         std::optional<std::uint64_t> chunk, bool wait_first);
   /// Reads exactly `bytes` on the op's connection, at most `chunk` per system call.
   boost::asio::awaitable<OpOutcome> receive(const OpPlan& op, std::uint64_t bytes,
                                             std::optional<std::uint64_t> chunk);
@@ -115,8 +132,6 @@ class Strand {
   boost::asio::awaitable<OpOutcome> do_think(const profile::ThinkOp& t);
   /// Sleeps until `when`; false when cut or when the transaction's deadline came first.
   boost::asio::awaitable<bool> sleep_until(Clock::time_point when);
-  static boost::asio::awaitable<OpOutcome> ready(OpOutcome out);
-  boost::asio::awaitable<OpOutcome> not_connected_now(const OpPlan& op);
   void cancel_waits();
   void add_read(const OpPlan& op, std::uint64_t n);
   void add_written(const OpPlan& op, std::uint64_t n);
@@ -148,6 +163,9 @@ class Strand {
   std::size_t txn_ = 0;
   bool in_txn_ = false;
   std::optional<Clock::time_point> deadline_;
+  /// When the last operation of the last iteration ended, if nothing ran since (no yield): the
+  /// next iteration starts then, without reading the clock again.
+  std::optional<Clock::time_point> last_end_;
   CutReason cut_ = CutReason::kNone;
   bool failed_ = false;
   std::uint64_t op_seq_ = 0;  ///< tells a late timeout from the operation it was armed for

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "strand.hpp"
+#include "volley/core/host_port.hpp"
 #include "volley/transport/datagram.hpp"
 
 namespace volley::engine {
@@ -104,8 +105,8 @@ awaitable<OpOutcome> Strand::connect_udp(const OpPlan& op, const profile::Connec
   }
   close(id);
   co_return OpOutcome{OpOutcome::Status::kFailed, ErrorKind::kUnreachable,
-                      fmt::format("udp connect to {}:{}: no answer to {} hellos", address.to_string(),
-                                  port, kHelloTries)};
+                      fmt::format("udp connect to {}: no answer to {} hellos",
+                                  core::format_host_port(address.to_string(), port), kHelloTries)};
 }
 
 awaitable<OpOutcome> Strand::transfer_datagram(const OpPlan& op, Direction direction,

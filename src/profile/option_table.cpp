@@ -6,6 +6,7 @@
 #include <cctype>
 
 #include "suggest.hpp"
+#include "volley/core/host_port.hpp"
 #include "volley/core/limits.hpp"
 #include "volley/core/units.hpp"
 
@@ -152,15 +153,17 @@ void apply_non_blocking(const LocatedText&, FlowopDraft&, ParseContext&) {
 }
 
 void apply_remotehost(const LocatedText& v, FlowopDraft& d, ParseContext& ctx) {
-  std::string host = v.text;
-  if (!host.empty() && host.front() == '[') {
-    if (host.size() < 3 || host.back() != ']') {
-      ctx.error(where(v), fmt::format("option 'remotehost': '{}' has an unbalanced '['", host));
-      return;
-    }
-    host = host.substr(1, host.size() - 2);
+  core::HostPort parsed = core::parse_host_port(v.text);
+  if (parsed.error.empty() && parsed.port) {
+    parsed.error = fmt::format("'{}' has a port: remotehost takes the host only (the slave's "
+                               "control port is -P/--port, a data port is port=)",
+                               v.text);
   }
-  d.connection.remotehost = std::move(host);
+  if (!parsed.error.empty()) {
+    ctx.error(where(v), "option 'remotehost': " + parsed.error);
+    return;
+  }
+  d.connection.remotehost = std::move(parsed.host);
 }
 
 void apply_protocol(const LocatedText& v, FlowopDraft& d, ParseContext& ctx) {

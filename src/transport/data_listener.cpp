@@ -10,6 +10,9 @@
 #include <fstream>
 #include <utility>
 
+#include "volley/core/host_port.hpp"
+#include "volley/transport/address_family.hpp"
+
 namespace volley::transport {
 
 std::uint64_t accept_backlog() {
@@ -59,6 +62,7 @@ std::string DataListener::open(const asio::ip::address& address, std::uint16_t p
   if (!ec && share_port) {
     acceptor_.set_option(asio::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>(true), ec);
   }
+  if (!ec) ec = take_ipv4_too(acceptor_, address);
   if (!ec && window_bytes) {
     // Set before listen() so that accepted sockets inherit them and the window scale fits.
     const auto bytes = static_cast<int>(std::min<std::uint64_t>(*window_bytes, 1U << 30));
@@ -72,8 +76,8 @@ std::string DataListener::open(const asio::ip::address& address, std::uint16_t p
   if (ec) {
     boost::system::error_code ignored;
     acceptor_.close(ignored);
-    return fmt::format("cannot listen for data connections on {}:{}: {}", address.to_string(),
-                       port, ec.message());
+    return fmt::format("cannot listen for data connections on {}: {}",
+                       core::format_host_port(address.to_string(), port), ec.message());
   }
   fd_.store(acceptor_.native_handle(), std::memory_order_relaxed);
   return {};

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "volley/core/host_port.hpp"
+#include "volley/transport/address_family.hpp"
 #include "volley/transport/datagram.hpp"
 
 namespace volley::transport {
@@ -25,12 +27,13 @@ std::string UdpListener::open(const asio::ip::address& address, std::uint16_t po
   boost::system::error_code ec;
   const udp::endpoint endpoint(address, port);
   socket_.open(endpoint.protocol(), ec);
+  if (!ec) ec = take_ipv4_too(socket_, address);
   if (!ec) socket_.bind(endpoint, ec);
   if (ec) {
     boost::system::error_code ignored;
     socket_.close(ignored);
-    return fmt::format("cannot listen for UDP data connections on {}:{}: {}",
-                       address.to_string(), port, ec.message());
+    return fmt::format("cannot listen for UDP data connections on {}: {}",
+                       core::format_host_port(address.to_string(), port), ec.message());
   }
   open_ = true;
   return {};

@@ -21,12 +21,15 @@ class LocalSlave {
   LocalSlave(const LocalSlave&) = delete;
   LocalSlave& operator=(const LocalSlave&) = delete;
 
-  /// Starts `volley serve` on 127.0.0.1 with an ephemeral port and waits until it listens.
+  /// Starts `volley serve` on the loopback `address` (127.0.0.1, or ::1 for a profile that
+  /// reaches its slaves over IPv6) with an ephemeral port and waits until it listens.
   /// Returns an error sentence, or "".
   /// `executable` is volley itself unless a test runs this from another binary.
   std::string start(std::size_t workers, const std::string& executable = "/proc/self/exe",
-                    std::uint32_t processes = 0);
+                    std::uint32_t processes = 0, const std::string& address = "127.0.0.1");
   [[nodiscard]] std::uint16_t port() const { return port_; }
+  /// The loopback address it listens on.
+  [[nodiscard]] const std::string& address() const { return address_; }
   [[nodiscard]] pid_t pid() const { return pid_; }
   /// The slave's ephemeral key (empty before start()).
   [[nodiscard]] const control::Secret& key() const { return key_; }
@@ -37,6 +40,7 @@ class LocalSlave {
   bool quiet_ = true;
   pid_t pid_ = -1;
   std::uint16_t port_ = 0;
+  std::string address_ = "127.0.0.1";
   control::Secret key_;
 };
 

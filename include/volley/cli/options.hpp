@@ -37,7 +37,7 @@ struct RunOptions {
 
 /// `volley serve` (and uperf's `volley -s`).
 struct ServeOptions {
-  std::string listen = "0.0.0.0:20000";  ///< --listen ADDR:PORT
+  std::string listen = "[::]:20000";  ///< --listen ADDR:PORT, [IPV6]:PORT or PORT
   std::size_t workers = 0;               ///< --workers: 0 = one per core
   int announce_fd = -1;                  ///< --announce-fd (for --local): write the port there
   bool exit_with_parent = false;         ///< --exit-with-parent (for --local)

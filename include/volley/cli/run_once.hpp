@@ -43,9 +43,19 @@ struct RunOnceRequest {
 /// Runs it; never throws. `report().status` says how it ended.
 report::RunReport run_once(const RunOnceRequest& request);
 
-/// One slave per distinct remotehost, in first-use order. With a local slave every host goes to
-/// 127.0.0.1:`local_port`; otherwise to the host itself on `control_port`.
-std::vector<control::SlaveAddress> slave_addresses(const profile::Profile& profile, bool local,
+/// One slave per distinct remotehost, in first-use order. With a local slave (`local_address`
+/// not empty) every host goes to `local_address`:`local_port`; otherwise to the host itself on
+/// `control_port`.
+std::vector<control::SlaveAddress> slave_addresses(const profile::Profile& profile,
+                                                   const std::string& local_address,
                                                    std::uint16_t local_port, std::uint16_t control_port);
+
+/// The loopback address `--local`'s slave listens on: ::1 when some remotehost is an IPv6
+/// address, so that the data connections take the family the profile names; else 127.0.0.1.
+std::string local_loopback(const profile::Profile& profile);
+
+/// "" when every remotehost's zone (`fe80::1%eth0`) names an interface of this host, else a
+/// sentence naming the first that does not. Checked by the master only: a zone is the master's.
+std::string unknown_zone(const profile::Profile& profile);
 
 }  // namespace volley::cli

@@ -3,7 +3,7 @@
 // clustered letters, an option's value glued on or in the next argument), translated into
 // volley's own: `volley -vaR -i 1 -m p.xml -P 30000` becomes
 // `volley run p.xml --uperf-output vaR -i 1000ms -P 30000`, and `volley -s -P 30000` becomes
-// `volley serve --listen 0.0.0.0:30000`. volley's long options (`--local`, `--set h=...`) pass
+// `volley serve --listen [::]:30000`. volley's long options (`--local`, `--set h=...`) pass
 // through unchanged. Pure: no I/O, so the rules are unit-tested.
 #include <cstdint>
 #include <string>

@@ -11,9 +11,12 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/execution/context.hpp>
+#include <boost/asio/query.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "volley/transport/drained_read.hpp"
 #include "volley/transport/io_result.hpp"
 
 namespace volley::transport {
@@ -28,7 +31,10 @@ class TcpConnection {
  public:
   using Socket = boost::asio::ip::tcp::socket;
 
-  explicit TcpConnection(Socket socket) : socket_(std::move(socket)) {}
+  explicit TcpConnection(Socket socket)
+      : socket_(std::move(socket)),
+        reactor_(&boost::asio::use_service<boost::asio::detail::reactor>(
+            boost::asio::query(socket_.get_executor(), boost::asio::execution::context))) {}
 
   IoResult try_read(std::span<char> into) {
     IoResult r;
@@ -36,14 +42,15 @@ class TcpConnection {
     return r;
   }
   /// Reads what is there (at most into.size()), waiting until something is. Through Asio's reactor,
-  /// which remembers whether the last read drained the socket (returned less than asked): if so it
-  /// waits for epoll's edge before reading, else it reads at once. Either way no read fails with
-  /// EAGAIN and no epoll_ctl is made (a wait() then a try_read() costs both in a ping-pong).
+  /// told when a read drained the socket (returned less than asked: see drained_read.hpp): then
+  /// the next read waits for epoll's edge before reading, else it reads at once. Either way no
+  /// read fails with EAGAIN and no epoll_ctl is made (a wait() then a try_read() costs both).
   /// A read may take more than its flowop wants (the strand keeps the rest for the next read):
   /// TCP is a byte stream, and asking for more is how a drained socket is recognised.
   [[nodiscard]] bool reads_ahead() const { return true; }
   ReadAwaitable read(std::span<char> into) {
-    return socket_.async_read_some(boost::asio::buffer(into.data(), into.size()), kWaitToken);
+    return async_read_drained(socket_, *reactor_, boost::asio::buffer(into.data(), into.size()),
+                              kWaitToken);
   }
   IoResult try_write(std::span<const char> from) {
     IoResult r;
@@ -70,6 +77,7 @@ class TcpConnection {
 
  private:
   Socket socket_;
+  boost::asio::detail::reactor* reactor_;  // the socket's context's: found once, used per read
 };
 
 }  // namespace volley::transport

@@ -1,0 +1,141 @@
+#pragma once
+// A stream socket read through Asio's reactor that tells the reactor when it drained the socket.
+//
+// Asio 1.81's own async_read_some marks a read "exhausted" only when it returns 0 bytes, so after
+// every epoll edge its next read is tried at once: in a ping-pong (write, then read the answer)
+// that read fails with EAGAIN, one wasted system call per round trip on each end. A TCP read
+// that returns fewer bytes than asked has emptied the receive queue (the kernel copies until the
+// buffer is full or the queue is empty), so this read reports itself exhausted then: the reactor
+// clears its "try speculatively" flag under the descriptor's mutex, in the same critical section
+// as the recv, and the next read is queued without a system call until epoll's next edge (data
+// that arrives after the recv raises a new edge, so none is missed; nginx relies on the same
+// rule). Queuing a read costs no epoll_ctl (unlike async_wait, which re-arms the descriptor).
+//
+// This reaches into Asio's detail namespace (reactor_op, the reactor's start_op, the socket's
+// implementation): pinned to Boost 1.81's epoll reactor by the static_assert below, and covered by
+// the engine's StrandIo and integration tests and by bench/callgrind_per_transaction.sh -x strace.
+// Thread: the socket's io_context's.
+#include <cstddef>
+#include <utility>
+
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/buffer.hpp>
+#include <boost/asio/detail/handler_alloc_helpers.hpp>
+#include <boost/asio/detail/handler_work.hpp>
+#include <boost/asio/detail/reactor.hpp>
+#include <boost/asio/detail/reactor_op.hpp>
+#include <boost/asio/detail/socket_ops.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/version.hpp>
+
+static_assert(BOOST_VERSION / 100 == 1081,
+              "drained_read.hpp uses Asio 1.81 internals: check reactive_socket_recv_op.hpp and "
+              "epoll_reactor::start_op of this Boost before changing the version");
+
+namespace volley::transport {
+
+namespace drained_detail {
+
+namespace ad = boost::asio::detail;
+using Socket = boost::asio::ip::tcp::socket;
+
+/// The socket's reactor-side state (descriptor, flags, per-descriptor data), which basic_socket
+/// keeps protected: reached through a pointer to member named in a derived class, which C++
+/// allows.
+struct SocketAccess : Socket {
+  static auto& implementation(Socket& s) {
+    return (s.*(&SocketAccess::impl_)).get_implementation();
+  }
+};
+
+/// reactive_socket_recv_op for one buffer, except that a short read is "done and exhausted".
+class RecvOpBase : public ad::reactor_op {
+ public:
+  RecvOpBase(ad::socket_type socket, ad::socket_ops::state_type state,
+             boost::asio::mutable_buffer buffer, func_type complete_func)
+      : ad::reactor_op(boost::system::error_code(), &RecvOpBase::do_perform, complete_func),
+        socket_(socket),
+        state_(state),
+        buffer_(buffer) {}
+
+  static status do_perform(ad::reactor_op* base) {
+    auto* o = static_cast<RecvOpBase*>(base);
+    if (!ad::socket_ops::non_blocking_recv1(o->socket_, o->buffer_.data(), o->buffer_.size(), 0,
+                                            true, o->ec_, o->bytes_transferred_)) {
+      return not_done;  // would block: wait for the edge
+    }
+    // 0 bytes (end of file, or an error) and a short read both leave nothing to read now.
+    return o->ec_ || o->bytes_transferred_ < o->buffer_.size() ? done_and_exhausted : done;
+  }
+
+ private:
+  ad::socket_type socket_;
+  ad::socket_ops::state_type state_;
+  boost::asio::mutable_buffer buffer_;
+};
+
+template <class Handler, class IoExecutor>
+class RecvOp : public RecvOpBase {
+ public:
+  BOOST_ASIO_DEFINE_HANDLER_PTR(RecvOp);
+
+  RecvOp(ad::socket_type socket, ad::socket_ops::state_type state,
+         boost::asio::mutable_buffer buffer, Handler& handler, const IoExecutor& io_ex)
+      : RecvOpBase(socket, state, buffer, &RecvOp::do_complete),
+        handler_(std::move(handler)),
+        work_(handler_, io_ex) {}
+
+  static void do_complete(void* owner, ad::operation* base, const boost::system::error_code&,
+                          std::size_t) {
+    auto* o = static_cast<RecvOp*>(base);
+    ptr p = {boost::asio::detail::addressof(o->handler_), o, o};
+    ad::handler_work<Handler, IoExecutor> w(std::move(o->work_));
+    // The handler is moved out before the operation's memory goes back to the allocator, which
+    // may be the handler's own (as Asio's operations do).
+    ad::binder2<Handler, boost::system::error_code, std::size_t> handler(o->handler_, o->ec_,
+                                                                        o->bytes_transferred_);
+    p.h = boost::asio::detail::addressof(handler.handler_);
+    p.reset();
+    if (owner != nullptr) {
+      ad::fenced_block b(ad::fenced_block::half);
+      w.complete(handler, handler.handler_);
+    }
+  }
+
+ private:
+  Handler handler_;
+  ad::handler_work<Handler, IoExecutor> work_;
+};
+
+}  // namespace drained_detail
+
+/// async_read_some on `socket` into `buffer` that leaves the reactor knowing when the socket is
+/// drained. `reactor` is the socket's context's reactor (looked up once per connection).
+/// Completion: (error_code, bytes), as async_read_some's; cancel() on the socket aborts it.
+template <class Token>
+auto async_read_drained(drained_detail::Socket& socket, boost::asio::detail::reactor& reactor,
+                        boost::asio::mutable_buffer buffer, Token&& token) {
+  return boost::asio::async_initiate<Token, void(boost::system::error_code, std::size_t)>(
+      [&socket, &reactor, buffer](auto handler) {
+        namespace ad = boost::asio::detail;
+        using Handler = decltype(handler);
+        using Op = drained_detail::RecvOp<Handler, drained_detail::Socket::executor_type>;
+        auto& impl = drained_detail::SocketAccess::implementation(socket);
+        const bool is_continuation = boost_asio_handler_cont_helpers::is_continuation(handler);
+        typename Op::ptr p = {ad::addressof(handler), Op::ptr::allocate(handler), nullptr};
+        p.p = new (p.v) Op(impl.socket_, impl.state_, buffer, handler, socket.get_executor());
+        if (buffer.size() != 0 &&
+            ((impl.state_ & ad::socket_ops::non_blocking) != 0 ||
+             ad::socket_ops::set_internal_non_blocking(impl.socket_, impl.state_, true,
+                                                       p.p->ec_))) {
+          reactor.start_op(ad::reactor::read_op, impl.socket_, impl.reactor_data_, p.p,
+                           is_continuation, true);
+        } else {
+          reactor.post_immediate_completion(p.p, is_continuation);
+        }
+        p.v = p.p = nullptr;
+      },
+      token);
+}
+
+}  // namespace volley::transport
