@@ -75,7 +75,11 @@ print(f"rate    {master.get('transactions_per_s', 0):.0f} txn/s over {master.get
 print(f"kernel  {overflows} handshakes dropped for a full accept queue (ListenOverflows, whole machine)")
 print(f"status  {doc['status']}{': ' + doc['failure'] if doc.get('failure') else ''} (exit {status})")
 PY
-  ((status == 0)) || final=$status
+  if ((status != 0)); then
+    final=$status
+    echo "what the run said (errors):"
+    grep -iE "error|refused|reset|timed out|expired|closed" "$work/out.txt" | head -8 | sed 's/^/  /'
+  fi
 done
 echo "(load average $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs)"
 exit "$final"

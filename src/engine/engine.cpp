@@ -16,6 +16,13 @@ namespace {
 /// How often, and for how many quiet polls, a slave waits for in-flight data before it cuts the
 /// strands of a transaction the master has finished.
 constexpr auto kQuiescencePoll = std::chrono::milliseconds(10);
+/// How long a slave step with strands still waiting to accept must be quiet before the cut. When
+/// an accept queue overflows (tens of thousands of connects), the kernel drops the handshake's
+/// last ACK: the master counts the connection, but it reaches the listener only when the
+/// master's first data or the SYN-ACK is retransmitted (1 s, then 3 s), long after a quiet spell
+/// of 30 ms; cutting then lost thousands of the 50,000 connections of many-connections.xml.
+/// Only a step whose peer's connects really failed (canfail) waits this long.
+constexpr auto kAcceptQuiet = std::chrono::seconds(4);
 }  // namespace
 
 Engine::Engine(const Plan& plan, EngineConfig config)
@@ -225,7 +232,12 @@ void Engine::arm_quiescence(std::size_t txn, std::uint64_t last_progress, int qu
     const bool queued = std::any_of(listeners_.begin(), listeners_.end(),
                                     [](const auto& l) { return l.listener->queued() > 0; });
     const int quiet = now == last_progress && !thinking() && !queued ? quiet_polls + 1 : 0;
-    if (quiet < polls_needed) {
+    const bool accepting = std::any_of(workers_.begin(), workers_.end(),
+                                       [](const auto& w) { return w->accepting(); });
+    const int needed =
+        accepting ? std::max<int>(polls_needed, static_cast<int>(kAcceptQuiet / kQuiescencePoll))
+                  : polls_needed;
+    if (quiet < needed) {
       arm_quiescence(txn, now, quiet, polls_needed);
       return;
     }

@@ -358,7 +358,9 @@ awaitable<OpOutcome> Strand::do_accept(const OpPlan& op, const profile::AcceptOp
     awaiting_conn_ = id;
     worker_.budget_renewed();
     timer_.expires_at(Clock::time_point::max());
+    worker_.accept_wait_begins();
     co_await timer_.async_wait(kAwait);
+    worker_.accept_wait_ends();
     awaiting_conn_.reset();
     if (cut_ != CutReason::kNone) co_return aborted_outcome();
   }

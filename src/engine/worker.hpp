@@ -80,6 +80,10 @@ class Worker {
   /// Around a think: a thinking strand is not stuck, so quiescence does not cut it.
   void think_begins() { thinking_.fetch_add(1, std::memory_order_relaxed); }
   void think_ends() { thinking_.fetch_sub(1, std::memory_order_relaxed); }
+  /// Some strand waits for a connection to be accepted: quiescence gives it longer.
+  [[nodiscard]] bool accepting() const { return accepting_.load(std::memory_order_relaxed) > 0; }
+  void accept_wait_begins() { accepting_.fetch_add(1, std::memory_order_relaxed); }
+  void accept_wait_ends() { accepting_.fetch_sub(1, std::memory_order_relaxed); }
 
   // Worker-affine, used by strands.
   Engine& engine() { return engine_; }
@@ -137,6 +141,7 @@ class Worker {
   bool stopping_ = false;
   std::atomic<std::uint64_t> progress_{0};
   std::atomic<std::uint32_t> thinking_{0};
+  std::atomic<std::uint32_t> accepting_{0};
   std::uint64_t progress_local_ = 0;
   std::uint32_t inline_work_ = 0;
   std::uint64_t connections_requested_ = 0;

@@ -145,6 +145,24 @@ void DataListener::accept_next() {
       });
 }
 
+void DataListener::arm_deadline(const std::shared_ptr<Pending>& pending,
+                                std::chrono::milliseconds grace) {
+  pending->deadline.async_wait([pending, grace](const boost::system::error_code& ec) {
+    if (ec) return;
+    boost::system::error_code ignored;
+    // Bytes waiting unread: the peer did send, and this thread, not the peer, is late (a loaded
+    // host with thousands of connects in flight). One more deadline, not an endless one, so a
+    // peer sending a byte at a time still cannot hold the socket.
+    if (grace.count() > 0 && pending->socket.available(ignored) > 0) {
+      pending->deadline.expires_after(grace);
+      DataListener::arm_deadline(pending, std::chrono::milliseconds(0));
+      return;
+    }
+    pending->timed_out = true;
+    pending->socket.close(ignored);  // the read below then fails and forgets it
+  });
+}
+
 void DataListener::read_header(tcp::socket socket) {
   const std::uint64_t id = next_pending_++;
   auto pending = std::make_shared<Pending>(std::move(socket), acceptor_.get_executor());
@@ -153,12 +171,7 @@ void DataListener::read_header(tcp::socket socket) {
   boost::system::error_code no_peer;
   pending->peer = pending->socket.remote_endpoint(no_peer);
   pending->deadline.expires_after(header_timeout_);
-  pending->deadline.async_wait([pending](const boost::system::error_code& ec) {
-    if (ec) return;
-    pending->timed_out = true;
-    boost::system::error_code ignored;
-    pending->socket.close(ignored);  // the read below then fails and forgets it
-  });
+  arm_deadline(pending, header_timeout_);
   asio::async_read(
       pending->socket, asio::buffer(pending->bytes),
       [this, alive = alive_, id, pending](const boost::system::error_code& ec, std::size_t) {

@@ -67,6 +67,10 @@ class DataListener {
   void refuse(const boost::asio::ip::tcp::endpoint& peer, const std::string& reason);
 
   struct Pending;
+  /// Closes the connection when its deadline passes, unless bytes wait unread and `grace` is not
+  /// zero: then once more after `grace`.
+  static void arm_deadline(const std::shared_ptr<Pending>& pending, std::chrono::milliseconds grace);
+
   std::uint32_t token_;
   Route route_;
   Reject reject_;
