@@ -891,7 +891,10 @@ awaitable<void> MasterRun::run() {
       const auto measured = std::max(Clock::duration::zero(),
                                      st.last_progress_at - st.step_release[*st.failed_in_step]);
       auto& elapsed = windows[*st.failed_in_step].elapsed;
-      elapsed = std::min(elapsed, std::chrono::duration_cast<std::chrono::nanoseconds>(measured));
+      const auto measured_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(measured);
+      // Zero when the engine, stopped by the failure, never closed the step's window: the
+      // measured time is all there is (min() kept the zero: 0 txn/s over 0.00 s).
+      elapsed = elapsed.count() == 0 ? measured_ns : std::min(elapsed, measured_ns);
     }
     if (st.stuck_step) st.failure += stuck_flowops(report_.master.result, *st.stuck_step);
   }

@@ -91,6 +91,10 @@ TEST(MasterLiveness, StoppedSlaveIsLostWithinSecondsAndRatesCoverTheMeasuredTime
   const auto& step = doc["groups"][0]["transactions"][1];
   EXPECT_GT(step["transactions"].get<std::uint64_t>(), 0U);
   EXPECT_LT(step["elapsed_s"].get<double>(), 3.5) << step["elapsed_s"];
+  // ... nor shrunk to nothing: the engine, stopped by the failure, never closed the window, and
+  // the step used to report its transactions at 0 txn/s over 0.00 s.
+  EXPECT_GT(step["elapsed_s"].get<double>(), 0.5) << step["elapsed_s"];
+  EXPECT_GT(step["transactions_per_s"].get<double>(), 0.0) << step;
 }
 
 TEST(MasterLiveness, GroupWithNoIterationFailsUnlessAllowed) {
