@@ -8,7 +8,12 @@
 # its total is divided by the round trips it counted (its set-up is a few hundred instructions).
 # System calls: the same volley runs under strace -c -f instead, same difference method.
 #
-# usage: bench/callgrind_per_transaction.sh [-m pingpong|crr|bulk] [-c CONNS] [-b BUILD_DIR]
+# -m udp: one strand sending 1472-byte datagrams (the UDP stream of bench/udp_vs_iperf3.sh); a
+# transaction is one datagram, the master's cost is per datagram sent, the slave's per datagram it
+# received (from the master's --json; the slower sender under the tool keeps loss small). The
+# reference is iperf3 -u -b 0 -l 1472 (its client under callgrind, per datagram it sent).
+#
+# usage: bench/callgrind_per_transaction.sh [-m pingpong|crr|bulk|udp] [-c CONNS] [-b BUILD_DIR]
 #        [-n "N1 N2"] [-x callgrind|strace|both]
 set -euo pipefail
 shopt -s extglob
@@ -22,7 +27,7 @@ while (($#)); do
     *) args+=("$1"); shift ;;
   esac
 done
-usage='[-m pingpong|crr|bulk] [-c CONNS] [-n "N1 N2"] [-x callgrind|strace|both] [-b BUILD_DIR]'
+usage='[-m pingpong|crr|bulk|udp] [-c CONNS] [-n "N1 N2"] [-x callgrind|strace|both] [-b BUILD_DIR]'
 source "$(dirname "$0")/lib.sh"
 bench_init "${args[@]+"${args[@]}"}"
 read -r n1 n2 <<<"$iters"
@@ -40,6 +45,10 @@ case $mode in
     conns=1 setup=$connect teardown='<flowop type="disconnect"/>'
     body='<flowop type="write" options="size=64k"/>'
     ref=(stream_ref -n 1 -s 65536) ref_count=gbit_per_sec ;;
+  udp)
+    conns=1 setup='<flowop type="connect" options="remotehost=$h protocol=udp"/>'
+    teardown='<flowop type="disconnect"/>' body='<flowop type="write" options="size=1472"/>'
+    ref=(iperf3) ref_count=datagrams ;;
   *) echo "unknown -m $mode" >&2; exit 2 ;;
 esac
 profile() {  # FILE ITERATIONS
@@ -72,10 +81,10 @@ run_pair() {  # TAG ITERATIONS TOOL...
   with "$work/$tag.slave" "$volley" serve --listen "127.0.0.1:$port" --workers 1 -q \
     --hello-timeout 120s &
   local tool_pid=$!
-  sleep 3
+  sleep 5
   with "$work/$tag.master" "$volley" run "$work/$tag.xml" --set h=127.0.0.1 -P "$port" \
     --workers 1 --slave-workers 1 --connect-timeout 60s --link-timeout 120s --step-grace 120s \
-    -q >/dev/null || echo "run $tag failed" >&2
+    -q --json "$work/$tag.json" >/dev/null || echo "run $tag failed" >&2
   # The slave is below the subshell (and below strace); valgrind keeps its process id and name.
   local slave=$tool_pid child
   while child=$(pgrep -P "$slave" | head -1) && [[ -n $child ]]; do
@@ -87,8 +96,21 @@ run_pair() {  # TAG ITERATIONS TOOL...
   port=$((port + 1))
 }
 txns() { echo $((conns * $1)); }
-per_txn() {  # A1 A2: (A2 - A1) / (T2 - T1)
-  awk -v a="$1" -v b="$2" -v t1="$(txns "$n1")" -v t2="$(txns "$n2")" 'BEGIN{printf "%.0f", (b-a)/(t2-t1)}'
+per_txn() {  # A1 A2 [T1 T2]: (A2 - A1) / (T2 - T1)
+  awk -v a="$1" -v b="$2" -v t1="${3:-$(txns "$n1")}" -v t2="${4:-$(txns "$n2")}" \
+    'BEGIN{printf "%.0f", (b-a)/(t2-t1)}'
+}
+# Datagrams the slave received in run TAG (udp mode).
+received() { jq '[.slaves[].groups[].transactions[].flowops[].datagrams.received // 0] | add' "$work/$1.json"; }
+# iperf3's client under TOOL... for 2 s; prints the datagrams it sent.
+iperf3_ref() {  # TOOL...
+  local iport=$((port + 500))
+  iperf3 -s -p "$iport" -1 >/dev/null 2>&1 &
+  local server=$!
+  sleep 0.5
+  "$@" iperf3 -c 127.0.0.1 -p "$iport" -u -b 0 -l 1472 -t 2 -J >"$work/iperf3.json"
+  wait "$server" 2>/dev/null || true
+  jq '.end.sum.packets' "$work/iperf3.json"
 }
 echo "$mode, $conns connections; volley: difference of $n1 and $n2 iterations per strand"
 
@@ -96,7 +118,16 @@ if [[ $tools == callgrind || $tools == both ]]; then
   ir() { awk '/^summary:|^totals:/ {print $2; exit}' "$1"; }
   for n in $n1 $n2; do run_pair "cg$n" "$n" valgrind -q --tool=callgrind --callgrind-out-file=; done
   m=$(per_txn "$(ir "$work/cg$n1.master")" "$(ir "$work/cg$n2.master")")
-  s=$(per_txn "$(ir "$work/cg$n1.slave")" "$(ir "$work/cg$n2.slave")")
+  if [[ $mode == udp ]]; then
+    s=$(per_txn "$(ir "$work/cg$n1.slave")" "$(ir "$work/cg$n2.slave")" "$(received "cg$n1")" \
+      "$(received "cg$n2")")
+    count=$(iperf3_ref valgrind -q --tool=callgrind --callgrind-out-file="$work/ref.cg")
+    r=$(awk -v i="$(ir "$work/ref.cg")" -v c="$count" 'BEGIN{printf "%.0f", i/c}')
+    echo "instructions per datagram (user space): volley master (sender) $m, slave (receiver)" \
+      "$s (per datagram received: $(received "cg$n1"), $(received "cg$n2")); iperf3 client $r"
+  fi
+fi
+if [[ ($tools == callgrind || $tools == both) && $mode != udp ]]; then
   refbin=$(bench_ref "${ref[0]}")
   out=$(valgrind --tool=callgrind --callgrind-out-file="$work/ref.cg" "$refbin" "${ref[@]:1}" \
     -d 3 -w 0 2>/dev/null)
@@ -141,6 +172,10 @@ PY
   }
   table "volley master" "$work/st$n2.master" "$(txns "$n2")" "$work/st$n1.master" "$(txns "$n1")"
   table "volley slave" "$work/st$n2.slave" "$(txns "$n2")" "$work/st$n1.slave" "$(txns "$n1")"
+  if [[ $mode == udp ]]; then
+    table "iperf3 client" "$work/ref.st" "$(iperf3_ref strace -f -c -o "$work/ref.st")"
+    exit 0
+  fi
   refbin=$(bench_ref "${ref[0]}")
   out=$(strace -f -c -o "$work/ref.st" "$refbin" "${ref[@]:1}" -d 2 -w 0)
   count=$(awk -v r="$(bench_field "$out" "$ref_count")" -v d="$(bench_field "$out" duration)" \

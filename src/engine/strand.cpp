@@ -253,9 +253,7 @@ Strand::Started Strand::start(const OpPlan& op) {
             return OpOutcome{};
           },
           [&](const profile::WriteOp& w) -> Started { return write(op, w); },
-          [&](const profile::ReadOp& r) -> Started {
-            return receive(op, draw_size(op, r.size), r.chunk_bytes);
-          },
+          [&](const profile::ReadOp& r) -> Started { return read(op, r); },
           [&](const profile::SendfileOp& s) -> Started {
             return do_sendfile(op, 1, s.chunk_bytes);
           },
@@ -384,14 +382,29 @@ awaitable<std::optional<OpOutcome>> Strand::wait_ready(transport::AnyConnection&
 Strand::Started Strand::write(const OpPlan& op, const profile::WriteOp& w) {
   const std::uint64_t bytes = draw_size(op, w.size);
   Connection* c = find(op.common.connection);
-  if (c == nullptr || std::holds_alternative<transport::UdpConnection>(c->link)) {
-    return send(op, bytes, w.chunk_bytes, false);
+  if (c == nullptr) return send(op, bytes, w.chunk_bytes, false);
+  if (std::holds_alternative<transport::UdpConnection>(c->link)) {
+    return datagram(op, *c, Direction::kWrite, bytes);
   }
   // A write almost always fits the socket buffer: done here, it needs no coroutine frame.
   std::uint64_t left = bytes;
   bool blocked = false;
   if (auto end = write_now(op, *c, left, w.chunk_bytes, blocked)) return std::move(*end);
   return send(op, left, w.chunk_bytes, blocked);
+}
+
+Strand::Started Strand::read(const OpPlan& op, const profile::ReadOp& r) {
+  const std::uint64_t bytes = draw_size(op, r.size);
+  Connection* c = find(op.common.connection);
+  if (c != nullptr && std::holds_alternative<transport::UdpConnection>(c->link)) {
+    return datagram(op, *c, Direction::kRead, bytes);
+  }
+  return receive(op, bytes, r.chunk_bytes);
+}
+
+awaitable<OpOutcome> Strand::finish(Started begun) {
+  if (begun.index() == 0) co_return std::move(std::get<0>(begun));
+  co_return co_await std::move(std::get<1>(begun));
 }
 
 std::optional<OpOutcome> Strand::write_now(const OpPlan& op, Connection& c, std::uint64_t& left,
@@ -423,7 +436,7 @@ awaitable<OpOutcome> Strand::send(const OpPlan& op, std::uint64_t bytes,
   Connection* c = find(op.common.connection);
   if (c == nullptr) co_return not_connected(op);
   if (std::holds_alternative<transport::UdpConnection>(c->link)) {
-    co_return co_await transfer_datagram(op, Direction::kWrite, bytes);
+    co_return co_await finish(datagram(op, *c, Direction::kWrite, bytes));
   }
   std::uint64_t left = bytes;
   bool blocked = wait_first;
@@ -446,7 +459,7 @@ awaitable<OpOutcome> Strand::receive(const OpPlan& op, std::uint64_t bytes,
   Connection* c = find(op.common.connection);
   if (c == nullptr) co_return not_connected(op);
   if (std::holds_alternative<transport::UdpConnection>(c->link)) {
-    co_return co_await transfer_datagram(op, Direction::kRead, bytes);
+    co_return co_await finish(datagram(op, *c, Direction::kRead, bytes));
   }
   std::uint64_t left = bytes;
   if (const std::uint64_t n = take_stash(*c, left); n > 0) {

@@ -99,6 +99,10 @@ class Strand {
   boost::asio::awaitable<OpOutcome> do_accept(const OpPlan& op, const profile::AcceptOp& a);
   /// A write flowop: its size drawn, then written at once if the socket takes it all.
   Started write(const OpPlan& op, const profile::WriteOp& w);
+  /// A read flowop: its size drawn; a datagram already there is read at once.
+  Started read(const OpPlan& op, const profile::ReadOp& r);
+  /// What `begun` comes to (for a caller that is a coroutine anyway).
+  static boost::asio::awaitable<OpOutcome> finish(Started begun);
   /// Writes what the socket takes now, without waiting, of `left` (lowered by what was written).
   /// The outcome when the write is over (done or failed); nullopt when the rest must wait, for
   /// room (`blocked`) or for the worker's other strands (over budget).
@@ -119,8 +123,18 @@ class Strand {
                                                 const boost::asio::ip::address& address,
                                                 std::uint16_t port,
                                                 const transport::ConnectionHeader& who);
-  boost::asio::awaitable<OpOutcome> transfer_datagram(const OpPlan& op, Direction direction,
-                                                      std::uint64_t bytes);
+  /// One datagram written or read on `c` (a UDP connection): done here, without a coroutine
+  /// frame, when the socket is ready (almost always for a write), else awaitable.
+  Started datagram(const OpPlan& op, Connection& c, Direction direction, std::uint64_t bytes);
+  /// The outcome when the datagram cannot be sent at all (its size, or the step is over).
+  std::optional<OpOutcome> datagram_refused(Direction direction, std::uint64_t bytes);
+  /// One try: the outcome, or nullopt when the socket would block (`blocked`) or when the
+  /// strand must give way to the worker's others first (read on after duplicates).
+  std::optional<OpOutcome> datagram_now(const OpPlan& op, Connection& c, Direction direction,
+                                        std::uint64_t bytes, bool& blocked);
+  /// The rest of datagram(): waits (blocked) or yields, then tries again until done.
+  boost::asio::awaitable<OpOutcome> datagram_later(const OpPlan& op, Direction direction,
+                                                   std::uint64_t bytes, bool blocked);
   /// How long a UDP read waits for a datagram when the profile gives no timeout=.
   std::optional<std::chrono::nanoseconds> udp_read_timeout(const OpPlan& op);
   /// Waits until `link` is ready; nullopt when it is, else the outcome that ends the op.

@@ -109,29 +109,34 @@ awaitable<OpOutcome> Strand::connect_udp(const OpPlan& op, const profile::Connec
                                   core::format_host_port(address.to_string(), port), kHelloTries)};
 }
 
-awaitable<OpOutcome> Strand::transfer_datagram(const OpPlan& op, Direction direction,
-                                               std::uint64_t bytes) {
+std::optional<OpOutcome> Strand::datagram_refused(Direction direction, std::uint64_t bytes) {
   const bool writing = direction == Direction::kWrite;
-  const char* name = writing ? "udp write" : "udp read";
-  const std::span<char> buffer = worker_.buffer();
-  if (writing && (bytes < transport::kDatagramHeaderBytes || bytes > kMaxDatagramBytes ||
-                  bytes > buffer.size())) {
-    co_return OpOutcome{
+  const std::size_t room = worker_.buffer().size();
+  if (writing &&
+      (bytes < transport::kDatagramHeaderBytes || bytes > kMaxDatagramBytes || bytes > room)) {
+    return OpOutcome{
         OpOutcome::Status::kFailed, ErrorKind::kOther,
         fmt::format("udp write: a datagram of {} bytes; volley's UDP datagrams are {} to {} bytes "
                     "(each carries a {}-byte header)",
                     bytes, transport::kDatagramHeaderBytes,
-                    std::min<std::uint64_t>(kMaxDatagramBytes, buffer.size()),
+                    std::min<std::uint64_t>(kMaxDatagramBytes, room),
                     transport::kDatagramHeaderBytes)};
   }
-  const std::uint32_t token = worker_.engine().config().token;
   if (writing && worker_.engine().config().slave_side && worker_.engine().txn_ended(txn_)) {
-    co_return OpOutcome{OpOutcome::Status::kExpired, ErrorKind::kOther, {}};
+    return OpOutcome{OpOutcome::Status::kExpired, ErrorKind::kOther, {}};
   }
+  return std::nullopt;
+}
+
+std::optional<OpOutcome> Strand::datagram_now(const OpPlan& op, Connection& c,
+                                              Direction direction, std::uint64_t bytes,
+                                              bool& blocked) {
+  const bool writing = direction == Direction::kWrite;
+  const std::span<char> buffer = worker_.buffer();
+  const std::uint32_t token = worker_.engine().config().token;
+  auto& udp = std::get<transport::UdpConnection>(c.link);
+  blocked = false;
   for (;;) {
-    Connection* c = find(op.common.connection);
-    if (c == nullptr) co_return not_connected(op);
-    auto& udp = std::get<transport::UdpConnection>(c->link);
     transport::IoResult io;
     if (writing) {
       // The sequence number is taken only once the datagram is sent: a send that would block
@@ -144,21 +149,17 @@ awaitable<OpOutcome> Strand::transfer_datagram(const OpPlan& op, Direction direc
       io = udp.try_read(buffer.first(std::min<std::size_t>(buffer.size(), kMaxDatagramBytes)));
     }
     if (io.would_block()) {
-      const auto what = writing ? transport::Wait::kWritable : transport::Wait::kReadable;
-      if (auto stop = co_await wait_ready(c->link, what, name)) {
-        if (!writing && cut_ == CutReason::kTimeout) co_return OpOutcome{OpOutcome::Status::kLost, ErrorKind::kTimedOut, {}};
-        co_return *stop;
-      }
-      continue;
+      blocked = true;
+      return std::nullopt;
     }
-    if (io.ec) co_return failure_from(io.ec, name);
+    if (io.ec) return failure_from(io.ec, writing ? "udp write" : "udp read");
     worker_.count_progress();
     DatagramCounters& counts = worker_.slot(op.slot).counters.datagrams;
     if (writing) {
       udp.sent_one();
       ++counts.sent;
       add_written(op, io.bytes);
-      co_return OpOutcome{};
+      return OpOutcome{};
     }
     const auto header =
         transport::decode_datagram_header(std::span<const char>(buffer.data(), io.bytes));
@@ -170,15 +171,45 @@ awaitable<OpOutcome> Strand::transfer_datagram(const OpPlan& op, Direction direc
         counts.late += arrival.late ? 1U : 0U;
         counts.jitter_ns = std::max(counts.jitter_ns, udp.receiver().jitter_ns());
         add_read(op, io.bytes);
-        co_return OpOutcome{};
+        return OpOutcome{};
       }
       ++counts.duplicates;
     }
-    // A duplicate, or not one of this run's datagrams (a late handshake answer): read on.
-    if (worker_.over_budget()) {
+    // A duplicate, or not one of this run's datagrams (a late handshake answer): read on, or
+    // give way to the worker's other strands first.
+    if (worker_.over_budget()) return std::nullopt;
+  }
+}
+
+Strand::Started Strand::datagram(const OpPlan& op, Connection& c, Direction direction,
+                                 std::uint64_t bytes) {
+  if (auto refused = datagram_refused(direction, bytes)) return std::move(*refused);
+  bool blocked = false;
+  if (auto end = datagram_now(op, c, direction, bytes, blocked)) return std::move(*end);
+  return datagram_later(op, direction, bytes, blocked);
+}
+
+awaitable<OpOutcome> Strand::datagram_later(const OpPlan& op, Direction direction,
+                                            std::uint64_t bytes, bool blocked) {
+  const bool writing = direction == Direction::kWrite;
+  for (;;) {
+    Connection* c = find(op.common.connection);
+    if (c == nullptr) co_return not_connected(op);
+    if (blocked) {
+      const auto what = writing ? transport::Wait::kWritable : transport::Wait::kReadable;
+      if (auto stop = co_await wait_ready(c->link, what, writing ? "udp write" : "udp read")) {
+        if (!writing && cut_ == CutReason::kTimeout) {
+          co_return OpOutcome{OpOutcome::Status::kLost, ErrorKind::kTimedOut, {}};
+        }
+        co_return *stop;
+      }
+    } else {
       co_await worker_.yield();
       if (cut_ != CutReason::kNone) co_return aborted_outcome();
     }
+    c = find(op.common.connection);
+    if (c == nullptr) co_return not_connected(op);
+    if (auto end = datagram_now(op, *c, direction, bytes, blocked)) co_return *end;
   }
 }
 
