@@ -1,24 +1,39 @@
 #include "volley/transport/datagram.hpp"
 
+#include <bit>
 #include <cstdlib>
+#include <cstring>
 
 namespace volley::transport {
 namespace {
 
+// Big-endian on the wire. One byte swap and one copy per field: the header is built for every
+// datagram sent and read for every one received, so a byte-at-a-time loop showed in profiles.
 template <class T>
-void put(char* out, T v) {
-  for (std::size_t i = 0; i < sizeof(T); ++i) {
-    out[i] = static_cast<char>(static_cast<std::uint8_t>(v >> (8 * (sizeof(T) - 1 - i))));
+T big_endian(T v) {
+  if constexpr (std::endian::native == std::endian::big) {
+    return v;
+  } else if constexpr (sizeof(T) == 8) {
+    return __builtin_bswap64(v);
+  } else if constexpr (sizeof(T) == 4) {
+    return __builtin_bswap32(v);
+  } else {
+    static_assert(sizeof(T) == 2);
+    return __builtin_bswap16(v);
   }
 }
 
 template <class T>
+void put(char* out, T v) {
+  const T wire = big_endian(v);
+  std::memcpy(out, &wire, sizeof(T));
+}
+
+template <class T>
 T get(const char* in) {
-  T v = 0;
-  for (std::size_t i = 0; i < sizeof(T); ++i) {
-    v = static_cast<T>((v << 8) | static_cast<std::uint8_t>(in[i]));
-  }
-  return v;
+  T wire;
+  std::memcpy(&wire, in, sizeof(T));
+  return big_endian(wire);
 }
 
 }  // namespace
