@@ -82,8 +82,8 @@ Outcome connect_all(std::optional<std::uint16_t> port, std::size_t groups = 1) {
   a.token = 7;
   a.listen_address = asio::ip::make_address("127.0.0.1");
   a.on_txn_done = [&](std::size_t) { accepted_all.set_value(); };
+  asio::io_context control;  // before the engine: its timers and listeners live on it
   Engine acceptor(accepting_plan, std::move(a));
-  asio::io_context control;
   Outcome out;
   EXPECT_EQ(acceptor.open_listeners(control), "");
   out.listener_ports = acceptor.negotiated_ports().size();
@@ -154,8 +154,8 @@ TEST(AcceptOnWorkers, AConnectionLateAfterTheMastersStepEndIsStillAccepted) {
   a.slave_side = true;
   a.listen_address = asio::ip::make_address("127.0.0.1");
   a.on_txn_done = [&](std::size_t) { done.set_value(); };
+  asio::io_context control;  // before the engine: end_txn's quiescence timer lives on it
   Engine slave(plan, std::move(a));
-  asio::io_context control;
   ASSERT_EQ(slave.open_listeners(control), "");
   const std::vector<std::uint16_t> ports = slave.negotiated_ports();
   slave.start();
