@@ -107,6 +107,45 @@ std::string find_datagram_excess(const RunReport& report) {
   return {};
 }
 
+
+/// The connection rule, per slave, per connect or accept flowop, in steps without a duration:
+/// the connections one side opened are the ones its peer's mirror took. A profile that moves no
+/// bytes (connect, then disconnect) gives the byte rule nothing to catch, and a slave whose
+/// mirror missed connections the kernel had completed for the master used to leave the run "ok".
+/// Excused as the byte rule is: a flowop with errors on either side (canfail), a missing slave;
+/// and a step bounded by time, whose cut may end a connect after the peer accepted it.
+std::string find_connection_disagreement(const RunReport& report) {
+  const engine::RunResult& master = report.master.result;
+  const auto is_connection = [](const std::string& type) {
+    return type == "connect" || type == "accept";
+  };
+  for (const SideReport& slave : report.slaves) {
+    if (!slave.missing.empty()) continue;
+    for (std::size_t g = 0; g < master.groups.size() && g < slave.result.groups.size(); ++g) {
+      const auto& txns = master.groups[g].transactions;
+      for (std::size_t t = 0; t < txns.size() && t < slave.result.groups[g].transactions.size();
+           ++t) {
+        if (t < master.windows.size() && master.windows[t].is_duration) continue;
+        if (t < slave.result.windows.size() && slave.result.windows[t].is_duration) continue;
+        const auto& theirs = slave.result.groups[g].transactions[t].flowops;
+        for (std::size_t f = 0; f < txns[t].flowops.size(); ++f) {
+          const engine::FlowopResult& mine = txns[t].flowops[f];
+          if (!is_connection(mine.type)) continue;
+          const auto at = peer_flowop(report, slave.host, g, t, f);
+          if (!at || *at >= theirs.size() || !is_connection(theirs[*at].type)) continue;
+          const engine::SlotCounters& a = mine.stats.counters;
+          const engine::SlotCounters& b = theirs[*at].stats.counters;
+          if (a.error_total() != 0 || b.error_total() != 0 || a.ops == b.ops) continue;
+          return fmt::format(
+              "connections disagree with slave {} in step {}: group '{}' flowop {} ({}) opened {} "
+              "and the slave's {} took {}",
+              slave.host, t, master.groups[g].name, f, mine.type, a.ops, theirs[*at].type, b.ops);
+        }
+      }
+    }
+  }
+  return {};
+}
 }  // namespace
 
 std::string find_result_problem(const RunReport& report, bool allow_empty) {
@@ -114,6 +153,7 @@ std::string find_result_problem(const RunReport& report, bool allow_empty) {
     if (std::string problem = find_empty_work(report); !problem.empty()) return problem;
   }
   if (std::string problem = find_byte_disagreement(report); !problem.empty()) return problem;
+  if (std::string problem = find_connection_disagreement(report); !problem.empty()) return problem;
   return find_datagram_excess(report);
 }
 

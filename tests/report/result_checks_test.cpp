@@ -152,5 +152,30 @@ TEST(ResultChecks, UdpTimeoutsDoNotExcuseTheStreams) {
   EXPECT_NE(find_result_problem(r, false).find("it wrote"), std::string::npos);
 }
 
+TEST(ResultChecks, FewerConnectionsAcceptedThanTheMasterOpenedIsNotOk) {
+  // A profile that moves no bytes (uperf's canfail.xml: connect, then disconnect) gives the byte
+  // rule nothing to catch: a slave whose mirror missed connections used to leave the run "ok".
+  RunReport r = correct_run();
+  engine::FlowopResult& accept = r.slaves[0].result.groups[0].transactions[0].flowops[0];
+  accept.type = "accept";  // the slave's mirror of the master's connect
+  EXPECT_EQ(find_result_problem(r, false), "");
+  accept.stats.counters.ops -= 1;
+  EXPECT_EQ(find_result_problem(r, false),
+            "connections disagree with slave slave1 in step 0: group 'g0' flowop 0 (connect) "
+            "opened 4 and the slave's accept took 3");
+}
+
+TEST(ResultChecks, ConnectionCountsAreExcusedByErrorsOrACut) {
+  RunReport errors = correct_run();
+  errors.slaves[0].result.groups[0].transactions[0].flowops[0].stats.counters.ops -= 1;
+  errors.master.result.groups[0].transactions[0].flowops[0].stats.counters
+      .errors[static_cast<std::size_t>(engine::ErrorKind::kRefused)] = 1;
+  EXPECT_EQ(find_result_problem(errors, false), "");
+  RunReport cut = correct_run();
+  cut.slaves[0].result.groups[0].transactions[0].flowops[0].stats.counters.ops -= 1;
+  cut.master.result.windows[0].is_duration = true;  // a cut may end a connect the peer accepted
+  EXPECT_EQ(find_result_problem(cut, false), "");
+}
+
 }  // namespace
 }  // namespace volley::report
