@@ -32,6 +32,12 @@ std::string run(const std::vector<std::string>& args) {
 }
 
 TEST(UdpLoss, ReceiverCountsTheInjectedLossWithinOnePoint) {
+#ifdef VOLLEY_SANITIZED
+  // An instrumented receiver cannot keep up with 4000 datagrams/s on a loaded host (48% lost
+  // under ThreadSanitizer once): the loss measured would be its own, not the injected 5%. The
+  // normal build runs this test.
+  GTEST_SKIP() << "the sanitizers slow the receiver below the datagram rate; runs in the normal build";
+#endif
   std::string nft;
   for (const char* p : {"/usr/sbin/nft", "/sbin/nft", "/usr/bin/nft"}) {
     if (fs::exists(p)) nft = p;
