@@ -399,7 +399,30 @@ Strand::Started Strand::read(const OpPlan& op, const profile::ReadOp& r) {
   if (c != nullptr && std::holds_alternative<transport::UdpConnection>(c->link)) {
     return datagram(op, *c, Direction::kRead, bytes);
   }
-  return receive(op, bytes, r.chunk_bytes);
+  if (c == nullptr || r.chunk_bytes) return receive(op, bytes, r.chunk_bytes);
+  // A stream whose data is there is read in place: no coroutine frame, and no trip through the
+  // event loop (and its epoll_wait) per read while a bulk reader keeps finding data.
+  std::uint64_t left = bytes;
+  if (auto end = read_now(op, *c, left, bytes)) return std::move(*end);
+  return receive(op, bytes, {}, bytes - left);
+}
+
+std::optional<OpOutcome> Strand::read_now(const OpPlan& op, Connection& c, std::uint64_t& left,
+                                          std::uint64_t bytes) {
+  count_read(op, c, take_stash(c, left), left);
+  auto* tcp = std::get_if<transport::TcpConnection>(&c.link);
+  while (left > 0) {
+    // A cut is seen by receive() (see wait_ready).
+    if (tcp == nullptr || cut_ != CutReason::kNone) return std::nullopt;
+    // The whole buffer, as receive() asks for: a short read tells the reactor the socket drained.
+    const transport::IoResult io = tcp->read_now(worker_.buffer());
+    if (io.would_block()) return std::nullopt;
+    count_read(op, c, io.bytes, left);
+    if (io.ec) return read_failure(io.ec, left, bytes);
+    worker_.count_progress();
+    if (left > 0 && worker_.over_budget()) return std::nullopt;  // give way (see receive)
+  }
+  return OpOutcome{};
 }
 
 awaitable<OpOutcome> Strand::finish(Started begun) {
@@ -455,18 +478,14 @@ awaitable<OpOutcome> Strand::send(const OpPlan& op, std::uint64_t bytes,
 }
 
 awaitable<OpOutcome> Strand::receive(const OpPlan& op, std::uint64_t bytes,
-                                     std::optional<std::uint64_t> chunk) {
+                                     std::optional<std::uint64_t> chunk, std::uint64_t done) {
   Connection* c = find(op.common.connection);
   if (c == nullptr) co_return not_connected(op);
   if (std::holds_alternative<transport::UdpConnection>(c->link)) {
     co_return co_await finish(datagram(op, *c, Direction::kRead, bytes));
   }
-  std::uint64_t left = bytes;
-  if (const std::uint64_t n = take_stash(*c, left); n > 0) {
-    add_read(op, n);
-    c->step_read += n;
-    left -= n;
-  }
+  std::uint64_t left = bytes - done;
+  count_read(op, *c, take_stash(*c, left), left);
   const std::span<char> buffer = worker_.buffer();
   const bool ahead = !chunk && on(c->link, [](const auto& link) { return link.reads_ahead(); });
   while (left > 0) {
@@ -483,34 +502,36 @@ awaitable<OpOutcome> Strand::receive(const OpPlan& op, std::uint64_t bytes,
     worker_.budget_renewed();  // a read completes through the event loop, as a wait does
     auto [ec, got] = co_await on(c->link, [into = buffer.first(ask)](auto& link) { return link.read(into); });
     active_ = nullptr;
-    const std::uint64_t used = std::min<std::uint64_t>(got, left);
-    if (got > used) {
-      c->stash.insert(c->stash.end(), buffer.begin() + static_cast<std::ptrdiff_t>(used),
-                      buffer.begin() + static_cast<std::ptrdiff_t>(got));
-    }
-    add_read(op, used);
-    c->step_read += used;
-    left -= used;
-    if (ec == asio::error::eof) {
-      co_return OpOutcome{OpOutcome::Status::kFailed, ErrorKind::kPeerClosed,
-                          fmt::format("read: peer closed the connection with {} of {} bytes "
-                                      "still to come",
-                                      left, bytes)};
-    }
-    if (ec == asio::error::operation_aborted) co_return aborted_outcome();
-    if (ec) co_return failure_from(ec, "read");
+    count_read(op, *c, got, left);
+    if (ec) co_return read_failure(ec, left, bytes);
     worker_.count_progress();
   }
   co_return OpOutcome{};
 }
 
-std::uint64_t Strand::take_stash(Connection& c, std::uint64_t most) {
-  const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(most, c.stash.size() - c.stash_at));
-  c.stash_at += n;
-  if (c.stash_at == c.stash.size()) {
-    c.stash.clear();  // keeps its capacity: a peer that sent ahead once does so again
-    c.stash_at = 0;
+void Strand::count_read(const OpPlan& op, Connection& c, std::uint64_t got, std::uint64_t& left) {
+  const std::uint64_t used = std::min(got, left);
+  c.stash += got - used;
+  if (used == 0) return;
+  add_read(op, used);
+  c.step_read += used;
+  left -= used;
+}
+
+OpOutcome Strand::read_failure(const error_code& ec, std::uint64_t left, std::uint64_t bytes) {
+  if (ec == asio::error::eof) {
+    return OpOutcome{OpOutcome::Status::kFailed, ErrorKind::kPeerClosed,
+                     fmt::format("read: peer closed the connection with {} of {} bytes still to "
+                                 "come",
+                                 left, bytes)};
   }
+  if (ec == asio::error::operation_aborted) return aborted_outcome();
+  return failure_from(ec, "read");
+}
+
+std::uint64_t Strand::take_stash(Connection& c, std::uint64_t most) {
+  const std::uint64_t n = std::min(most, c.stash);
+  c.stash -= n;
   return n;
 }
 

@@ -66,10 +66,9 @@ class Strand {
         : id(conn_id), link(std::move(connection)), serial(conn_serial) {}
     std::uint32_t id = 0;
     transport::AnyConnection link;
-    /// Bytes a read took from the socket beyond what its flowop wanted: the next reads' first.
-    /// Empty (no allocation) unless the peer sent ahead of this side's reads.
-    std::vector<char> stash;
-    std::size_t stash_at = 0;  ///< the first stashed byte not yet consumed
+    /// Bytes a read took from the socket beyond what its flowop wanted: the next reads' (and the
+    /// step drain's) first. A count only: what was read is never looked at, so not kept.
+    std::uint64_t stash = 0;
     std::uint32_t serial = 0;        ///< see ConnectionBytes
     std::uint64_t step_read = 0;     ///< bytes read on it in the current step
     std::uint64_t step_written = 0;  ///< bytes written on it in the current step
@@ -112,9 +111,21 @@ class Strand {
   /// room first if `wait_first` (write_now found none).
   boost::asio::awaitable<OpOutcome> send(const OpPlan& op, std::uint64_t bytes,
                                          std::optional<std::uint64_t> chunk, bool wait_first);
-  /// Reads exactly `bytes` on the op's connection, at most `chunk` per system call.
+  /// Reads what a stream connection has now, without waiting, towards `left` (lowered by what
+  /// was read; the stash first). The outcome when the read is over (done or failed); nullopt
+  /// when the rest must wait, for data or for the worker's other strands (over budget).
+  std::optional<OpOutcome> read_now(const OpPlan& op, Connection& c, std::uint64_t& left,
+                                    std::uint64_t bytes);
+  /// Reads exactly `bytes` (of which `done` are read already) on the op's connection, at most
+  /// `chunk` per system call.
   boost::asio::awaitable<OpOutcome> receive(const OpPlan& op, std::uint64_t bytes,
-                                            std::optional<std::uint64_t> chunk);
+                                            std::optional<std::uint64_t> chunk,
+                                            std::uint64_t done = 0);
+  /// Counts `got` bytes a read took on `c` towards `left`; what is beyond goes to the stash.
+  void count_read(const OpPlan& op, Connection& c, std::uint64_t got, std::uint64_t& left);
+  /// The outcome of a read of `bytes` that failed with `ec` while `left` were still to come.
+  OpOutcome read_failure(const boost::system::error_code& ec, std::uint64_t left,
+                         std::uint64_t bytes);
   /// Consumes up to `most` stashed bytes of `c` (see Connection::stash); returns how many.
   static std::uint64_t take_stash(Connection& c, std::uint64_t most);
   enum class Direction { kRead, kWrite };
