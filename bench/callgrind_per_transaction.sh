@@ -118,6 +118,7 @@ if [[ $tools == callgrind || $tools == both ]]; then
   ir() { awk '/^summary:|^totals:/ {print $2; exit}' "$1"; }
   for n in $n1 $n2; do run_pair "cg$n" "$n" valgrind -q --tool=callgrind --callgrind-out-file=; done
   m=$(per_txn "$(ir "$work/cg$n1.master")" "$(ir "$work/cg$n2.master")")
+  s=$(per_txn "$(ir "$work/cg$n1.slave")" "$(ir "$work/cg$n2.slave")")  # udp: per datagram received, below
   if [[ $mode == udp ]]; then
     s=$(per_txn "$(ir "$work/cg$n1.slave")" "$(ir "$work/cg$n2.slave")" "$(received "cg$n1")" \
       "$(received "cg$n2")")

@@ -261,7 +261,8 @@ Strand::Started Strand::start(const OpPlan& op) {
             return do_sendfile(op, s.nfiles, s.chunk_bytes);
           },
           [&](const profile::RecvFileOp& r) -> Started {
-            return receive(op, draw_file_bytes(op, r.nfiles), {});
+            const std::uint64_t bytes = draw_file_bytes(op, r.nfiles);
+            return stream_read(op, find(op.common.connection), bytes, {});
           },
           [&](const profile::ThinkOp& t) -> Started { return do_think(t); },
           [&](const profile::NopOp&) -> Started { return OpOutcome{}; },
@@ -399,7 +400,12 @@ Strand::Started Strand::read(const OpPlan& op, const profile::ReadOp& r) {
   if (c != nullptr && std::holds_alternative<transport::UdpConnection>(c->link)) {
     return datagram(op, *c, Direction::kRead, bytes);
   }
-  if (c == nullptr || r.chunk_bytes) return receive(op, bytes, r.chunk_bytes);
+  return stream_read(op, c, bytes, r.chunk_bytes);
+}
+
+Strand::Started Strand::stream_read(const OpPlan& op, Connection* c, std::uint64_t bytes,
+                                    std::optional<std::uint64_t> chunk) {
+  if (c == nullptr || chunk) return receive(op, bytes, chunk);
   // A stream whose data is there is read in place: no coroutine frame, and no trip through the
   // event loop (and its epoll_wait) per read while a bulk reader keeps finding data.
   std::uint64_t left = bytes;

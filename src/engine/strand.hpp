@@ -111,6 +111,10 @@ class Strand {
   /// room first if `wait_first` (write_now found none).
   boost::asio::awaitable<OpOutcome> send(const OpPlan& op, std::uint64_t bytes,
                                          std::optional<std::uint64_t> chunk, bool wait_first);
+  /// Reads `bytes` on `c` (null: not connected), in place while data is there (read_now), else
+  /// through receive().
+  Started stream_read(const OpPlan& op, Connection* c, std::uint64_t bytes,
+                      std::optional<std::uint64_t> chunk);
   /// Reads what a stream connection has now, without waiting, towards `left` (lowered by what
   /// was read; the stash first). The outcome when the read is over (done or failed); nullopt
   /// when the rest must wait, for data or for the worker's other strands (over budget).
