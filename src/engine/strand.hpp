@@ -80,18 +80,34 @@ class Strand {
   void report_step_written();
   std::uint32_t next_serial(std::uint32_t id);
 
+  /// Every iteration of the transaction, each a pass over its flowops, in this one coroutine.
   boost::asio::awaitable<void> run_txn(const TxnPlan& txn);
-  /// One pass over the transaction's flowops; `intended` is when it should have started (the
-  /// pacing schedule), `started` when it did. False when the strand must stop.
-  boost::asio::awaitable<bool> run_iteration(const TxnPlan& txn, Clock::time_point intended,
-                                             Clock::time_point started);
+  /// Counts what operation `op` came to, and records its latency (`from` to `done`) when timing.
+  /// False when the strand must stop (the iteration is not counted).
+  bool account_op(const TxnPlan& txn, const OpPlan& op, OpOutcome& out, Clock::time_point from,
+                  Clock::time_point done, bool timing);
+  /// Counts a whole iteration: `intended` is when it should have started (the pacing schedule),
+  /// `started` when it did, `ended` when its last operation did.
+  void account_iteration(const TxnPlan& txn, Clock::time_point intended, Clock::time_point started,
+                         Clock::time_point ended, bool timing);
   /// The operation's timeout, if it has one on this side (a timer is armed for it).
   std::optional<std::chrono::nanoseconds> op_timeout(const OpPlan& op);
   bool needs_timer(const OpPlan& op);
   /// An operation with its timeout timer around it.
   boost::asio::awaitable<OpOutcome> execute(const OpPlan& op);
+  /// A TCP read that must wait for the socket. Its caller co_awaits the connection's read itself
+  /// (read_begin, read_wait, read_end) rather than a coroutine of the strand's: in a ping-pong
+  /// every read waits, and a frame per read was an allocation per round trip.
+  struct PendingRead {
+    const OpPlan* op;
+    Connection* c;
+    std::uint64_t bytes;  ///< the flowop's
+    std::uint64_t left;   ///< of those, still to read
+    std::optional<std::uint64_t> chunk;
+    bool ahead;  ///< asks for the whole buffer (see read_begin)
+  };
   /// An operation begun: its outcome if it is already over, else what to co_await for it.
-  using Started = std::variant<OpOutcome, boost::asio::awaitable<OpOutcome>>;
+  using Started = std::variant<OpOutcome, boost::asio::awaitable<OpOutcome>, PendingRead>;
   /// The operation itself, without a timer.
   Started start(const OpPlan& op);
   boost::asio::awaitable<OpOutcome> do_connect(const OpPlan& op, const profile::ConnectOp& c);
@@ -101,7 +117,7 @@ class Strand {
   /// A read flowop: its size drawn; a datagram already there is read at once.
   Started read(const OpPlan& op, const profile::ReadOp& r);
   /// What `begun` comes to (for a caller that is a coroutine anyway).
-  static boost::asio::awaitable<OpOutcome> finish(Started begun);
+  boost::asio::awaitable<OpOutcome> finish(Started begun);
   /// Writes what the socket takes now, without waiting, of `left` (lowered by what was written).
   /// The outcome when the write is over (done or failed); nullopt when the rest must wait, for
   /// room (`blocked`) or for the worker's other strands (over budget).
@@ -111,25 +127,23 @@ class Strand {
   /// room first if `wait_first` (write_now found none).
   boost::asio::awaitable<OpOutcome> send(const OpPlan& op, std::uint64_t bytes,
                                          std::optional<std::uint64_t> chunk, bool wait_first);
-  /// Reads `bytes` on `c` (null: not connected), in place while data is there (read_now), else
-  /// through receive().
-  Started stream_read(const OpPlan& op, Connection* c, std::uint64_t bytes,
-                      std::optional<std::uint64_t> chunk);
-  /// Reads what a stream connection has now, without waiting, towards `left` (lowered by what
-  /// was read; the stash first). The outcome when the read is over (done or failed); nullopt
-  /// when the rest must wait, for data or for the worker's other strands (over budget).
-  std::optional<OpOutcome> read_now(const OpPlan& op, Connection& c, std::uint64_t& left,
-                                    std::uint64_t bytes);
-  /// Reads exactly `bytes` (of which `done` are read already) on the op's connection, at most
-  /// `chunk` per system call.
-  boost::asio::awaitable<OpOutcome> receive(const OpPlan& op, std::uint64_t bytes,
-                                            std::optional<std::uint64_t> chunk,
-                                            std::uint64_t done = 0);
-  /// Counts `got` bytes a read took on `c` towards `left`; what is beyond goes to the stash.
-  void count_read(const OpPlan& op, Connection& c, std::uint64_t got, std::uint64_t& left);
-  /// The outcome of a read of `bytes` that failed with `ec` while `left` were still to come.
-  OpOutcome read_failure(const boost::system::error_code& ec, std::uint64_t left,
-                         std::uint64_t bytes);
+  /// Reads exactly `bytes` on the op's connection, at most `chunk` per system call: what the
+  /// stash holds and (TCP) what the socket has now (read_now) at once, the rest as a PendingRead.
+  Started receive(const OpPlan& op, std::uint64_t bytes, std::optional<std::uint64_t> chunk);
+  /// Reads what a TCP connection has now, in place, towards `r` while data is there: no trip
+  /// through the event loop (and its epoll_wait) per read while a bulk reader keeps finding data.
+  /// The outcome when the read is over; nullopt when the rest must wait (the socket is drained)
+  /// or give way to the worker's other strands (over budget).
+  std::optional<OpOutcome> read_now(PendingRead& r);
+  /// Before each read of `r`: the outcome when the strand was cut, else nullopt and `into`, the
+  /// part of the worker's buffer to read into.
+  std::optional<OpOutcome> read_begin(PendingRead& r, std::span<char>& into);
+  transport::ReadAwaitable read_wait(PendingRead& r, std::span<char> into);
+  /// After each read of `r`: the outcome when the operation is over, nullopt when more is to come.
+  std::optional<OpOutcome> read_end(PendingRead& r, const boost::system::error_code& ec,
+                                    std::size_t got);
+  /// The whole of `r`, for a caller that is a coroutine anyway (execute, finish).
+  boost::asio::awaitable<OpOutcome> read_rest(PendingRead r);
   /// Consumes up to `most` stashed bytes of `c` (see Connection::stash); returns how many.
   static std::uint64_t take_stash(Connection& c, std::uint64_t most);
   enum class Direction { kRead, kWrite };
