@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/control_client.hpp"
+#include "support/net.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
 #include "volley/control/auth.hpp"
@@ -72,7 +73,7 @@ std::size_t count(const std::string& text, const std::string& what) {
 class KeyedServe {
  public:
   explicit KeyedServe(const std::filesystem::path& key, std::vector<std::string> extra = {})
-      : port_(free_loopback_port()), process_(args(key, std::move(extra))) {
+      : port_(free_port()), process_(args(key, std::move(extra))) {
     const auto deadline = Clock::now() + 10s;
     while (Clock::now() < deadline) {
       if (ControlClient(port_).connected()) break;
@@ -251,7 +252,7 @@ TEST(Auth, AMasterWithAKeyRefusesASlaveWithoutOne) {
   control::Secret key;
   const auto key_file = write_key(dir, "key", key);
   const auto profile = dir.write("pp.xml", kPingPong);
-  const auto port = free_loopback_port();
+  const auto port = free_port();
   Process serve({VOLLEY_BINARY, "serve", "--listen", fmt::format("127.0.0.1:{}", port), "-q"});
   for (int i = 0; i < 500 && !ControlClient(port).connected(); ++i) std::this_thread::sleep_for(20ms);
   const auto r = run_volley({"run", profile.string(), "-P", std::to_string(port), "-q",
@@ -434,7 +435,7 @@ TEST(Auth, ClosedDataConnectionsAreLoggedWithTheirPeerAndAFloodCostsAFewLines) {
 }
 
 TEST(Auth, NonLoopbackWithoutAKeyRefusesToStartUnlessInsecure) {
-  const auto port = free_loopback_port();
+  const auto port = free_port();
   const auto refused = run_volley({"serve", "--listen", fmt::format("0.0.0.0:{}", port), "-q"}, 10s);
   EXPECT_EQ(refused.exit_code, 2) << refused.err;
   EXPECT_NE(refused.err.find("without a key"), std::string::npos) << refused.err;
@@ -474,7 +475,7 @@ TEST(Auth, KeyFilesAndFlagsAreCheckedWithSentencesThatNameThem) {
   const auto open_key = write_key(dir, "open", key);
   std::filesystem::permissions(open_key, std::filesystem::perms::others_read,
                                std::filesystem::perm_options::add);
-  const auto port = free_loopback_port();
+  const auto port = free_port();
   Process serve({VOLLEY_BINARY, "serve", "--listen", fmt::format("127.0.0.1:{}", port),
                  "--key-file", open_key.string()});
   for (int i = 0; i < 500 && !ControlClient(port).connected(); ++i) std::this_thread::sleep_for(20ms);

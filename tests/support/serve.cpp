@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "support/control_client.hpp"
+#include "support/net.hpp"
 #include "support/temp_dir.hpp"
 
 namespace volley::test {
@@ -44,7 +45,7 @@ std::vector<std::string> serve_args(std::uint16_t port, std::vector<std::string>
 }  // namespace
 
 Serve::Serve(std::vector<std::string> extra, std::vector<std::string> prefix)
-    : port_(free_loopback_port()), process_(serve_args(port_, std::move(extra), std::move(prefix))) {
+    : port_(free_port()), process_(serve_args(port_, std::move(extra), std::move(prefix))) {
   const auto deadline = Clock::now() + 10s;
   while (Clock::now() < deadline) {
     ControlClient probe(port_);
