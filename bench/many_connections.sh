@@ -40,6 +40,7 @@ sed "s/duration=\"10s\"/duration=\"${seconds}s\"/" "$bench_root/profiles/many-co
 final=0
 for ((r = 1; r <= rounds; r++)); do
   status=0
+  rm -f "$work/r.json"  # a run that writes none must not report the last run's
   overflows=$(tcp_ext ListenOverflows)
   started=$(date +%s.%N)
   nice -n 10 "$volley" run "$work/profile.xml" --local --set "t=$conns" --processes "$processes" -q \
