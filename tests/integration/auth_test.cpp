@@ -21,6 +21,7 @@
 #include "support/control_client.hpp"
 #include "support/net.hpp"
 #include "support/process.hpp"
+#include "support/serve.hpp"
 #include "support/temp_dir.hpp"
 #include "volley/control/auth.hpp"
 
@@ -30,19 +31,6 @@ namespace {
 using nlohmann::json;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
-
-const char* kPingPong = R"XML(<?xml version="1.0"?>
-<profile name="pp">
-  <group nthreads="2">
-    <transaction iterations="1"><flowop type="connect" options="remotehost=127.0.0.1 protocol=tcp"/></transaction>
-    <transaction duration="300ms">
-      <flowop type="write" options="size=64"/>
-      <flowop type="read" options="size=64"/>
-    </transaction>
-    <transaction iterations="1"><flowop type="disconnect"/></transaction>
-  </group>
-</profile>
-)XML";
 
 /// One strand whose master side connects; on the slave it accepts and then thinks for 20 s.
 const char* kAcceptAndWait = R"XML(<?xml version="1.0"?>
@@ -212,7 +200,7 @@ TEST(Auth, WithoutTheKeyOrWithAWrongOneTheSlaveOnlyRefusesThenServesTheRightMast
   control::Secret other;
   const auto key_file = write_key(dir, "key", key);
   const auto wrong_file = write_key(dir, "wrong", other);
-  const auto profile = dir.write("pp.xml", kPingPong);
+  const auto profile = dir.write("pp.xml", pingpong("2", "300ms"));
   KeyedServe serve(key_file);
   const std::string port = std::to_string(serve.port());
 
@@ -251,7 +239,7 @@ TEST(Auth, AMasterWithAKeyRefusesASlaveWithoutOne) {
   TempDir dir;
   control::Secret key;
   const auto key_file = write_key(dir, "key", key);
-  const auto profile = dir.write("pp.xml", kPingPong);
+  const auto profile = dir.write("pp.xml", pingpong("2", "300ms"));
   const auto port = free_port();
   Process serve({VOLLEY_BINARY, "serve", "--listen", fmt::format("127.0.0.1:{}", port), "-q"});
   for (int i = 0; i < 500 && !ControlClient(port).connected(); ++i) std::this_thread::sleep_for(20ms);
@@ -267,7 +255,7 @@ TEST(Auth, ARecordedSessionReplayedOrSplicedIsRefusedAndTheKeyNeverCrossesTheWir
   TempDir dir;
   control::Secret key;
   const auto key_file = write_key(dir, "key", key);
-  const auto profile = dir.write("pp.xml", kPingPong);
+  const auto profile = dir.write("pp.xml", pingpong("2", "300ms"));
   KeyedServe serve(key_file);
   std::string to_slave;
   std::string to_master;

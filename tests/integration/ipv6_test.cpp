@@ -40,7 +40,7 @@ json read_json(const fs::path& p) {
 class Slave : public SlaveProcess {
  public:
   Slave(const std::string& listen, const std::string& probe, std::uint16_t port,
-        const std::vector<std::string>& extra = {})
+        const std::vector<std::string>& extra = {"--workers", "1"})
       : SlaveProcess(serve_command(listen, extra), probe, port) {}
 };
 
@@ -153,7 +153,7 @@ TEST_F(Ipv6, LocalWithAnIpv6HostRunsItsSlaveOnV6Loopback) {
 TEST_F(Ipv6, ServeOnAllAddressesTakesIpv4AndIpv6Masters) {
   const std::uint16_t port = free_port();
   // "PORT" alone means every address, IPv6 and IPv4 (dual stack).
-  Slave slave(std::to_string(port), "::1", port, {"--insecure"});
+  Slave slave(std::to_string(port), "::1", port, {"--workers", "1", "--insecure"});
   ASSERT_TRUE(accepts_connections("127.0.0.1", port)) << slave.log();
   const auto out = dir_.path() / "r.json";
   for (const std::string host : {"::1", "127.0.0.1"}) {

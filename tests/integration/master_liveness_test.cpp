@@ -13,6 +13,7 @@
 #include "support/local_run.hpp"
 #include "support/net.hpp"
 #include "support/process.hpp"
+#include "support/serve.hpp"
 #include "support/slave_process.hpp"
 #include "support/temp_dir.hpp"
 
@@ -26,29 +27,15 @@ using namespace std::chrono_literals;
 class Serve : public SlaveProcess {
  public:
   Serve(const std::string& address, std::uint16_t port)
-      : SlaveProcess(serve_command(listen_address(address, port), {"-q"}), address, port) {}
+      : SlaveProcess(serve_command(listen_address(address, port), {"-q", "--workers", "1"}), address,
+                     port) {}
 };
-
-std::string pingpong(const std::string& duration) {
-  return fmt::format(R"XML(<?xml version="1.0"?>
-<profile name="pp">
-  <group nthreads="4">
-    <transaction iterations="1"><flowop type="connect" options="remotehost=$h protocol=tcp"/></transaction>
-    <transaction duration="{}">
-      <flowop type="write" options="size=64"/>
-      <flowop type="read" options="size=64"/>
-    </transaction>
-    <transaction iterations="1"><flowop type="disconnect"/></transaction>
-  </group>
-</profile>
-)XML", duration);
-}
 
 TEST(MasterLiveness, StoppedSlaveIsLostWithinSecondsAndRatesCoverTheMeasuredTime) {
   TempDir dir;
   const std::uint16_t port = free_port();
   Serve slave("127.0.0.1", port);
-  const auto profile = dir.write("pp.xml", pingpong("30s"));
+  const auto profile = dir.write("pp.xml", pingpong("4", "30s", "", "$h"));
   const auto out = dir.path() / "r.json";
   Process master({VOLLEY_BINARY, "run", profile, "-P", std::to_string(port), "--set",
                   "h=127.0.0.1", "--json", out, "-q"});

@@ -92,7 +92,8 @@ class Ipv6Netns : public ::testing::Test {
     fs::permissions(key_, fs::perms::owner_read | fs::perms::owner_write);
     // Every address (dual stack): not loopback, so with a key. Waited for from the master's side.
     slave_ = std::make_unique<SlaveProcess>(
-        netns_exec(s, serve_command(std::to_string(kControlPort), {"--key-file", key_.string()})),
+        netns_exec(s, serve_command(std::to_string(kControlPort),
+                                    {"--workers", "1", "--key-file", key_.string()})),
         kSlave, kControlPort, m);
     ASSERT_TRUE(reachable_from(m, kSlave, kControlPort)) << slave_->log();
   }

@@ -152,7 +152,7 @@ class MultiHost : public ::testing::Test {
   std::unique_ptr<SlaveProcess> start_slave(const std::string& ns, const std::string& address) {
     return std::make_unique<SlaveProcess>(
         netns_exec(ns, serve_command(listen_address(address, kControlPort),
-                                     {"-q", "--key-file", key_.string()})),
+                                     {"-q", "--workers", "1", "--key-file", key_.string()})),
         address, kControlPort, ns);
   }
 

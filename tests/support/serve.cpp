@@ -17,11 +17,11 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
 std::string pingpong(const std::string& threads, const std::string& duration,
-                     const std::string& extra) {
+                     const std::string& extra, const std::string& host) {
   return fmt::format(R"XML(<?xml version="1.0"?>
 <profile name="pp">
   <group nthreads="{}">
-    <transaction iterations="1"><flowop type="connect" options="remotehost=127.0.0.1 protocol=tcp"/></transaction>
+    <transaction iterations="1"><flowop type="connect" options="remotehost={} protocol=tcp"/></transaction>
     <transaction duration="{}">
       <flowop type="write" options="size=64"/>
       <flowop type="read" options="size=64"/>{}
@@ -29,7 +29,7 @@ std::string pingpong(const std::string& threads, const std::string& duration,
     <transaction iterations="1"><flowop type="disconnect"/></transaction>
   </group>
 </profile>
-)XML", threads, duration, extra);
+)XML", threads, host, duration, extra);
 }
 
 namespace {

@@ -18,7 +18,7 @@ std::string listen_address(const std::string& address, std::uint16_t port) {
 
 std::vector<std::string> serve_command(const std::string& listen,
                                        const std::vector<std::string>& extra) {
-  std::vector<std::string> args{VOLLEY_BINARY_PATH, "serve", "--listen", listen, "--workers", "1"};
+  std::vector<std::string> args{VOLLEY_BINARY_PATH, "serve", "--listen", listen};
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
 }
@@ -45,5 +45,10 @@ ProcessResult SlaveProcess::stop(std::chrono::milliseconds limit) {
   }
   return result_;
 }
+
+TwoLoopbackSlaves::TwoLoopbackSlaves(const std::vector<std::string>& extra)
+    : port_(free_port()),
+      first_(serve_command(listen_address("127.0.0.1", port_), extra), "127.0.0.1", port_),
+      second_(serve_command(listen_address("127.0.0.2", port_), extra), "127.0.0.2", port_) {}
 
 }  // namespace volley::test

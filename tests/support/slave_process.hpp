@@ -15,7 +15,7 @@ namespace volley::test {
 /// "ADDRESS:PORT" with an IPv6 address bracketed ("[::1]:20000"): a --listen argument.
 std::string listen_address(const std::string& address, std::uint16_t port);
 
-/// `volley serve --listen LISTEN --workers 1 EXTRA...`.
+/// `volley serve --listen LISTEN EXTRA...`.
 std::vector<std::string> serve_command(const std::string& listen,
                                        const std::vector<std::string>& extra = {});
 
@@ -43,6 +43,22 @@ class SlaveProcess {
   Process process_;
   bool stopped_ = false;
   ProcessResult result_;
+};
+
+/// Two hosts on one machine: `volley serve --listen ADDRESS:PORT EXTRA...` on 127.0.0.1 and on
+/// 127.0.0.2, one port, each waited for and stopped by PID.
+class TwoLoopbackSlaves {
+ public:
+  explicit TwoLoopbackSlaves(const std::vector<std::string>& extra = {"-q"});
+  [[nodiscard]] std::uint16_t port() const { return port_; }
+  [[nodiscard]] std::string port_text() const { return std::to_string(port_); }
+  SlaveProcess& first() { return first_; }    ///< on 127.0.0.1
+  SlaveProcess& second() { return second_; }  ///< on 127.0.0.2
+
+ private:
+  std::uint16_t port_;
+  SlaveProcess first_;
+  SlaveProcess second_;
 };
 
 }  // namespace volley::test
