@@ -11,17 +11,19 @@
 # the whole machine: other programs' listeners count too).
 #
 # usage: bench/many_connections.sh [-c CONNECTIONS (50000)] [-d SECONDS (10)] [-r RUNS (1)]
-#                                  [-p PROCESSES (0: decide)] [-b BUILD_DIR]
-# (-d rewrites the profile's 10 s timed step in a copy.)
+#                                  [-p PROCESSES (0: decide)] [-k KEEP_DIR] [-b BUILD_DIR]
+# (-d rewrites the profile's 10 s timed step in a copy; -k keeps each run's output and JSON
+# document in KEEP_DIR as out-N.txt and r-N.json.)
 # Exit status: 0 when every run was clean and both sides counted the same bytes, else the last
 # failing run's.
 set -euo pipefail
-conns=50000 rounds=1 seconds=10 processes=0
-usage='[-c CONNECTIONS] [-d SECONDS] [-r RUNS] [-p PROCESSES] [-b BUILD_DIR]'
+conns=50000 rounds=1 seconds=10 processes=0 keep=
+usage='[-c CONNECTIONS] [-d SECONDS] [-r RUNS] [-p PROCESSES] [-k KEEP_DIR] [-b BUILD_DIR]'
 args=()
 while (($#)); do
   case $1 in
     -p) processes=$2; shift 2 ;;
+    -k) keep=$2; mkdir -p "$keep"; shift 2 ;;
     -n) args+=(-c "$2"); shift 2 ;;  # the older spelling of -c
     *) args+=("$1"); shift ;;
   esac
@@ -38,6 +40,7 @@ sed "s/duration=\"10s\"/duration=\"${seconds}s\"/" "$bench_root/profiles/many-co
 final=0
 for ((r = 1; r <= rounds; r++)); do
   status=0
+  rm -f "$work/r.json"  # a run that writes none must not report the last run's
   overflows=$(tcp_ext ListenOverflows)
   started=$(date +%s.%N)
   nice -n 10 "$volley" run "$work/profile.xml" --local --set "t=$conns" --processes "$processes" -q \
@@ -45,6 +48,10 @@ for ((r = 1; r <= rounds; r++)); do
   ended=$(date +%s.%N)
   overflows=$(($(tcp_ext ListenOverflows) - overflows))
   echo "run $r of $rounds"
+  if [[ -n $keep ]]; then
+    cp "$work/out.txt" "$keep/out-$r.txt"
+    [[ -s $work/r.json ]] && cp "$work/r.json" "$keep/r-$r.json"
+  fi
   if [[ ! -s $work/r.json ]]; then
     echo "status  no JSON document (exit $status):"; tail -5 "$work/out.txt"
     final=$status

@@ -54,8 +54,7 @@ Strand::Strand(Worker& worker, std::size_t group, std::uint64_t index)
     : worker_(worker),
       group_(group),
       index_(index),
-      timer_(worker.context()),
-      op_timer_(worker.context()) {}
+      timer_(worker.context()) {}
 
 awaitable<void> Strand::run() {
   const Plan& plan = worker_.plan();
@@ -245,8 +244,9 @@ awaitable<OpOutcome> Strand::execute(const OpPlan& op) {
   const auto timeout = op_timeout(op);
   const std::uint64_t seq = ++op_seq_;
   if (timeout) {
-    op_timer_.expires_after(*timeout);
-    op_timer_.async_wait([this, seq](const error_code& ec) {
+    if (!op_timer_) op_timer_ = std::make_unique<asio::steady_timer>(worker_.context());
+    op_timer_->expires_after(*timeout);
+    op_timer_->async_wait([this, seq](const error_code& ec) {
       if (ec || seq != op_seq_ || cut_ != CutReason::kNone) return;
       cut_ = CutReason::kTimeout;
       cancel_waits();
@@ -264,7 +264,7 @@ awaitable<OpOutcome> Strand::execute(const OpPlan& op) {
     out = co_await read_rest(std::get<PendingRead>(begun));
   }
   ++op_seq_;  // a timeout that fires from now on belongs to no operation
-  if (timeout) op_timer_.cancel();
+  if (timeout) op_timer_->cancel();
   if (cut_ == CutReason::kTimeout) cut_ = CutReason::kNone;
   co_return out;
 }
@@ -327,6 +327,25 @@ awaitable<OpOutcome> Strand::do_connect(const OpPlan& op, const profile::Connect
   if (c.connection.protocol == profile::Protocol::kUdp) {
     co_return co_await connect_udp(op, c, endpoint.address(), endpoint.port(), who);
   }
+  // A slot of the worker's connects in flight (see ConnectGate), held until the header is out.
+  ConnectGate& gate = worker_.connect_gate();
+  if (!gate.try_enter()) {
+    bool granted = false;
+    gate.queue(timer_, granted);
+    while (!granted) {
+      if (cut_ != CutReason::kNone) {
+        gate.forget(timer_);
+        co_return aborted_outcome();
+      }
+      timer_.expires_at(Clock::time_point::max());
+      worker_.budget_renewed();
+      co_await timer_.async_wait(kAwait);
+    }
+    if (cut_ != CutReason::kNone) {  // granted and cut together: pass the slot on
+      gate.leave();
+      co_return aborted_outcome();
+    }
+  }
   worker_.count_connection(false);
   transport::TcpConnection& tcp = fresh_tcp(op.common.connection);
   Socket& socket = tcp.socket();
@@ -334,10 +353,12 @@ awaitable<OpOutcome> Strand::do_connect(const OpPlan& op, const profile::Connect
   socket.open(endpoint.protocol(), ec);
   if (!ec) ec = transport::apply_options(socket, c.connection);
   if (ec) {
+    gate.leave();
     close(op.common.connection);
     co_return failure_from(ec, "socket");
   }
   if (cut_ != CutReason::kNone) {  // see wait_ready
+    gate.leave();
     close(op.common.connection);
     co_return aborted_outcome();
   }
@@ -345,10 +366,19 @@ awaitable<OpOutcome> Strand::do_connect(const OpPlan& op, const profile::Connect
   worker_.budget_renewed();
   auto [connect_ec] = co_await socket.async_connect(endpoint, kAwait);
   if (!connect_ec) {
+    // A fresh connection's send buffer takes 20 bytes at once: written in place, without an
+    // asynchronous write's operation (memory held by every connection in a connect storm).
     const auto header = transport::encode(who);
-    auto [header_ec, n] = co_await asio::async_write(socket, asio::buffer(header), kAwait);
-    connect_ec = header_ec;
+    std::size_t sent = 0;
+    socket.non_blocking(true, connect_ec);
+    if (!connect_ec) sent = socket.write_some(asio::buffer(header), connect_ec);
+    if (connect_ec == asio::error::would_block) connect_ec = {};
+    if (!connect_ec && sent < header.size()) {
+      auto [header_ec, n] = co_await asio::async_write(socket, asio::buffer(header) + sent, kAwait);
+      connect_ec = header_ec;
+    }
   }
+  gate.leave();
   active_ = nullptr;
   if (connect_ec) {
     close(op.common.connection);
@@ -372,6 +402,9 @@ awaitable<OpOutcome> Strand::do_accept(const OpPlan& op, const profile::AcceptOp
     if (box != inbox_.end() && !box->second.empty()) {
       transport::AnyConnection link = std::move(box->second.front());
       box->second.erase(box->second.begin());
+      // An emptied box would keep its buffer (a connection's size) for the strand's life.
+      if (box->second.empty()) inbox_.erase(box);
+      if (inbox_.empty()) inbox_.shrink_to_fit();
       error_code ec;
       if (auto* tcp = std::get_if<transport::TcpConnection>(&link)) {
         ec = transport::apply_options(tcp->socket(), a.connection);

@@ -199,7 +199,9 @@ class Strand {
   std::vector<std::pair<std::uint32_t, std::vector<transport::AnyConnection>>> inbox_;
   std::optional<std::uint32_t> awaiting_conn_;  ///< accept waits for this connection
   boost::asio::steady_timer timer_;             ///< think, pacing and accept waits
-  boost::asio::steady_timer op_timer_;          ///< per-flowop timeout=
+  /// Per-flowop timeout=; made at the first operation that has one (a timer is 120 bytes, and
+  /// most strands never need it).
+  std::unique_ptr<boost::asio::steady_timer> op_timer_;
   transport::AnyConnection* active_ = nullptr;  ///< the connection of the operation in progress
   std::vector<std::pair<std::uint32_t, RandomStream>> streams_;  ///< per connection id, lazily
   std::vector<std::pair<std::uint32_t, std::uint32_t>> opened_;  ///< per connection id: serials used

@@ -21,6 +21,7 @@
 #include "volley/engine/slot_stats.hpp"
 #include "volley/engine/step_bytes.hpp"
 #include "volley/transport/connection.hpp"
+#include "connect_gate.hpp"
 
 namespace volley::engine {
 
@@ -106,6 +107,7 @@ class Worker {
   /// Lets every other ready strand, I/O completion, cut and interval request run, then resumes.
   boost::asio::awaitable<void> yield();
   void count_connection(bool established);
+  ConnectGate& connect_gate() { return connect_gate_; }
   void note_error(std::string where, std::string message);
 
   /// Results gathered on this worker; call after join().
@@ -148,6 +150,7 @@ class Worker {
   std::uint64_t connections_established_ = 0;
   std::vector<ErrorSample> error_samples_;
   std::vector<ConnectionBytes> step_written_;
+  ConnectGate connect_gate_;
 };
 
 }  // namespace volley::engine

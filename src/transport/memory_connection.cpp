@@ -9,7 +9,9 @@ namespace volley::transport {
 
 MemoryConnection::MemoryConnection(const boost::asio::any_io_executor& executor,
                                    FaultScript script, std::shared_ptr<FaultTally> tally)
-    : script_(script), tally_(std::move(tally)), ready_(executor) {}
+    : script_(script),
+      tally_(std::move(tally)),
+      ready_(std::make_unique<boost::asio::steady_timer>(executor)) {}
 
 IoResult MemoryConnection::begin_call(std::size_t wanted) {
   const std::uint64_t call = ++tally_->calls;
@@ -60,19 +62,19 @@ IoResult MemoryConnection::sendfile(int /*fd*/, off_t* offset, std::size_t bytes
 WaitAwaitable MemoryConnection::wait(Wait /*what*/) {
   ++tally_->waits;
   // Ready at once, but through the event loop, as a socket's readiness is; or never.
-  ready_.expires_at(script_.never_ready ? boost::asio::steady_timer::time_point::max()
-                                        : boost::asio::steady_timer::clock_type::now());
-  return ready_.async_wait(kWaitToken);
+  ready_->expires_at(script_.never_ready ? boost::asio::steady_timer::time_point::max()
+                                         : boost::asio::steady_timer::clock_type::now());
+  return ready_->async_wait(kWaitToken);
 }
 
 void MemoryConnection::cancel() {
   ++tally_->cancels;
-  ready_.cancel();
+  if (ready_) ready_->cancel();
 }
 
 void MemoryConnection::close() {
   tally_->closed = true;
-  ready_.cancel();
+  if (ready_) ready_->cancel();
 }
 
 }  // namespace volley::transport

@@ -32,9 +32,9 @@ std::uint16_t free_port() {
   return acceptor.local_endpoint().port();
 }
 
-/// `groups` groups of kStrands strands, each connecting (or accepting) `per_strand` times.
+/// `groups` groups of `strands` strands, each connecting (or accepting) `per_strand` times.
 Plan plan_of(bool accepting, std::optional<std::uint16_t> port, std::size_t groups = 1,
-             std::uint64_t per_strand = 4) {
+             std::uint64_t per_strand = 4, std::uint64_t strands = kStrands) {
   profile::ConnectionOptions c;
   c.remotehost = "x";
   c.port = port;
@@ -54,7 +54,7 @@ Plan plan_of(bool accepting, std::optional<std::uint16_t> port, std::size_t grou
   profile::Profile p;
   for (std::size_t g = 0; g < groups; ++g) {
     profile::Group group;
-    group.nthreads = kStrands;
+    group.nthreads = strands;
     group.transactions = {txn};
     p.groups.push_back(group);
   }
@@ -72,9 +72,10 @@ struct Outcome {
 };
 
 /// Runs an accepting engine and a connecting engine of two workers each against each other.
-Outcome connect_all(std::optional<std::uint16_t> port, std::size_t groups = 1) {
-  const Plan accepting_plan = plan_of(true, port, groups);
-  const Plan connecting_plan = plan_of(false, port, groups);
+Outcome connect_all(std::optional<std::uint16_t> port, std::size_t groups = 1,
+                    std::uint64_t per_strand = 4, std::uint64_t strands = kStrands) {
+  const Plan accepting_plan = plan_of(true, port, groups, per_strand, strands);
+  const Plan connecting_plan = plan_of(false, port, groups, per_strand, strands);
   std::promise<void> accepted_all;
   std::promise<void> connected_all;
   EngineConfig a;
@@ -181,6 +182,46 @@ TEST(AcceptOnWorkers, AConnectionLateAfterTheMastersStepEndIsStillAccepted) {
   const RunResult r = slave.finish();
   EXPECT_EQ(r.connections_established, kStrands);
   EXPECT_EQ(r.failed_strands, 0U);
+}
+
+TEST(ConnectGate, AStormOfConnectsLargerThanTheGateAllArrive) {
+  // 600 strands connect at once, on two workers: most wait for a slot of the worker's connects
+  // in flight (src/engine/connect_gate.hpp, 128) and get it when an earlier header is out.
+  const Outcome out = connect_all(std::nullopt, 1, 1, 600);
+  EXPECT_EQ(out.connected.connections_established, 600U);
+  EXPECT_EQ(out.connected.failed_strands, 0U);
+  EXPECT_EQ(out.accepted.connections_established, 600U);
+  EXPECT_EQ(out.accepted.failed_strands, 0U);
+}
+
+TEST(ConnectGate, AWorkerHasNoMoreConnectsInFlightThanTheGateAndAStopEndsTheQueue) {
+  // A listener that never accepts, with a backlog of one: after the first handshakes fill its
+  // queue the kernel drops the others' SYNs, so those connects hang. Without the gate all 600
+  // strands started a connect at once (each before any finished: their headers left seconds
+  // late in a 50,000-connection run, after the peer's header deadline); with it at most 128 per
+  // worker are started, plus those that completed. A stop then ends the strands waiting in the
+  // gate's queue as well as the connects in flight.
+  asio::io_context context;
+  asio::ip::tcp::acceptor deaf(context);
+  deaf.open(asio::ip::tcp::v4());
+  deaf.bind({asio::ip::make_address("127.0.0.1"), 0});
+  deaf.listen(1);
+  const std::uint16_t port = deaf.local_endpoint().port();
+  const Plan plan = plan_of(false, port, 1, 1, 600);
+  EngineConfig c;
+  c.workers = 1;
+  c.token = 7;
+  c.targets["x"] = HostTarget{asio::ip::make_address("127.0.0.1"), port, {}};
+  Engine connector(plan, std::move(c));
+  connector.start();
+  connector.release(0);
+  std::this_thread::sleep_for(1s);  // every strand has run up to its connect or the gate
+  connector.stop();
+  const RunResult r = connector.finish();  // a hang here: a strand the stop did not reach
+  EXPECT_LE(r.connections_requested, 128U + 8U)
+      << "connects started: at most the gate's slots, and those whose handshake completed";
+  EXPECT_GE(r.connections_requested, 128U) << "the gate's slots were all used";
+  EXPECT_LE(r.connections_established, 8U);
 }
 
 }  // namespace

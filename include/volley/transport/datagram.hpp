@@ -7,6 +7,7 @@
 #include <array>
 #include <bitset>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 
@@ -53,7 +54,9 @@ class DatagramReceiver {
  private:
   /// Which of the last kWindow sequence numbers below next_ arrived (bit seq % kWindow).
   static constexpr std::size_t kWindow = 4096;
-  std::bitset<kWindow> seen_;
+  /// On the heap, made at the first arrival: 512 bytes inline would be in every connection
+  /// (AnyConnection is as large as its largest kind), TCP ones too.
+  std::unique_ptr<std::bitset<kWindow>> seen_;
   std::uint64_t next_ = 0;  ///< one past the highest sequence number seen
   bool started_ = false;
   double jitter_ = 0;

@@ -74,7 +74,9 @@ class MemoryConnection {
 
   FaultScript script_;
   std::shared_ptr<FaultTally> tally_;
-  boost::asio::steady_timer ready_;
+  /// On the heap: inline, this test-only kind would make every connection (AnyConnection is as
+  /// large as its largest kind) a timer larger.
+  std::unique_ptr<boost::asio::steady_timer> ready_;
   std::uint64_t read_so_far_ = 0;
 };
 
