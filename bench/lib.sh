@@ -1,6 +1,7 @@
 # Shared code for the bench/*_vs_*.sh scripts: option parsing, building the references out of tree,
-# running volley with a local slave, reading its JSON, CPU per operation of both ends, medians.
-# Sourced, not run. A script sets its defaults (conns, rounds, seconds, size) and its usage line
+# running volley with a local slave, reading its JSON, CPU per operation of both ends, medians;
+# and for any script (tests/killed_slave_repro.sh too) a free port and a `volley serve` started,
+# waited for and stopped by PID. Sourced, not run. A script sets its defaults (conns, rounds, seconds, size) and its usage line
 # in `usage`, then sources this file and calls bench_init "$@".
 #
 # Every script alternates volley and the reference in one run (A B A B ...) and prints the ratio of
@@ -31,6 +32,54 @@ bench_init() {
   [[ -x $volley ]] || { echo "build volley first (scripts/build.sh $build)" >&2; exit 2; }
   work=$(mktemp -d)
   trap 'rm -rf "$work"' EXIT
+}
+
+# A TCP port free on 127.0.0.1 now (the kernel picks it; bound, read, released).
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# Waits until something accepts TCP connections on HOST:PORT, at most SECONDS (default 10);
+# status 1 when nothing did.
+wait_listening() {
+  local host=$1 port=$2 tries=$(( ${3:-10} * 20 ))
+  while ((tries-- > 0)); do
+    (exec 3<>"/dev/tcp/$host/$port") 2>/dev/null && return 0
+    sleep 0.05
+  done
+  return 1
+}
+
+# Starts `VOLLEY serve --listen 127.0.0.1:PORT ARGS...` in the background on a free port and waits
+# until it listens; sets slave_pid and slave_port. Another process may take the port between the
+# pick and the bind: then the serve exits, and another port is tried (five times at most).
+#   start_slave VOLLEY [ARGS...]
+start_slave() {
+  local binary=$1 attempt
+  shift
+  for attempt in 1 2 3 4 5; do
+    slave_port=$(free_port)
+    "$binary" serve --listen "127.0.0.1:$slave_port" "$@" &
+    slave_pid=$!
+    if wait_listening 127.0.0.1 "$slave_port" && kill -0 "$slave_pid" 2>/dev/null; then
+      return 0
+    fi
+    stop_pid "$slave_pid"
+  done
+  echo "start_slave: volley serve did not listen" >&2
+  return 1
+}
+
+# Stops process PID (a child of this shell): SIGCONT (it may be frozen), SIGTERM, up to SECONDS
+# (default 10) for it to exit, then SIGKILL; reaped without bash's "Killed" job notice.
+stop_pid() {
+  local pid=$1 tries=$(( ${2:-10} * 20 ))
+  kill -CONT "$pid" 2>/dev/null
+  kill -TERM "$pid" 2>/dev/null
+  while kill -0 "$pid" 2>/dev/null && ((tries-- > 0)); do sleep 0.05; done
+  kill -KILL "$pid" 2>/dev/null
+  { wait "$pid"; } 2>/dev/null
+  return 0
 }
 
 # Builds a reference program (pp_epoll, crr_epoll, stream_ref, pp_block) into $work; ../shared is

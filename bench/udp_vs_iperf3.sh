@@ -6,6 +6,11 @@
 # Both send one datagram per system call (volley: one sendto per datagram, checked with
 # strace -c -f on a --local run: 11167 sendto for 11133 datagrams; the receiver one recvfrom per
 # datagram plus the EAGAIN that sends it back to epoll), so the ratio compares the same work.
+# Each round also prints what sets the received rate: datagrams sent and received, the loss (on
+# loopback every loss is a receive-buffer overflow, /proc/net/snmp RcvbufErrors), and the CPU
+# (user+sys, /proc/PID/stat, which with tick accounting includes the softirq that delivers the
+# datagram, run on the sender's core on loopback) per datagram sent for the sender and per
+# datagram received for the receiver. These move far less with machine load than Mb/s do.
 # Prerequisites (scripts/install-deps.sh installs them): iperf3, jq.
 # usage: bench/udp_vs_iperf3.sh [-r ROUNDS] [-d SECONDS] [-b BUILD_DIR]
 set -euo pipefail
@@ -43,29 +48,63 @@ XML
 
 vport=$((22000 + RANDOM % 1000))
 iport=$((23000 + RANDOM % 1000))
-"$volley" serve --listen 127.0.0.1:$vport --workers 1 -q & pids+=($!)
-iperf3 -s -p $iport >/dev/null 2>&1 & pids+=($!)
+"$volley" serve --listen 127.0.0.1:$vport --workers 1 -q & vpid=$!; pids+=($vpid)
+iperf3 -s -p $iport >/dev/null 2>&1 & ipid=$!; pids+=($ipid)
 sleep 0.5
 
+# CPU seconds (user+sys) of a process so far.
+cpu_s() { awk -v t="$(getconf CLK_TCK)" '{print ($14 + $15) / t}' "/proc/$1/stat"; }
+# The CPU of the last command run by `timed` (the sender), from bash's `times` in a subshell.
+timed() { ( "$@" >/dev/null; times ) | awk 'NR == 2 {
+  split($1, u, /[ms]/); split($2, s, /[ms]/); print u[1] * 60 + u[2] + s[1] * 60 + s[2] }'; }
+# One line: received Mb/s, then sent, received, loss %, sender us per datagram sent, receiver us
+# per datagram received.
+cost_line() {  # MBPS SENT RECEIVED SENDER_CPU_S RECEIVER_CPU_S
+  awk -v m="$1" -v s="$2" -v r="$3" -v cs="$4" -v cr="$5" 'BEGIN {
+    printf "%.1f %d %d %.1f %.2f %.2f\n", m, s, r, (s > r ? 100 * (s - r) / s : 0),
+      (s ? cs * 1e6 / s : 0), (r ? cr * 1e6 / r : 0) }'
+}
 run_volley() {
-  "$volley" run "$work/udp.xml" -P $vport --set h=127.0.0.1 --workers 1 -q --json "$work/v.json" >/dev/null
+  local c0 c1 sender
+  c0=$(cpu_s "$vpid")
+  sender=$(timed "$volley" run "$work/udp.xml" -P $vport --set h=127.0.0.1 --workers 1 -q \
+    --json "$work/v.json")
+  c1=$(cpu_s "$vpid")
   # Received bytes at the slave over its window of the timed step (the nominal length if it has
   # none), in Mb/s.
-  jq -r --argjson s "$seconds" \
+  cost_line "$(jq -r --argjson s "$seconds" \
     '.slaves[0].groups[0].transactions[1] as $t
      | $t.flowops[0].bytes_read * 8 / (if $t.elapsed_s > 0 then $t.elapsed_s else $s end) / 1e6' \
-    "$work/v.json"
+    "$work/v.json")" \
+    "$(jq -r '.groups[0].transactions[1].flowops[0].datagrams.sent' "$work/v.json")" \
+    "$(jq -r '.slaves[0].groups[0].transactions[1].flowops[0].datagrams.received' "$work/v.json")" \
+    "$sender" "$(awk -v a="$c0" -v b="$c1" 'BEGIN {print b - a}')"
 }
 run_iperf3() {
-  iperf3 -c 127.0.0.1 -p $iport -u -b 0 -l 1472 -t "$seconds" -J >"$work/i.json"
-  jq -r '.end.sum.bytes * (1 - .end.sum.lost_percent / 100) * 8 / .end.sum.seconds / 1e6' "$work/i.json"
+  local c0 c1 sender
+  c0=$(cpu_s "$ipid")
+  rm -f "$work/i.json"
+  sender=$(timed iperf3 -c 127.0.0.1 -p $iport -u -b 0 -l 1472 -t "$seconds" -J \
+    --logfile "$work/i.json")
+  c1=$(cpu_s "$ipid")
+  cost_line "$(jq -r '.end.sum.bytes * (1 - .end.sum.lost_percent / 100) * 8 / .end.sum.seconds / 1e6' \
+    "$work/i.json")" \
+    "$(jq -r '.end.sum.packets' "$work/i.json")" \
+    "$(jq -r '.end.sum.packets - .end.sum.lost_packets' "$work/i.json")" \
+    "$sender" "$(awk -v a="$c0" -v b="$c1" 'BEGIN {print b - a}')"
 }
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
 : >"$work/a"; : >"$work/b"
+echo "            Mb/s received, sent, received, loss %, sender us/sent, receiver us/received"
 for ((i = 1; i <= rounds; i++)); do
-  a=$(run_volley); echo "round $i volley  received ${a} Mb/s"; echo "$a" >>"$work/a"
-  b=$(run_iperf3); echo "round $i iperf3  received ${b} Mb/s"; echo "$b" >>"$work/b"
+  a=$(run_volley); echo "round $i volley  $a"; echo "$a" >>"$work/a"
+  b=$(run_iperf3); echo "round $i iperf3  $b"; echo "$b" >>"$work/b"
 done
-ma=$(median <"$work/a"); mb=$(median <"$work/b")
+col() { awk -v c="$1" '{print $c}' "$2" | median; }
+ma=$(col 1 "$work/a"); mb=$(col 1 "$work/b")
 echo "median volley ${ma} Mb/s, iperf3 ${mb} Mb/s, ratio $(awk -v a="$ma" -v b="$mb" 'BEGIN {printf "%.2f", a / b}')"
+echo "median loss %: volley $(col 4 "$work/a"), iperf3 $(col 4 "$work/b");" \
+  "sender us/datagram: volley $(col 5 "$work/a"), iperf3 $(col 5 "$work/b");" \
+  "receiver us/datagram: volley $(col 6 "$work/a"), iperf3 $(col 6 "$work/b")"
+echo "($(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg))"

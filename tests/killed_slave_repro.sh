@@ -8,6 +8,8 @@
 # Set VOLLEY_TRACE_CONTROL=1 to get the master's control events on its stderr (kept per run in
 # the work directory). Exit status: 0 when no run was late or wrong, 1 otherwise.
 set -u
+# shellcheck source=../bench/lib.sh
+source "$(dirname "$0")/../bench/lib.sh"  # start_slave, stop_pid
 build=${1:-build}
 runs=${2:-50}
 kill_after=${3:-1.5}
@@ -30,15 +32,9 @@ XML
 late=0
 wrong=0
 for i in $(seq 1 "$runs"); do
-  # A random port; another on a busy machine may hold it: then the serve exits, try another.
-  while :; do
-    port=$((20000 + RANDOM % 20000))
-    "$volley" serve --listen "127.0.0.1:$port" -q 2>/dev/null &
-    serve=$!
-    for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.05; done
-    kill -0 "$serve" 2>/dev/null && break
-  done
-  "$volley" run "$work/pp.xml" -P "$port" -q >"$work/out.$i" 2>"$work/err.$i" &
+  start_slave "$volley" -q 2>/dev/null || { echo "volley serve did not start" >&2; exit 2; }
+  serve=$slave_pid
+  "$volley" run "$work/pp.xml" -P "$slave_port" -q >"$work/out.$i" 2>"$work/err.$i" &
   master=$!
   sleep "$kill_after"
   kill -s "$sig" "$serve"
@@ -46,8 +42,7 @@ for i in $(seq 1 "$runs"); do
   wait "$master"
   rc=$?
   t1=$(date +%s.%N)
-  [ "$sig" = STOP ] && kill -KILL "$serve"
-  { wait "$serve"; } 2>/dev/null  # (no "Killed" job notice)
+  stop_pid "$serve"
   took=$(echo "$t1 - $t0" | bc)
   reason=$(grep -m1 -E 'lost slave|silent|did not report|Broken pipe|error' "$work/err.$i" | cut -c1-150)
   verdict=ok

@@ -84,12 +84,12 @@ void Strand::close_all() {
 }
 
 awaitable<void> Strand::run_txn(const TxnPlan& txn) {
-  const auto start = worker_.txn_start();
+  const auto txn_start = worker_.txn_start();
   const bool slave = worker_.engine().config().slave_side;
   const auto* duration = std::get_if<profile::Duration>(&txn.bound);
   deadline_.reset();
   last_end_.reset();
-  if (duration != nullptr && !slave) deadline_ = start + duration->length;
+  if (duration != nullptr && !slave) deadline_ = txn_start + duration->length;
   txn_slot_ = txn.slot;
 
   const bool moves_data = std::any_of(txn.ops.begin(), txn.ops.end(), [](const OpPlan& op) {
@@ -108,6 +108,13 @@ awaitable<void> Strand::run_txn(const TxnPlan& txn) {
   const std::uint64_t limit = duration != nullptr
                                   ? std::numeric_limits<std::uint64_t>::max()
                                   : std::get<profile::Iterations>(txn.bound).count;
+  // One clock read per operation: each operation's end is the next one's start, and the last
+  // one's end the next iteration's start. The clock costs ~27 ns here, a ping-pong round trip
+  // ~10 us of CPU, so this keeps recording around 1%.
+  const bool timing = worker_.engine().config().record_latency;
+  // The iterations and their operations run here rather than in coroutines of their own: a
+  // frame per iteration (and one per read) was an allocation per round trip, and Asio's
+  // per-thread cache of two blocks missed it as soon as three were freed in a row.
   for (std::uint64_t i = 0; i < limit; ++i) {
     // An iteration may never suspend (nop, busy think, data always there): give way now and then
     // so the worker's other strands, cuts and interval requests run.
@@ -124,84 +131,104 @@ awaitable<void> Strand::run_txn(const TxnPlan& txn) {
     if (period) {
       // Intended start times come from the schedule, not from when the last one ended, so a
       // slow response does not hide the requests that should have been sent meanwhile (wrk2).
-      intended = start + std::chrono::duration_cast<Clock::duration>(*period * static_cast<double>(i));
+      intended = txn_start + std::chrono::duration_cast<Clock::duration>(*period * static_cast<double>(i));
       if (intended > now) {
         if (!co_await sleep_until(intended)) break;
         started = Clock::now();
       }
     }
-    if (!co_await run_iteration(txn, intended, started)) break;
+    auto previous = started;
+    bool fresh = false;  // `previous` was read from the clock, and nothing ran since
+    bool go_on = true;
+    for (auto op = txn.ops.begin(); go_on && op != txn.ops.end(); ++op) {
+      for (std::uint64_t c = 0; c < op->common.count; ++c) {
+        // Without a timer, the operation runs here rather than inside execute's frame.
+        OpOutcome out;
+        if (needs_timer(*op)) {
+          out = co_await execute(*op);
+        } else if (cut_ == CutReason::kEnded || cut_ == CutReason::kStopped) {
+          out = aborted_outcome();
+        } else {
+          // (Not `?:`: GCC 12 miscompiles a co_await inside a conditional expression.)
+          Started begun = start(*op);
+          if (auto* over = std::get_if<OpOutcome>(&begun)) {
+            out = std::move(*over);
+          } else if (auto* later = std::get_if<awaitable<OpOutcome>>(&begun)) {
+            out = co_await std::move(*later);
+          } else {
+            // read_rest's loop, inline (see PendingRead).
+            PendingRead& r = std::get<PendingRead>(begun);
+            for (;;) {
+              std::span<char> into;
+              if (auto stop = read_begin(r, into)) {
+                out = std::move(*stop);
+                break;
+              }
+              auto [ec, got] = co_await read_wait(r, into);
+              if (auto end = read_end(r, ec, got)) {
+                out = std::move(*end);
+                break;
+              }
+            }
+          }
+        }
+        worker_.count_progress();
+        const auto done = timing ? Clock::now() : Clock::time_point{};
+        if (!account_op(txn, *op, out, previous, done, timing)) {
+          go_on = false;
+          break;
+        }
+        previous = done;
+        fresh = timing;
+        if (worker_.over_budget()) {
+          co_await worker_.yield();
+          fresh = false;
+        }
+      }
+    }
+    if (!go_on) break;
+    if (fresh) last_end_ = previous;
+    account_iteration(txn, intended, started, previous, timing);
   }
 }
 
-awaitable<bool> Strand::run_iteration(const TxnPlan& txn, Clock::time_point intended,
-                                      Clock::time_point started) {
-  // One clock read per operation: each operation's end is the next one's start, and the last
-  // one's end the next iteration's start (run_txn). The clock costs ~27 ns here, a ping-pong
-  // round trip ~10 us of CPU, so this keeps recording around 1%.
-  const bool timing = worker_.engine().config().record_latency;
-  const auto actual_start = started;
-  auto previous = started;
-  bool fresh = false;  // `previous` was read from the clock, and nothing ran since
-  for (const OpPlan& op : txn.ops) {
-    for (std::uint64_t c = 0; c < op.common.count; ++c) {
-      // Without a timer, the operation runs here rather than inside execute's frame.
-      OpOutcome out;
-      if (needs_timer(op)) {
-        out = co_await execute(op);
-      } else if (cut_ == CutReason::kEnded || cut_ == CutReason::kStopped) {
-        out = aborted_outcome();
-      } else {
-        Started begun = start(op);
-        if (begun.index() == 0) {
-          out = std::move(std::get<0>(begun));
-        } else {
-          out = co_await std::move(std::get<1>(begun));
-        }
+bool Strand::account_op(const TxnPlan& txn, const OpPlan& op, OpOutcome& out,
+                        Clock::time_point from, Clock::time_point done, bool timing) {
+  SlotStats& stats = worker_.slot(op.slot);
+  switch (out.status) {
+    case OpOutcome::Status::kOk:
+      ++stats.counters.ops;
+      if (timing) stats.latency.record(elapsed_ns(from, done));
+      return true;
+    case OpOutcome::Status::kExpired:
+      ++stats.counters.expired;
+      return false;
+    case OpOutcome::Status::kLost:
+      ++stats.counters.datagrams.timeouts;
+      return true;
+    case OpOutcome::Status::kFailed:
+      ++stats.counters.errors[static_cast<std::size_t>(out.error)];
+      ++worker_.slot(txn.slot).counters.errors[static_cast<std::size_t>(out.error)];
+      worker_.note_error(where(op), std::move(out.message));
+      if (!op.common.canfail) {
+        failed_ = true;
+        return false;
       }
-      worker_.count_progress();
-      const auto done = timing ? Clock::now() : Clock::time_point{};
-      SlotStats& stats = worker_.slot(op.slot);
-      switch (out.status) {
-        case OpOutcome::Status::kOk:
-          ++stats.counters.ops;
-          if (timing) stats.latency.record(elapsed_ns(previous, done));
-          break;
-        case OpOutcome::Status::kExpired:
-          ++stats.counters.expired;
-          co_return false;
-        case OpOutcome::Status::kLost:
-          ++stats.counters.datagrams.timeouts;
-          break;
-        case OpOutcome::Status::kFailed:
-          ++stats.counters.errors[static_cast<std::size_t>(out.error)];
-          ++worker_.slot(txn.slot).counters.errors[static_cast<std::size_t>(out.error)];
-          worker_.note_error(where(op), std::move(out.message));
-          if (!op.common.canfail) {
-            failed_ = true;
-            co_return false;
-          }
-          if (cut_ == CutReason::kEnded || cut_ == CutReason::kStopped) co_return false;
-          break;
-      }
-      previous = done;
-      fresh = timing;
-      if (worker_.over_budget()) {
-        co_await worker_.yield();
-        fresh = false;
-      }
-    }
+      return cut_ != CutReason::kEnded && cut_ != CutReason::kStopped;
   }
-  if (fresh) last_end_ = previous;
+  return true;
+}
+
+void Strand::account_iteration(const TxnPlan& txn, Clock::time_point intended,
+                               Clock::time_point started, Clock::time_point ended, bool timing) {
   SlotStats& stats = worker_.slot(txn.slot);
   ++stats.counters.ops;
   if (timing) {
-    stats.latency.record(elapsed_ns(intended, previous));
+    stats.latency.record(elapsed_ns(intended, ended));
     if (txn.uncorrected_slot) {
-      worker_.slot(*txn.uncorrected_slot).latency.record(elapsed_ns(actual_start, previous));
+      worker_.slot(*txn.uncorrected_slot).latency.record(elapsed_ns(started, ended));
     }
   }
-  co_return true;
 }
 
 std::optional<std::chrono::nanoseconds> Strand::op_timeout(const OpPlan& op) {
@@ -226,12 +253,15 @@ awaitable<OpOutcome> Strand::execute(const OpPlan& op) {
     });
   }
   Started begun = start(op);
-  // (Not `?:`: GCC 12 miscompiles a co_await inside a conditional expression.)
+  // (Not `?:`, nor finish(), which would cost a frame: GCC 12 miscompiles a co_await inside a
+  // conditional expression.)
   OpOutcome out;
-  if (begun.index() == 0) {
-    out = std::move(std::get<0>(begun));
+  if (auto* over = std::get_if<OpOutcome>(&begun)) {
+    out = std::move(*over);
+  } else if (auto* later = std::get_if<awaitable<OpOutcome>>(&begun)) {
+    out = co_await std::move(*later);
   } else {
-    out = co_await std::move(std::get<1>(begun));
+    out = co_await read_rest(std::get<PendingRead>(begun));
   }
   ++op_seq_;  // a timeout that fires from now on belongs to no operation
   if (timeout) op_timer_.cancel();
@@ -394,17 +424,13 @@ Strand::Started Strand::write(const OpPlan& op, const profile::WriteOp& w) {
 }
 
 Strand::Started Strand::read(const OpPlan& op, const profile::ReadOp& r) {
-  const std::uint64_t bytes = draw_size(op, r.size);
-  Connection* c = find(op.common.connection);
-  if (c != nullptr && std::holds_alternative<transport::UdpConnection>(c->link)) {
-    return datagram(op, *c, Direction::kRead, bytes);
-  }
-  return receive(op, bytes, r.chunk_bytes);
+  return receive(op, draw_size(op, r.size), r.chunk_bytes);
 }
 
 awaitable<OpOutcome> Strand::finish(Started begun) {
-  if (begun.index() == 0) co_return std::move(std::get<0>(begun));
-  co_return co_await std::move(std::get<1>(begun));
+  if (auto* over = std::get_if<OpOutcome>(&begun)) co_return std::move(*over);
+  if (auto* later = std::get_if<awaitable<OpOutcome>>(&begun)) co_return co_await std::move(*later);
+  co_return co_await read_rest(std::get<PendingRead>(begun));
 }
 
 std::optional<OpOutcome> Strand::write_now(const OpPlan& op, Connection& c, std::uint64_t& left,
@@ -454,54 +480,77 @@ awaitable<OpOutcome> Strand::send(const OpPlan& op, std::uint64_t bytes,
   }
 }
 
-awaitable<OpOutcome> Strand::receive(const OpPlan& op, std::uint64_t bytes,
-                                     std::optional<std::uint64_t> chunk) {
+Strand::Started Strand::receive(const OpPlan& op, std::uint64_t bytes,
+                                std::optional<std::uint64_t> chunk) {
   Connection* c = find(op.common.connection);
-  if (c == nullptr) co_return not_connected(op);
+  if (c == nullptr) return not_connected(op);
   if (std::holds_alternative<transport::UdpConnection>(c->link)) {
-    co_return co_await finish(datagram(op, *c, Direction::kRead, bytes));
+    return datagram(op, *c, Direction::kRead, bytes);
   }
-  std::uint64_t left = bytes;
-  if (const std::uint64_t n = take_stash(*c, left); n > 0) {
+  PendingRead r{&op, c, bytes, bytes, chunk,
+                !chunk && on(c->link, [](const auto& link) { return link.reads_ahead(); })};
+  if (const std::uint64_t n = take_stash(*c, r.left); n > 0) {
     add_read(op, n);
     c->step_read += n;
-    left -= n;
+    r.left -= n;
   }
+  if (r.left == 0) return OpOutcome{};
+  return r;
+}
+
+std::optional<OpOutcome> Strand::read_begin(PendingRead& r, std::span<char>& into) {
+  // A cut that came while this strand was runnable must be seen here (see wait_ready).
+  if (cut_ != CutReason::kNone) return aborted_outcome();
+  // Without chunk=, ask for the whole buffer, not just this flowop's bytes: a read that returns
+  // less than it asked for tells the reactor the socket is drained, so the next read waits for
+  // epoll instead of trying a read that fails with EAGAIN (one wasted system call per round trip
+  // of a ping-pong otherwise). Bytes beyond the flowop's wait in the stash for the next read.
   const std::span<char> buffer = worker_.buffer();
-  const bool ahead = !chunk && on(c->link, [](const auto& link) { return link.reads_ahead(); });
-  while (left > 0) {
-    // Without chunk=, ask for the whole buffer, not just this flowop's bytes: a read that returns
-    // less than it asked for tells the reactor the socket is drained, so the next read waits for
-    // epoll instead of trying a read that fails with EAGAIN (one wasted system call per round trip
-    // of a ping-pong otherwise). Bytes beyond the flowop's wait in the stash for the next read.
-    const std::size_t ask =
-        ahead ? buffer.size()
-              : static_cast<std::size_t>(std::min({left, chunk.value_or(left), std::uint64_t{buffer.size()}}));
-    // A cut that came while this strand was runnable must be seen here (see wait_ready).
-    if (cut_ != CutReason::kNone) co_return aborted_outcome();
-    active_ = &c->link;
-    worker_.budget_renewed();  // a read completes through the event loop, as a wait does
-    auto [ec, got] = co_await on(c->link, [into = buffer.first(ask)](auto& link) { return link.read(into); });
-    active_ = nullptr;
-    const std::uint64_t used = std::min<std::uint64_t>(got, left);
-    if (got > used) {
-      c->stash.insert(c->stash.end(), buffer.begin() + static_cast<std::ptrdiff_t>(used),
-                      buffer.begin() + static_cast<std::ptrdiff_t>(got));
-    }
-    add_read(op, used);
-    c->step_read += used;
-    left -= used;
-    if (ec == asio::error::eof) {
-      co_return OpOutcome{OpOutcome::Status::kFailed, ErrorKind::kPeerClosed,
-                          fmt::format("read: peer closed the connection with {} of {} bytes "
-                                      "still to come",
-                                      left, bytes)};
-    }
-    if (ec == asio::error::operation_aborted) co_return aborted_outcome();
-    if (ec) co_return failure_from(ec, "read");
-    worker_.count_progress();
+  into = buffer.first(
+      r.ahead ? buffer.size()
+              : static_cast<std::size_t>(std::min({r.left, r.chunk.value_or(r.left),
+                                                   std::uint64_t{buffer.size()}})));
+  active_ = &r.c->link;
+  worker_.budget_renewed();  // a read completes through the event loop, as a wait does
+  return std::nullopt;
+}
+
+transport::ReadAwaitable Strand::read_wait(PendingRead& r, std::span<char> into) {
+  return on(r.c->link, [into](auto& link) { return link.read(into); });
+}
+
+std::optional<OpOutcome> Strand::read_end(PendingRead& r, const error_code& ec, std::size_t got) {
+  active_ = nullptr;
+  Connection& c = *r.c;
+  const std::uint64_t used = std::min<std::uint64_t>(got, r.left);
+  if (got > used) {
+    const std::span<char> buffer = worker_.buffer();
+    c.stash.insert(c.stash.end(), buffer.begin() + static_cast<std::ptrdiff_t>(used),
+                   buffer.begin() + static_cast<std::ptrdiff_t>(got));
   }
-  co_return OpOutcome{};
+  add_read(*r.op, used);
+  c.step_read += used;
+  r.left -= used;
+  if (ec == asio::error::eof) {
+    return OpOutcome{OpOutcome::Status::kFailed, ErrorKind::kPeerClosed,
+                     fmt::format("read: peer closed the connection with {} of {} bytes "
+                                 "still to come",
+                                 r.left, r.bytes)};
+  }
+  if (ec == asio::error::operation_aborted) return aborted_outcome();
+  if (ec) return failure_from(ec, "read");
+  worker_.count_progress();
+  if (r.left == 0) return OpOutcome{};
+  return std::nullopt;
+}
+
+awaitable<OpOutcome> Strand::read_rest(PendingRead r) {
+  for (;;) {
+    std::span<char> into;
+    if (auto stop = read_begin(r, into)) co_return std::move(*stop);
+    auto [ec, got] = co_await read_wait(r, into);
+    if (auto end = read_end(r, ec, got)) co_return std::move(*end);
+  }
 }
 
 std::uint64_t Strand::take_stash(Connection& c, std::uint64_t most) {

@@ -81,18 +81,34 @@ class Strand {
   void report_step_written();
   std::uint32_t next_serial(std::uint32_t id);
 
+  /// Every iteration of the transaction, each a pass over its flowops, in this one coroutine.
   boost::asio::awaitable<void> run_txn(const TxnPlan& txn);
-  /// One pass over the transaction's flowops; `intended` is when it should have started (the
-  /// pacing schedule), `started` when it did. False when the strand must stop.
-  boost::asio::awaitable<bool> run_iteration(const TxnPlan& txn, Clock::time_point intended,
-                                             Clock::time_point started);
+  /// Counts what operation `op` came to, and records its latency (`from` to `done`) when timing.
+  /// False when the strand must stop (the iteration is not counted).
+  bool account_op(const TxnPlan& txn, const OpPlan& op, OpOutcome& out, Clock::time_point from,
+                  Clock::time_point done, bool timing);
+  /// Counts a whole iteration: `intended` is when it should have started (the pacing schedule),
+  /// `started` when it did, `ended` when its last operation did.
+  void account_iteration(const TxnPlan& txn, Clock::time_point intended, Clock::time_point started,
+                         Clock::time_point ended, bool timing);
   /// The operation's timeout, if it has one on this side (a timer is armed for it).
   std::optional<std::chrono::nanoseconds> op_timeout(const OpPlan& op);
   bool needs_timer(const OpPlan& op);
   /// An operation with its timeout timer around it.
   boost::asio::awaitable<OpOutcome> execute(const OpPlan& op);
+  /// A TCP read that must wait for the socket. Its caller co_awaits the connection's read itself
+  /// (read_begin, read_wait, read_end) rather than a coroutine of the strand's: in a ping-pong
+  /// every read waits, and a frame per read was an allocation per round trip.
+  struct PendingRead {
+    const OpPlan* op;
+    Connection* c;
+    std::uint64_t bytes;  ///< the flowop's
+    std::uint64_t left;   ///< of those, still to read
+    std::optional<std::uint64_t> chunk;
+    bool ahead;  ///< asks for the whole buffer (see read_begin)
+  };
   /// An operation begun: its outcome if it is already over, else what to co_await for it.
-  using Started = std::variant<OpOutcome, boost::asio::awaitable<OpOutcome>>;
+  using Started = std::variant<OpOutcome, boost::asio::awaitable<OpOutcome>, PendingRead>;
   /// The operation itself, without a timer.
   Started start(const OpPlan& op);
   boost::asio::awaitable<OpOutcome> do_connect(const OpPlan& op, const profile::ConnectOp& c);
@@ -102,7 +118,7 @@ class Strand {
   /// A read flowop: its size drawn; a datagram already there is read at once.
   Started read(const OpPlan& op, const profile::ReadOp& r);
   /// What `begun` comes to (for a caller that is a coroutine anyway).
-  static boost::asio::awaitable<OpOutcome> finish(Started begun);
+  boost::asio::awaitable<OpOutcome> finish(Started begun);
   /// Writes what the socket takes now, without waiting, of `left` (lowered by what was written).
   /// The outcome when the write is over (done or failed); nullopt when the rest must wait, for
   /// room (`blocked`) or for the worker's other strands (over budget).
@@ -112,9 +128,18 @@ class Strand {
   /// room first if `wait_first` (write_now found none).
   boost::asio::awaitable<OpOutcome> send(const OpPlan& op, std::uint64_t bytes,
                                          std::optional<std::uint64_t> chunk, bool wait_first);
-  /// Reads exactly `bytes` on the op's connection, at most `chunk` per system call.
-  boost::asio::awaitable<OpOutcome> receive(const OpPlan& op, std::uint64_t bytes,
-                                            std::optional<std::uint64_t> chunk);
+  /// Reads exactly `bytes` on the op's connection, at most `chunk` per system call: what the
+  /// stash holds at once, the rest as a PendingRead.
+  Started receive(const OpPlan& op, std::uint64_t bytes, std::optional<std::uint64_t> chunk);
+  /// Before each read of `r`: the outcome when the strand was cut, else nullopt and `into`, the
+  /// part of the worker's buffer to read into.
+  std::optional<OpOutcome> read_begin(PendingRead& r, std::span<char>& into);
+  transport::ReadAwaitable read_wait(PendingRead& r, std::span<char> into);
+  /// After each read of `r`: the outcome when the operation is over, nullopt when more is to come.
+  std::optional<OpOutcome> read_end(PendingRead& r, const boost::system::error_code& ec,
+                                    std::size_t got);
+  /// The whole of `r`, for a caller that is a coroutine anyway (execute, finish).
+  boost::asio::awaitable<OpOutcome> read_rest(PendingRead r);
   /// Consumes up to `most` stashed bytes of `c` (see Connection::stash); returns how many.
   static std::uint64_t take_stash(Connection& c, std::uint64_t most);
   enum class Direction { kRead, kWrite };

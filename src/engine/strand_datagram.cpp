@@ -94,6 +94,7 @@ awaitable<OpOutcome> Strand::connect_udp(const OpPlan& op, const profile::Connec
         const auto data_port = transport::decode_ack(std::span<const char>(answer.data(), n), token);
         if (!data_port || from.address() != address) continue;
         s.connect(asio::ip::udp::endpoint(address, *data_port), ec);
+        if (!ec) ec = std::get<transport::UdpConnection>(find(id)->link).leave_reactor();
         if (ec) {
           close(id);
           co_return failure_from(ec, "udp connect");

@@ -108,7 +108,9 @@ void Worker::post_deliver_udp(std::uint32_t local, std::uint32_t conn, asio::ip:
       ::close(fd);
       return;
     }
-    strands_[local]->deliver(conn, transport::UdpConnection(std::move(socket)));
+    transport::UdpConnection link(std::move(socket));
+    link.leave_reactor();  // should it fail, the socket stays in the reactor: slower, still right
+    strands_[local]->deliver(conn, std::move(link));
   });
 }
 

@@ -19,7 +19,9 @@
 #include <nlohmann/json.hpp>
 
 #include "support/control_client.hpp"
+#include "support/net.hpp"
 #include "support/process.hpp"
+#include "support/serve.hpp"
 #include "support/temp_dir.hpp"
 #include "volley/control/auth.hpp"
 
@@ -29,19 +31,6 @@ namespace {
 using nlohmann::json;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
-
-const char* kPingPong = R"XML(<?xml version="1.0"?>
-<profile name="pp">
-  <group nthreads="2">
-    <transaction iterations="1"><flowop type="connect" options="remotehost=127.0.0.1 protocol=tcp"/></transaction>
-    <transaction duration="300ms">
-      <flowop type="write" options="size=64"/>
-      <flowop type="read" options="size=64"/>
-    </transaction>
-    <transaction iterations="1"><flowop type="disconnect"/></transaction>
-  </group>
-</profile>
-)XML";
 
 /// One strand whose master side connects; on the slave it accepts and then thinks for 20 s.
 const char* kAcceptAndWait = R"XML(<?xml version="1.0"?>
@@ -72,7 +61,7 @@ std::size_t count(const std::string& text, const std::string& what) {
 class KeyedServe {
  public:
   explicit KeyedServe(const std::filesystem::path& key, std::vector<std::string> extra = {})
-      : port_(free_loopback_port()), process_(args(key, std::move(extra))) {
+      : port_(free_port()), process_(args(key, std::move(extra))) {
     const auto deadline = Clock::now() + 10s;
     while (Clock::now() < deadline) {
       if (ControlClient(port_).connected()) break;
@@ -211,7 +200,7 @@ TEST(Auth, WithoutTheKeyOrWithAWrongOneTheSlaveOnlyRefusesThenServesTheRightMast
   control::Secret other;
   const auto key_file = write_key(dir, "key", key);
   const auto wrong_file = write_key(dir, "wrong", other);
-  const auto profile = dir.write("pp.xml", kPingPong);
+  const auto profile = dir.write("pp.xml", pingpong("2", "300ms"));
   KeyedServe serve(key_file);
   const std::string port = std::to_string(serve.port());
 
@@ -250,8 +239,8 @@ TEST(Auth, AMasterWithAKeyRefusesASlaveWithoutOne) {
   TempDir dir;
   control::Secret key;
   const auto key_file = write_key(dir, "key", key);
-  const auto profile = dir.write("pp.xml", kPingPong);
-  const auto port = free_loopback_port();
+  const auto profile = dir.write("pp.xml", pingpong("2", "300ms"));
+  const auto port = free_port();
   Process serve({VOLLEY_BINARY, "serve", "--listen", fmt::format("127.0.0.1:{}", port), "-q"});
   for (int i = 0; i < 500 && !ControlClient(port).connected(); ++i) std::this_thread::sleep_for(20ms);
   const auto r = run_volley({"run", profile.string(), "-P", std::to_string(port), "-q",
@@ -266,7 +255,7 @@ TEST(Auth, ARecordedSessionReplayedOrSplicedIsRefusedAndTheKeyNeverCrossesTheWir
   TempDir dir;
   control::Secret key;
   const auto key_file = write_key(dir, "key", key);
-  const auto profile = dir.write("pp.xml", kPingPong);
+  const auto profile = dir.write("pp.xml", pingpong("2", "300ms"));
   KeyedServe serve(key_file);
   std::string to_slave;
   std::string to_master;
@@ -434,7 +423,7 @@ TEST(Auth, ClosedDataConnectionsAreLoggedWithTheirPeerAndAFloodCostsAFewLines) {
 }
 
 TEST(Auth, NonLoopbackWithoutAKeyRefusesToStartUnlessInsecure) {
-  const auto port = free_loopback_port();
+  const auto port = free_port();
   const auto refused = run_volley({"serve", "--listen", fmt::format("0.0.0.0:{}", port), "-q"}, 10s);
   EXPECT_EQ(refused.exit_code, 2) << refused.err;
   EXPECT_NE(refused.err.find("without a key"), std::string::npos) << refused.err;
@@ -474,7 +463,7 @@ TEST(Auth, KeyFilesAndFlagsAreCheckedWithSentencesThatNameThem) {
   const auto open_key = write_key(dir, "open", key);
   std::filesystem::permissions(open_key, std::filesystem::perms::others_read,
                                std::filesystem::perm_options::add);
-  const auto port = free_loopback_port();
+  const auto port = free_port();
   Process serve({VOLLEY_BINARY, "serve", "--listen", fmt::format("127.0.0.1:{}", port),
                  "--key-file", open_key.string()});
   for (int i = 0; i < 500 && !ControlClient(port).connected(); ++i) std::this_thread::sleep_for(20ms);

@@ -20,6 +20,7 @@
 
 #include "support/net.hpp"
 #include "support/process.hpp"
+#include "support/slave_process.hpp"
 #include "support/temp_dir.hpp"
 
 namespace volley::test {
@@ -34,32 +35,13 @@ json read_json(const fs::path& p) {
   return json::parse(in, nullptr, false);
 }
 
-/// A `volley serve --listen LISTEN` on `port`, waited for on `probe` (an address it must accept
-/// on), stopped by PID.
-class Slave {
+/// A `volley serve --listen LISTEN EXTRA...` on `port`, waited for on `probe` (an address it must
+/// accept on), stopped by PID.
+class Slave : public SlaveProcess {
  public:
   Slave(const std::string& listen, const std::string& probe, std::uint16_t port,
-        std::vector<std::string> extra = {}) {
-    std::vector<std::string> args{VOLLEY_BINARY, "serve", "--listen", listen, "--workers", "1"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    process_ = std::make_unique<Process>(args);
-    for (int i = 0; i < 500 && !accepts_connections(probe, port); ++i) std::this_thread::sleep_for(20ms);
-  }
-  ~Slave() { stop(); }
-  Slave(const Slave&) = delete;
-  Slave& operator=(const Slave&) = delete;
-  /// SIGTERM and wait; what it printed.
-  ProcessResult stop() {
-    if (!process_) return {};
-    process_->signal(SIGTERM);
-    ProcessResult r = process_->wait(10s);
-    process_.reset();
-    return r;
-  }
-  [[nodiscard]] std::string log() const { return process_ ? process_->stderr_so_far() : ""; }
-
- private:
-  std::unique_ptr<Process> process_;
+        const std::vector<std::string>& extra = {"--workers", "1"})
+      : SlaveProcess(serve_command(listen, extra), probe, port) {}
 };
 
 class Ipv6 : public ::testing::Test {
@@ -171,7 +153,7 @@ TEST_F(Ipv6, LocalWithAnIpv6HostRunsItsSlaveOnV6Loopback) {
 TEST_F(Ipv6, ServeOnAllAddressesTakesIpv4AndIpv6Masters) {
   const std::uint16_t port = free_port();
   // "PORT" alone means every address, IPv6 and IPv4 (dual stack).
-  Slave slave(std::to_string(port), "::1", port, {"--insecure"});
+  Slave slave(std::to_string(port), "::1", port, {"--workers", "1", "--insecure"});
   ASSERT_TRUE(accepts_connections("127.0.0.1", port)) << slave.log();
   const auto out = dir_.path() / "r.json";
   for (const std::string host : {"::1", "127.0.0.1"}) {
@@ -186,13 +168,11 @@ TEST_F(Ipv6, UperfSlaveWithAPortTakesIpv6Masters) {
   const std::uint16_t port = free_port();
   const auto key = dir_.write("key", std::string(64, 'a') + "\n");
   fs::permissions(key, fs::perms::owner_read | fs::perms::owner_write);
-  Process slave({VOLLEY_BINARY, "-s", "-P", std::to_string(port), "--key-file", key.string()});
-  for (int i = 0; i < 500 && !accepts_connections("::1", port); ++i) std::this_thread::sleep_for(20ms);
+  SlaveProcess slave({VOLLEY_BINARY, "-s", "-P", std::to_string(port), "--key-file", key.string()},
+                     "::1", port);
   const auto profile = dir_.write("uperf.xml", both_ways("::1"));
   const auto r = run_volley({"-m", profile, "-P", std::to_string(port), "--key-file", key.string()}, 60s);
-  slave.signal(SIGTERM);
-  const ProcessResult s = slave.wait(10s);
-  EXPECT_EQ(r.exit_code, 0) << r.err << r.out << s.err;
+  EXPECT_EQ(r.exit_code, 0) << r.err << r.out << slave.stop().err;
 }
 
 TEST_F(Ipv6, AnUnreachableIpv6SlaveIsNamedWithItsPortApart) {

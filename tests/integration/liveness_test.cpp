@@ -15,6 +15,7 @@
 #include "support/net.hpp"
 #include "support/paths.hpp"
 #include "support/process.hpp"
+#include "support/slave_process.hpp"
 #include "support/temp_dir.hpp"
 
 namespace volley::test {
@@ -155,34 +156,9 @@ TEST(Liveness, TimedOutLargeWriteCountsItsBytesOnBothSides) {
   expect_sides_agree(doc);
 }
 
-/// Two `volley serve` on 127.0.0.1 and 127.0.0.2 (one port), stopped by PID at the end.
-class TwoSlaves {
- public:
-  TwoSlaves()
-      : port_(free_port()),
-        first_({VOLLEY_BINARY, "serve", "--listen", fmt::format("127.0.0.1:{}", port_), "-q"}),
-        second_({VOLLEY_BINARY, "serve", "--listen", fmt::format("127.0.0.2:{}", port_), "-q"}) {
-    for (int i = 0; i < 200 && !(accepts_connections("127.0.0.1", port_) && accepts_connections("127.0.0.2", port_)); ++i) {
-      std::this_thread::sleep_for(20ms);
-    }
-  }
-  ~TwoSlaves() {
-    first_.signal(SIGTERM);
-    second_.signal(SIGTERM);
-    first_.wait(5s);
-    second_.wait(5s);
-  }
-  [[nodiscard]] std::string port() const { return std::to_string(port_); }
-
- private:
-  std::uint16_t port_;
-  Process first_;
-  Process second_;
-};
-
 TEST(Liveness, OneStrandTwoHostsRandomSizesAgree) {
   TempDir dir;
-  TwoSlaves slaves;
+  TwoLoopbackSlaves slaves;
   const auto profile = dir.write("two.xml", R"XML(<?xml version="1.0"?>
 <profile name="rand two hosts">
   <group nthreads="2">
@@ -204,7 +180,7 @@ TEST(Liveness, OneStrandTwoHostsRandomSizesAgree) {
 </profile>
 )XML");
   const auto out = dir.path() / "r.json";
-  const auto r = run_volley({"run", profile, "-P", slaves.port(), "--set", "a=127.0.0.1", "--set",
+  const auto r = run_volley({"run", profile, "-P", slaves.port_text(), "--set", "a=127.0.0.1", "--set",
                              "b=127.0.0.2", "--json", out, "-q"},
                             60s);
   ASSERT_FALSE(r.timed_out) << r.err;
@@ -222,7 +198,7 @@ TEST(Liveness, OneStrandTwoHostsDirPicksAgree) {
   // bytes that never come (or leave some unread).
   TempDir dir;
   for (int i = 1; i <= 5; ++i) dir.write(fmt::format("files/f{}", i), std::string(std::size_t(1000 * i + 7), 'x'));
-  TwoSlaves slaves;
+  TwoLoopbackSlaves slaves;
   const auto profile = dir.write("dir.xml", R"XML(<?xml version="1.0"?>
 <profile name="dir two hosts">
   <group nthreads="2">
@@ -244,7 +220,7 @@ TEST(Liveness, OneStrandTwoHostsDirPicksAgree) {
 </profile>
 )XML");
   const auto out = dir.path() / "r.json";
-  const auto r = run_volley({"run", profile, "-P", slaves.port(), "--set", "a=127.0.0.1", "--set",
+  const auto r = run_volley({"run", profile, "-P", slaves.port_text(), "--set", "a=127.0.0.1", "--set",
                              "b=127.0.0.2", "--set", "d=" + (dir.path() / "files").string(),
                              "--json", out, "-q"},
                             60s);

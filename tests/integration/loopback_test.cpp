@@ -18,6 +18,8 @@
 #include "support/local_run.hpp"
 #include "support/paths.hpp"
 #include "support/process.hpp"
+#include "support/serve.hpp"
+#include "support/slave_process.hpp"
 #include "support/temp_dir.hpp"
 #include "volley/cli/local_slave.hpp"
 #include "volley/control/auth.hpp"
@@ -29,20 +31,8 @@ namespace {
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-std::string pingpong(const std::string& duration) {
-  return fmt::format(R"XML(<?xml version="1.0"?>
-<profile name="pp">
-  <group nthreads="$t">
-    <transaction iterations="1"><flowop type="connect" options="remotehost=$h protocol=tcp"/></transaction>
-    <transaction duration="{}">
-      <flowop type="write" options="size=64"/>
-      <flowop type="read" options="size=64"/>
-    </transaction>
-    <transaction iterations="1"><flowop type="disconnect"/></transaction>
-  </group>
-</profile>
-)XML", duration);
-}
+/// The ping-pong these tests run: $t strands to $h.
+std::string pingpong(const std::string& duration) { return test::pingpong("$t", duration, "", "$h"); }
 
 /// Master and slave moved the same bytes and ops, nothing failed, every connection was made.
 void expect_clean_mirrored_run(const json& doc, std::uint64_t connections) {
@@ -404,12 +394,8 @@ TEST(Loopback, TwoSlavesOneControlConnectionEach) {
   // Two hosts on one machine: 127.0.0.1 and 127.0.0.2 are both loopback. Each group talks to
   // its own slave; each slave runs only its mirror of the profile.
   TempDir dir;
-  const std::uint16_t port = free_port();
-  Process first({VOLLEY_BINARY, "serve", "--listen", fmt::format("127.0.0.1:{}", port), "-q", "--workers", "1"});
-  Process second({VOLLEY_BINARY, "serve", "--listen", fmt::format("127.0.0.2:{}", port), "-q", "--workers", "1"});
-  for (int i = 0; i < 100 && !(accepts_connections("127.0.0.1", port) && accepts_connections("127.0.0.2", port)); ++i) {
-    std::this_thread::sleep_for(20ms);
-  }
+  TwoLoopbackSlaves slaves({"-q", "--workers", "1"});
+  const std::uint16_t port = slaves.port();
   const auto profile = dir.write("two.xml", R"XML(<?xml version="1.0"?>
 <profile name="two slaves">
   <group nthreads="2" name="to-a">
@@ -445,22 +431,16 @@ TEST(Loopback, TwoSlavesOneControlConnectionEach) {
     slave_bytes += slave["totals"]["bytes"].get<std::uint64_t>();
   }
   EXPECT_EQ(slave_bytes, doc["totals"]["bytes"].get<std::uint64_t>());
-  first.signal(SIGTERM);
-  second.signal(SIGTERM);
-  EXPECT_EQ(first.wait(5s).exit_code, 0);
-  EXPECT_EQ(second.wait(5s).exit_code, 0);
+  EXPECT_EQ(slaves.first().stop(5s).exit_code, 0);
+  EXPECT_EQ(slaves.second().stop(5s).exit_code, 0);
 }
 
 TEST(Loopback, TwoMastersStartTogetherAtStartAtAndMergeExactly) {
   // Two masters, each with its own slave (127.0.0.1 and 127.0.0.2), told to start their timed
   // steps at the same wall-clock time 2 s ahead; then their documents are merged.
   TempDir dir;
-  const std::uint16_t port = free_port();
-  Process first({VOLLEY_BINARY, "serve", "--listen", fmt::format("127.0.0.1:{}", port), "-q", "--workers", "1"});
-  Process second({VOLLEY_BINARY, "serve", "--listen", fmt::format("127.0.0.2:{}", port), "-q", "--workers", "1"});
-  for (int i = 0; i < 100 && !(accepts_connections("127.0.0.1", port) && accepts_connections("127.0.0.2", port)); ++i) {
-    std::this_thread::sleep_for(20ms);
-  }
+  TwoLoopbackSlaves slaves({"-q", "--workers", "1"});
+  const std::uint16_t port = slaves.port();
   const auto profile = dir.write("pp.xml", pingpong("500ms"));
   const std::int64_t start_at = std::chrono::duration_cast<std::chrono::nanoseconds>(
                                     std::chrono::system_clock::now().time_since_epoch()).count() +
@@ -522,10 +502,8 @@ TEST(Loopback, TwoMastersStartTogetherAtStartAtAndMergeExactly) {
   EXPECT_EQ(latency["count"].get<std::uint64_t>(), count(da) + count(db));
   EXPECT_GT(merged["window"]["seconds"].get<double>(), 0.0);
   EXPECT_EQ(merged["cpu"].size(), 4U);  // two masters, two slaves: each its own
-  first.signal(SIGTERM);
-  second.signal(SIGTERM);
-  EXPECT_EQ(first.wait(5s).exit_code, 0);
-  EXPECT_EQ(second.wait(5s).exit_code, 0);
+  EXPECT_EQ(slaves.first().stop(5s).exit_code, 0);
+  EXPECT_EQ(slaves.second().stop(5s).exit_code, 0);
 }
 
 TEST(Loopback, StartAtLongerAheadThanTheSilenceTimeoutKeepsTheSlaveAlive) {

@@ -13,6 +13,8 @@
 #include "support/local_run.hpp"
 #include "support/net.hpp"
 #include "support/process.hpp"
+#include "support/serve.hpp"
+#include "support/slave_process.hpp"
 #include "support/temp_dir.hpp"
 
 namespace volley::test {
@@ -21,59 +23,29 @@ namespace {
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-/// `volley serve` on ADDRESS:port, waited for until it accepts.
-class Serve {
+/// `volley serve -q` on ADDRESS:port, waited for until it accepts, stopped by PID.
+class Serve : public SlaveProcess {
  public:
   Serve(const std::string& address, std::uint16_t port)
-      : process_({VOLLEY_BINARY, "serve", "--listen",
-                  address.find(':') != std::string::npos ? fmt::format("[{}]:{}", address, port)
-                                                         : fmt::format("{}:{}", address, port),
-                  "-q", "--workers", "1"}) {
-    for (int i = 0; i < 200 && !accepts_connections(address, port); ++i) {
-      std::this_thread::sleep_for(20ms);
-    }
-  }
-  Process& process() { return process_; }
-  void stop() {
-    process_.signal(SIGCONT);
-    process_.signal(SIGTERM);
-    process_.wait(5s);
-  }
-
- private:
-  Process process_;
+      : SlaveProcess(serve_command(listen_address(address, port), {"-q", "--workers", "1"}), address,
+                     port) {}
 };
-
-std::string pingpong(const std::string& duration) {
-  return fmt::format(R"XML(<?xml version="1.0"?>
-<profile name="pp">
-  <group nthreads="4">
-    <transaction iterations="1"><flowop type="connect" options="remotehost=$h protocol=tcp"/></transaction>
-    <transaction duration="{}">
-      <flowop type="write" options="size=64"/>
-      <flowop type="read" options="size=64"/>
-    </transaction>
-    <transaction iterations="1"><flowop type="disconnect"/></transaction>
-  </group>
-</profile>
-)XML", duration);
-}
 
 TEST(MasterLiveness, StoppedSlaveIsLostWithinSecondsAndRatesCoverTheMeasuredTime) {
   TempDir dir;
   const std::uint16_t port = free_port();
   Serve slave("127.0.0.1", port);
-  const auto profile = dir.write("pp.xml", pingpong("30s"));
+  const auto profile = dir.write("pp.xml", pingpong("4", "30s", "", "$h"));
   const auto out = dir.path() / "r.json";
   Process master({VOLLEY_BINARY, "run", profile, "-P", std::to_string(port), "--set",
                   "h=127.0.0.1", "--json", out, "-q"});
   std::this_thread::sleep_for(2s);
   // The link goes dead: the slave neither answers nor closes anything.
-  slave.process().signal(SIGSTOP);
+  slave.signal(SIGSTOP);
   const auto stopped_at = std::chrono::steady_clock::now();
   const auto r = master.wait(30s);
   const auto noticed = std::chrono::steady_clock::now() - stopped_at;
-  slave.stop();
+  slave.stop(5s);
   ASSERT_FALSE(r.timed_out);
   EXPECT_EQ(r.exit_code, 1) << r.err;
   // 2.5 s of silence plus a 250 ms tick, then stopping and writing the report: the old master
@@ -157,8 +129,8 @@ void run_accept_from_two(const std::string& a, const std::string& b) {
   const auto r = run_volley({"run", profile, "-P", std::to_string(port), "--set", "a=" + a,
                              "--set", "b=" + b, "--json", out, "-q"},
                             60s);
-  first.stop();
-  second.stop();
+  first.stop(5s);
+  second.stop(5s);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json doc = read_json(out);
   EXPECT_EQ(doc["status"], "ok") << doc["failure"];

@@ -3,12 +3,7 @@
 // k8s-netperf run uperf; their regular expressions (tests/data/uperf/wrapper-regexes.txt, copied
 // with their source named) must read the same fields, in the same order, from volley's output as
 // from uperf 1.0.8's (tests/data/uperf/uperf-1.0.8-raw.txt).
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <signal.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -18,8 +13,10 @@
 #include <thread>
 #include <vector>
 
+#include "support/net.hpp"
 #include "support/paths.hpp"
 #include "support/process.hpp"
+#include "support/slave_process.hpp"
 #include "support/temp_dir.hpp"
 
 namespace volley::test {
@@ -91,29 +88,6 @@ std::vector<std::string> raw_names(const std::string& text) {
   return out;
 }
 
-std::uint16_t free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
-
-bool accepts_connections(std::uint16_t port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-  ::close(fd);
-  return ok;
-}
-
 TEST(UperfCompat, WrapperRegexesReadTheSameFieldsAsFromUperf) {
   const std::string port = std::to_string(free_port());
   // uperf's -s listens on every address, which volley serves only with a key (or --insecure):
@@ -121,17 +95,13 @@ TEST(UperfCompat, WrapperRegexesReadTheSameFieldsAsFromUperf) {
   TempDir dir;
   const auto key = dir.write("key", std::string(64, 'a') + "\n");
   std::filesystem::permissions(key, std::filesystem::perms::owner_read);
-  Process slave({VOLLEY_BINARY, "-s", "-P", port, "--key-file", key.string()});
-  for (int i = 0; i < 200 && !accepts_connections(static_cast<std::uint16_t>(std::stoi(port)));
-       ++i) {
-    std::this_thread::sleep_for(50ms);
-  }
+  SlaveProcess slave({VOLLEY_BINARY, "-s", "-P", port, "--key-file", key.string()}, "127.0.0.1",
+                     static_cast<std::uint16_t>(std::stoi(port)));
   const auto r = run_volley({"-v", "-a", "-R", "-i", "1", "-m",
                              (source_dir() / "profiles/pingpong.xml").string(), "-P", port,
                              "--set", "h=127.0.0.1", "--set", "t=2", "--key-file", key.string()},
                             120s);
-  slave.signal(SIGTERM);
-  (void)slave.wait(10s);
+  slave.stop();
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   const std::string uperf = read_file(data_dir() / "uperf/uperf-1.0.8-raw.txt");
 

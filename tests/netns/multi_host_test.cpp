@@ -7,21 +7,13 @@
 // the master is `volley run` in its own namespace. The namespaces are made by each test under
 // unique names and deleted when it ends, whatever happens. Needs root (CAP_NET_ADMIN) and `ip`:
 // skipped with a message otherwise.
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <arpa/inet.h>
-#include <sched.h>
 #include <signal.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -30,7 +22,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "support/netns.hpp"
 #include "support/process.hpp"
+#include "support/slave_process.hpp"
 #include "support/temp_dir.hpp"
 
 namespace volley::test {
@@ -44,131 +38,34 @@ constexpr const char* kSlaveA = "198.18.1.2";
 constexpr const char* kSlaveB = "198.18.2.2";
 constexpr std::uint16_t kControlPort = 20000;  // each slave has a namespace of its own
 
-std::string ip_binary() {
-  for (const char* p : {"/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"}) {
-    if (fs::exists(p)) return p;
-  }
-  return {};
-}
-
-/// Runs `ip ARGS...`; returns "" or what went wrong.
-std::string ip(const std::vector<std::string>& args) {
-  std::vector<std::string> full{ip_binary()};
-  full.insert(full.end(), args.begin(), args.end());
-  Process p(full);
-  const ProcessResult r = p.wait(20s);
-  if (r.exit_code == 0) return {};
-  std::string command = "ip";
-  for (const auto& a : args) command += " " + a;
-  return fmt::format("`{}` failed (exit {}): {}", command, r.exit_code, r.err);
-}
-
-/// Three namespaces (master, a, b) and the two veth links; deleted on destruction.
-class Topology {
+/// Three namespaces (master, a, b) and the two veth links between them.
+class Topology : public Namespaces {
  public:
-  Topology() {
-    static std::atomic<int> counter{0};
-    const std::string suffix = fmt::format("{}-{}", ::getpid(), counter++);
-    master_ = "volley-m-" + suffix;
-    a_ = "volley-a-" + suffix;
-    b_ = "volley-b-" + suffix;
-  }
-  ~Topology() {
-    for (const auto& ns : created_) ip({"netns", "del", ns});
-  }
-  Topology(const Topology&) = delete;
-  Topology& operator=(const Topology&) = delete;
+  Topology() : Namespaces({"volley-m", "volley-a", "volley-b"}) {}
+  [[nodiscard]] const std::string& master() const { return (*this)[0]; }
+  [[nodiscard]] const std::string& a() const { return (*this)[1]; }
+  [[nodiscard]] const std::string& b() const { return (*this)[2]; }
 
   /// Builds everything; returns "" or why it could not (then the test is skipped).
   std::string create() {
-    for (const auto* ns : {&master_, &a_, &b_}) {
-      if (auto problem = ip({"netns", "add", *ns}); !problem.empty()) return problem;
-      created_.push_back(*ns);
-    }
-    const std::vector<std::vector<std::string>> steps = {
-        {"-n", master_, "link", "add", "name", "to-a", "type", "veth", "peer", "name", "to-m", "netns", a_},
-        {"-n", master_, "link", "add", "name", "to-b", "type", "veth", "peer", "name", "to-m", "netns", b_},
-        {"-n", master_, "addr", "add", "198.18.1.1/24", "dev", "to-a"},
-        {"-n", master_, "addr", "add", "198.18.2.1/24", "dev", "to-b"},
-        {"-n", a_, "addr", "add", std::string(kSlaveA) + "/24", "dev", "to-m"},
-        {"-n", b_, "addr", "add", std::string(kSlaveB) + "/24", "dev", "to-m"},
-        {"-n", master_, "link", "set", "dev", "lo", "up"},
-        {"-n", master_, "link", "set", "dev", "to-a", "up"},
-        {"-n", master_, "link", "set", "dev", "to-b", "up"},
-        {"-n", a_, "link", "set", "dev", "lo", "up"},
-        {"-n", a_, "link", "set", "dev", "to-m", "up"},
-        {"-n", b_, "link", "set", "dev", "lo", "up"},
-        {"-n", b_, "link", "set", "dev", "to-m", "up"},
-    };
-    for (const auto& step : steps) {
-      if (auto problem = ip(step); !problem.empty()) return problem;
-    }
-    return {};
+    const std::string& m = master();
+    return Namespaces::create({
+        {"-n", m, "link", "add", "name", "to-a", "type", "veth", "peer", "name", "to-m", "netns", a()},
+        {"-n", m, "link", "add", "name", "to-b", "type", "veth", "peer", "name", "to-m", "netns", b()},
+        {"-n", m, "addr", "add", "198.18.1.1/24", "dev", "to-a"},
+        {"-n", m, "addr", "add", "198.18.2.1/24", "dev", "to-b"},
+        {"-n", a(), "addr", "add", std::string(kSlaveA) + "/24", "dev", "to-m"},
+        {"-n", b(), "addr", "add", std::string(kSlaveB) + "/24", "dev", "to-m"},
+        {"-n", m, "link", "set", "dev", "lo", "up"},
+        {"-n", m, "link", "set", "dev", "to-a", "up"},
+        {"-n", m, "link", "set", "dev", "to-b", "up"},
+        {"-n", a(), "link", "set", "dev", "lo", "up"},
+        {"-n", a(), "link", "set", "dev", "to-m", "up"},
+        {"-n", b(), "link", "set", "dev", "lo", "up"},
+        {"-n", b(), "link", "set", "dev", "to-m", "up"},
+    });
   }
-
-  [[nodiscard]] const std::string& master() const { return master_; }
-  [[nodiscard]] const std::string& a() const { return a_; }
-  [[nodiscard]] const std::string& b() const { return b_; }
-
- private:
-  std::string master_;
-  std::string a_;
-  std::string b_;
-  std::vector<std::string> created_;
 };
-
-/// Whether a TCP connect from inside namespace `ns` to address:port succeeds (a thread of ours
-/// joins the namespace for the attempt; a network namespace is per thread).
-bool reachable_from(const std::string& ns, const std::string& address, std::uint16_t port) {
-  bool ok = false;
-  std::thread([&] {
-    const int nsfd = ::open(("/var/run/netns/" + ns).c_str(), O_RDONLY | O_CLOEXEC);
-    if (nsfd < 0) return;
-    const bool entered = ::setns(nsfd, CLONE_NEWNET) == 0;
-    ::close(nsfd);
-    if (!entered) return;
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    ::inet_pton(AF_INET, address.c_str(), &a.sin_addr);
-    ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-    ::close(fd);
-  }).join();
-  return ok;
-}
-
-std::unique_ptr<Process> in_namespace(const std::string& ns, std::vector<std::string> command) {
-  std::vector<std::string> full{ip_binary(), "netns", "exec", ns};
-  full.insert(full.end(), command.begin(), command.end());
-  return std::make_unique<Process>(full);
-}
-
-/// The key every slave and master of these tests shares: a file of the test process, mode 0600,
-/// removed when the process exits.
-std::string key_file() {
-  struct KeyFile {
-    std::string path = (fs::temp_directory_path() / fmt::format("volley-netns-key-{}", ::getpid())).string();
-    KeyFile() {
-      std::ofstream(path) << std::string(64, '5') << "\n";
-      fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write);
-    }
-    ~KeyFile() { fs::remove(path); }
-  };
-  static const KeyFile file;
-  return file.path;
-}
-
-/// A `volley serve` in namespace `ns` on address:20000 (`ip netns exec` execs it: the PID is
-/// the slave's own).
-std::unique_ptr<Process> start_slave(const std::string& ns, const std::string& address) {
-  // Not loopback: the slave needs a key, and the master the same one.
-  auto slave = in_namespace(ns, {VOLLEY_BINARY, "serve", "--listen",
-                                 fmt::format("{}:{}", address, kControlPort), "-q", "--workers", "1",
-                                 "--key-file", key_file()});
-  for (int i = 0; i < 250 && !reachable_from(ns, address, kControlPort); ++i) std::this_thread::sleep_for(20ms);
-  return slave;
-}
 
 json read_json(const fs::path& p) {
   std::ifstream in(p);
@@ -228,35 +125,44 @@ std::string two_slave_profile(const std::string& open, const std::string& durati
 class MultiHost : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (::geteuid() != 0) GTEST_SKIP() << "network namespace tests need root (CAP_NET_ADMIN)";
-    if (ip_binary().empty()) GTEST_SKIP() << "network namespace tests need the `ip` command (iproute2)";
+    if (auto why = netns_unavailable(); !why.empty()) GTEST_SKIP() << why;
     if (auto problem = topology_.create(); !problem.empty()) {
       GTEST_SKIP() << "cannot make network namespaces here: " << problem;
     }
+    // Not loopback: the slaves need a key, and the master the same one.
+    key_ = dir_.write("key", std::string(64, '5') + "\n");
+    fs::permissions(key_, fs::perms::owner_read | fs::perms::owner_write);
     slave_a_ = start_slave(topology_.a(), kSlaveA);
     slave_b_ = start_slave(topology_.b(), kSlaveB);
-    ASSERT_TRUE(reachable_from(topology_.master(), kSlaveA, kControlPort)) << slave_a_->stderr_so_far();
-    ASSERT_TRUE(reachable_from(topology_.master(), kSlaveB, kControlPort)) << slave_b_->stderr_so_far();
+    ASSERT_TRUE(reachable_from(topology_.master(), kSlaveA, kControlPort)) << slave_a_->log();
+    ASSERT_TRUE(reachable_from(topology_.master(), kSlaveB, kControlPort)) << slave_b_->log();
   }
 
   void TearDown() override {
-    // SIGTERM stops a slave promptly whatever it was doing (issue 8); the Process destructor
-    // would SIGKILL it anyway.
+    // SIGTERM stops a slave promptly whatever it was doing (issue 8); the destructor would too,
+    // without checking it.
     for (auto* slave : {&slave_a_, &slave_b_}) {
       if (!*slave) continue;
-      (*slave)->signal(SIGTERM);
-      const ProcessResult r = (*slave)->wait(10s);
-      EXPECT_FALSE(r.timed_out) << "a slave ignored SIGTERM for 10 s";
+      EXPECT_FALSE((*slave)->stop().timed_out) << "a slave ignored SIGTERM for 10 s";
       slave->reset();
     }
   }
 
+  /// A `volley serve` in namespace `ns` on address:20000.
+  std::unique_ptr<SlaveProcess> start_slave(const std::string& ns, const std::string& address) {
+    return std::make_unique<SlaveProcess>(
+        netns_exec(ns, serve_command(listen_address(address, kControlPort),
+                                     {"-q", "--workers", "1", "--key-file", key_.string()})),
+        address, kControlPort, ns);
+  }
+
   /// `volley run` in the master's namespace against both slaves.
   std::unique_ptr<Process> start_master(const fs::path& profile, const fs::path& out) {
-    return in_namespace(topology_.master(),
-                        {VOLLEY_BINARY, "run", profile.string(), "-P", std::to_string(kControlPort),
-                         "--set", fmt::format("a={}", kSlaveA), "--set", fmt::format("b={}", kSlaveB),
-                         "--json", out.string(), "-q", "--key-file", key_file()});
+    return std::make_unique<Process>(netns_exec(
+        topology_.master(),
+        {VOLLEY_BINARY, "run", profile.string(), "-P", std::to_string(kControlPort), "--set",
+         fmt::format("a={}", kSlaveA), "--set", fmt::format("b={}", kSlaveB), "--json",
+         out.string(), "-q", "--key-file", key_.string()}));
   }
 
   /// Runs `profile` (a long one), does `interfere` 1.5 s in, and checks the master's report: it
@@ -285,9 +191,10 @@ class MultiHost : public ::testing::Test {
   }
 
   TempDir dir_;
+  fs::path key_;
   Topology topology_;  // destroyed after the slaves (members go in reverse order)
-  std::unique_ptr<Process> slave_a_;
-  std::unique_ptr<Process> slave_b_;
+  std::unique_ptr<SlaveProcess> slave_a_;
+  std::unique_ptr<SlaveProcess> slave_b_;
 };
 
 TEST_F(MultiHost, ConnectSideProfileOverTwoSubnets) {
@@ -340,7 +247,7 @@ TEST_F(MultiHost, SlaveKilledMidRunIsReportedPromptly) {
       profile,
       [this] {
         slave_b_->signal(SIGKILL);
-        slave_b_->wait(5s);
+        slave_b_->stop(5s);
         slave_b_.reset();
       },
       8s);

@@ -3,22 +3,19 @@
 // the receiving side's count must show 5% lost, within 1 percentage point, over the run and, as
 // the slave reports it to the master interval by interval, in each interval (within 3 points: an
 // interval holds ~2,000 datagrams). Needs root, `ip` and `nft`: skipped with a message otherwise.
-#include <unistd.h>
-
-#include <csignal>
-
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "support/netns.hpp"
 #include "support/process.hpp"
+#include "support/slave_process.hpp"
 #include "support/temp_dir.hpp"
 
 namespace volley::test {
@@ -26,13 +23,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
-
-std::string find_binary(std::initializer_list<const char*> paths) {
-  for (const char* p : paths) {
-    if (fs::exists(p)) return p;
-  }
-  return {};
-}
 
 /// Runs a command; "" when it succeeded, else what it printed.
 std::string run(const std::vector<std::string>& args) {
@@ -42,37 +32,23 @@ std::string run(const std::vector<std::string>& args) {
   return fmt::format("{} failed ({}): {}", args.front(), r.exit_code, r.err);
 }
 
-/// A network namespace with only its loopback, deleted when the test ends.
-class Namespace {
- public:
-  Namespace(std::string ip, std::string name) : ip_(std::move(ip)), name_(std::move(name)) {}
-  ~Namespace() { run({ip_, "netns", "delete", name_}); }
-  Namespace(const Namespace&) = delete;
-  Namespace& operator=(const Namespace&) = delete;
-  [[nodiscard]] std::vector<std::string> exec(std::vector<std::string> args) const {
-    std::vector<std::string> full{ip_, "netns", "exec", name_};
-    full.insert(full.end(), args.begin(), args.end());
-    return full;
-  }
-
- private:
-  std::string ip_;
-  std::string name_;
-};
-
 TEST(UdpLoss, ReceiverCountsTheInjectedLossWithinOnePoint) {
-  const std::string ip = find_binary({"/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"});
-  const std::string nft = find_binary({"/usr/sbin/nft", "/sbin/nft", "/usr/bin/nft"});
-  if (geteuid() != 0 || ip.empty() || nft.empty()) {
+  std::string nft;
+  for (const char* p : {"/usr/sbin/nft", "/sbin/nft", "/usr/bin/nft"}) {
+    if (fs::exists(p)) nft = p;
+  }
+  if (!netns_unavailable().empty() || nft.empty()) {
     GTEST_SKIP() << "needs root, ip and nft (nftables) to drop datagrams in a network namespace";
   }
-  const std::string name = fmt::format("volley-udploss-{}", getpid());
-  if (auto e = run({ip, "netns", "add", name}); !e.empty()) GTEST_SKIP() << e;
-  Namespace ns(ip, name);
-  ASSERT_EQ(run(ns.exec({ip, "link", "set", "lo", "up"})), "");
-  ASSERT_EQ(run(ns.exec({nft, "add", "table", "inet", "t"})), "");
-  ASSERT_EQ(run(ns.exec({nft, "add chain inet t in { type filter hook input priority 0; }"})), "");
-  ASSERT_EQ(run(ns.exec({nft, "add rule inet t in meta l4proto udp numgen random mod 100 < 5 drop"})),
+  // A network namespace with only its loopback, deleted when the test ends.
+  Namespaces namespaces({"volley-udploss"});
+  const std::string& ns = namespaces[0];
+  if (auto e = namespaces.create({{"-n", ns, "link", "set", "lo", "up"}}); !e.empty()) {
+    GTEST_SKIP() << e;
+  }
+  ASSERT_EQ(run(netns_exec(ns, {nft, "add", "table", "inet", "t"})), "");
+  ASSERT_EQ(run(netns_exec(ns, {nft, "add chain inet t in { type filter hook input priority 0; }"})), "");
+  ASSERT_EQ(run(netns_exec(ns, {nft, "add rule inet t in meta l4proto udp numgen random mod 100 < 5 drop"})),
             "");
 
   TempDir dir;
@@ -86,14 +62,13 @@ TEST(UdpLoss, ReceiverCountsTheInjectedLossWithinOnePoint) {
   </group>
 </profile>
 )";
-  Process slave(ns.exec({VOLLEY_BINARY, "serve", "--listen", "127.0.0.1:20000", "-q"}));
-  std::this_thread::sleep_for(500ms);
+  SlaveProcess slave(netns_exec(ns, {VOLLEY_BINARY, "serve", "--listen", "127.0.0.1:20000", "-q"}),
+                     "127.0.0.1", 20000, ns);
   const fs::path json_path = dir.path() / "result.json";
-  Process master(ns.exec({VOLLEY_BINARY, "run", profile.string(), "-P", "20000", "--set",
-                          "h=127.0.0.1", "-i", "0.5", "--json", json_path.string(), "-q"}));
+  Process master(netns_exec(ns, {VOLLEY_BINARY, "run", profile.string(), "-P", "20000", "--set",
+                                 "h=127.0.0.1", "-i", "0.5", "--json", json_path.string(), "-q"}));
   const ProcessResult r = master.wait(60s);
-  slave.signal(SIGTERM);
-  slave.wait(10s);
+  slave.stop();
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
 
   const auto doc = nlohmann::json::parse(std::ifstream(json_path));

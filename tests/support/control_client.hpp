@@ -80,7 +80,4 @@ int connect_data(std::uint16_t port, std::uint32_t token, std::uint32_t group = 
 /// The negotiated data port in a "loaded" message, or 0.
 std::uint16_t negotiated_port(const nlohmann::json& loaded);
 
-/// A port free on 127.0.0.1 now.
-std::uint16_t free_loopback_port();
-
 }  // namespace volley::test

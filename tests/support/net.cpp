@@ -22,7 +22,7 @@ std::uint16_t free_port() {
 bool accepts_connections(const std::string& address, std::uint16_t port) {
   bool ok = false;
   if (address.find(':') != std::string::npos) {
-    const int fd = ::socket(AF_INET6, SOCK_STREAM, 0);
+    const int fd = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in6 a{};
     a.sin6_family = AF_INET6;
     a.sin6_port = htons(port);
@@ -31,13 +31,13 @@ bool accepts_connections(const std::string& address, std::uint16_t port) {
     if (fd >= 0) ::close(fd);
     return ok;
   }
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_port = htons(port);
   ::inet_pton(AF_INET, address.c_str(), &a.sin_addr);
-  ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-  ::close(fd);
+  ok = fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  if (fd >= 0) ::close(fd);
   return ok;
 }
 

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "support/control_client.hpp"
+#include "support/net.hpp"
 #include "support/temp_dir.hpp"
 
 namespace volley::test {
@@ -16,11 +17,11 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
 std::string pingpong(const std::string& threads, const std::string& duration,
-                     const std::string& extra) {
+                     const std::string& extra, const std::string& host) {
   return fmt::format(R"XML(<?xml version="1.0"?>
 <profile name="pp">
   <group nthreads="{}">
-    <transaction iterations="1"><flowop type="connect" options="remotehost=127.0.0.1 protocol=tcp"/></transaction>
+    <transaction iterations="1"><flowop type="connect" options="remotehost={} protocol=tcp"/></transaction>
     <transaction duration="{}">
       <flowop type="write" options="size=64"/>
       <flowop type="read" options="size=64"/>{}
@@ -28,7 +29,7 @@ std::string pingpong(const std::string& threads, const std::string& duration,
     <transaction iterations="1"><flowop type="disconnect"/></transaction>
   </group>
 </profile>
-)XML", threads, duration, extra);
+)XML", threads, host, duration, extra);
 }
 
 namespace {
@@ -44,7 +45,7 @@ std::vector<std::string> serve_args(std::uint16_t port, std::vector<std::string>
 }  // namespace
 
 Serve::Serve(std::vector<std::string> extra, std::vector<std::string> prefix)
-    : port_(free_loopback_port()), process_(serve_args(port_, std::move(extra), std::move(prefix))) {
+    : port_(free_port()), process_(serve_args(port_, std::move(extra), std::move(prefix))) {
   const auto deadline = Clock::now() + 10s;
   while (Clock::now() < deadline) {
     ControlClient probe(port_);

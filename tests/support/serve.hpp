@@ -10,11 +10,11 @@
 
 namespace volley::test {
 
-/// uperf's ping-pong: `threads` strands connect to 127.0.0.1, then write/read 64 bytes for
+/// uperf's ping-pong: `threads` strands connect to `host`, then write/read 64 bytes for
 /// `duration` (a profile duration: in profiles `m` is uperf's milliseconds), then disconnect.
-/// `extra` is inserted after the read (more flowops).
+/// `extra` is inserted after the read (more flowops). Any of them may be a $variable.
 std::string pingpong(const std::string& threads, const std::string& duration,
-                     const std::string& extra = "");
+                     const std::string& extra = "", const std::string& host = "127.0.0.1");
 
 class Serve {
  public:

@@ -1,0 +1,49 @@
+#pragma once
+// Network namespaces for the multi-host tests (tests/netns): made under names unique to the test
+// process, joined by whatever `ip` commands the test lists (veth pairs, addresses, links up), and
+// deleted by the destructor whatever happens. Programs run inside one with `ip netns exec`, which
+// execs them: the PID a test holds is the program's own. Needs root (CAP_NET_ADMIN) and `ip`.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace volley::test {
+
+/// Where `ip` (iproute2) is; "" when it is not installed.
+std::string ip_binary();
+
+/// Why network-namespace tests cannot run here (not root, no `ip`); "" when they can.
+std::string netns_unavailable();
+
+/// Runs `ip ARGS...` (at most 20 s); "" when it succeeded, else what went wrong.
+std::string ip(const std::vector<std::string>& args);
+
+/// The argument vector that runs `command` inside namespace `ns`.
+std::vector<std::string> netns_exec(const std::string& ns, const std::vector<std::string>& command);
+
+/// Whether a TCP connect from inside namespace `ns` to address:port (IPv4, or IPv6 such as
+/// "2001:2::2") succeeds now. A thread of ours joins the namespace for the attempt: a network
+/// namespace is per thread.
+bool reachable_from(const std::string& ns, const std::string& address, std::uint16_t port);
+
+class Namespaces {
+ public:
+  /// One name per prefix, PREFIX-PID-N (unique on the host); nothing is made yet.
+  explicit Namespaces(const std::vector<std::string>& prefixes);
+  /// Deletes every namespace create() made (their veth ends and processes' sockets go with them).
+  ~Namespaces();
+  Namespaces(const Namespaces&) = delete;
+  Namespaces& operator=(const Namespaces&) = delete;
+
+  /// Makes the namespaces, then runs each `ip` command of `setup` in order; "" or the first
+  /// failure (a test skips on it: the host cannot make namespaces).
+  std::string create(const std::vector<std::vector<std::string>>& setup = {});
+  /// The name made for the i-th prefix.
+  [[nodiscard]] const std::string& operator[](std::size_t i) const { return names_.at(i); }
+
+ private:
+  std::vector<std::string> names_;
+  std::size_t created_ = 0;
+};
+
+}  // namespace volley::test
