@@ -19,9 +19,15 @@ std::vector<std::string> lines_of(const std::string& text) {
 }
 
 std::vector<std::string> fields_of(const std::string& line) {
-  std::vector<std::string> fields;
-  std::istringstream in(line);
-  for (std::string f; std::getline(in, f, ',');) fields.push_back(f);
+  // Every field, the empty last one too (getline would drop it).
+  std::vector<std::string> fields(1);
+  for (const char c : line) {
+    if (c == ',') {
+      fields.emplace_back();
+    } else {
+      fields.back() += c;
+    }
+  }
   return fields;
 }
 
@@ -42,12 +48,14 @@ TEST(IntervalCsv, HeaderAndRows) {
   EXPECT_EQ(lines[0],
             "start_unix_ns,t_s,length_s,step,group,transaction,transactions,transactions_per_s,"
             "ops,ops_per_s,bytes,bits_per_s,errors,p50_ns,p99_ns,udp_sent,udp_received,udp_lost,"
-            "udp_late,udp_duplicates,udp_timeouts,udp_jitter_ns");
+            "udp_late,udp_duplicates,udp_timeouts,udp_jitter_ns,slave_udp_sent,slave_udp_received,"
+            "slave_udp_lost,slave_udp_late,slave_udp_duplicates,slave_udp_timeouts,"
+            "slave_udp_jitter_ns");
   // Interval 1: g0/rr and g1/stream; interval 2: g0/rr (stalled) and g1/stream; interval 3:
   // g0/disconnect.
   ASSERT_EQ(lines.size(), 1u + 5u);
   const auto f = fields_of(lines[1]);
-  ASSERT_EQ(f.size(), 22u);
+  ASSERT_EQ(f.size(), 29u);
   EXPECT_EQ(f[0], std::to_string(testing::kStartUnixNs + 1'000'000'000));
   EXPECT_DOUBLE_EQ(std::stod(f[1]), 1.0);
   EXPECT_DOUBLE_EQ(std::stod(f[2]), 1.0);
@@ -64,7 +72,8 @@ TEST(IntervalCsv, HeaderAndRows) {
   EXPECT_EQ(f[13], "20000");
   EXPECT_EQ(f[14], "20000");
   EXPECT_EQ(fields_of(lines[5])[5], "disconnect");
-  EXPECT_EQ(lines[1].substr(lines[1].size() - 14), ",0,0,0,0,0,0,0");  // no UDP in this run
+  // No UDP in this run: the master's counters are 0, the slaves' were not asked (empty).
+  EXPECT_TRUE(lines[1].ends_with(",0,0,0,0,0,0,0,,,,,,,")) << lines[1];
 }
 
 TEST(IntervalCsv, UdpCountersPerInterval) {
@@ -76,14 +85,52 @@ TEST(IntervalCsv, UdpCountersPerInterval) {
   ASSERT_EQ(lines.size(), 3u) << out.str();
   // g0/rr received 95 (7 gaps, 2 of them late: 5 lost); g1/stream sent 100.
   const auto rr = fields_of(lines[1]);
-  ASSERT_EQ(rr.size(), 22u);
+  ASSERT_EQ(rr.size(), 29u);
   EXPECT_EQ(rr[5], "rr");
   EXPECT_EQ(std::vector<std::string>(rr.begin() + 15, rr.end()),
-            (std::vector<std::string>{"0", "95", "5", "2", "1", "3", "1500"}));
+            (std::vector<std::string>{"0", "95", "5", "2", "1", "3", "1500", "", "", "", "", "",
+                                      "", ""}));
   const auto stream = fields_of(lines[2]);
   EXPECT_EQ(stream[5], "stream");
   EXPECT_EQ(std::vector<std::string>(stream.begin() + 15, stream.end()),
+            (std::vector<std::string>{"100", "0", "0", "0", "0", "0", "0", "", "", "", "", "",
+                                      "", ""}));
+}
+
+TEST(IntervalCsv, TheSlavesCountsBesideTheMasters) {
+  RunReport r = testing::make_report();
+  r.intervals = {testing::make_udp_interval_with_slaves()};
+  std::ostringstream out;
+  write_interval_csv(r, out);
+  const auto lines = lines_of(out.str());
+  ASSERT_EQ(lines.size(), 3u) << out.str();
+  // g0/rr: the slave sent the 100 the master's read counted; g1/stream: the slave received 97.
+  const auto rr = fields_of(lines[1]);
+  ASSERT_EQ(rr.size(), 29u);
+  EXPECT_EQ(std::vector<std::string>(rr.begin() + 22, rr.end()),
             (std::vector<std::string>{"100", "0", "0", "0", "0", "0", "0"}));
+  const auto stream = fields_of(lines[2]);
+  EXPECT_EQ(std::vector<std::string>(stream.begin() + 22, stream.end()),
+            (std::vector<std::string>{"0", "97", "3", "1", "0", "0", "2000"}));
+
+  // A slave whose counts did not come: empty, never 0.
+  r.intervals[0].peers = {1, 0, "no counts from slave h1"};
+  std::ostringstream missing;
+  write_interval_csv(r, missing);
+  EXPECT_TRUE(lines_of(missing.str())[2].ends_with(",100,0,0,0,0,0,0,,,,,,,")) << missing.str();
+}
+
+TEST(IntervalCsv, AnIntervalsLossIsGapsMinusLateAndMayBeNegative) {
+  RunReport r = testing::make_report();
+  std::vector<engine::SlotStats> a(12);
+  // 10 arrived, 1 new gap, 3 late arrivals filling an earlier interval's gaps: -2.
+  a[4].counters.datagrams = {0, 10, 1, 3, 0, 0, 0};
+  r.intervals = {testing::make_interval(testing::kStartUnixNs, 1, a)};
+  std::ostringstream out;
+  write_interval_csv(r, out);
+  const auto lines = lines_of(out.str());
+  ASSERT_GE(lines.size(), 2u) << out.str();
+  EXPECT_EQ(fields_of(lines[1])[17], "-2") << out.str();
 }
 
 TEST(IntervalCsv, NamesAreQuoted) {

@@ -214,6 +214,39 @@ TEST_F(JsonReport, Intervals) {
   EXPECT_EQ(iv[2]["transactions"][0]["name"], "g0/disconnect");
 }
 
+TEST(JsonReportIntervals, UdpBothSidesPerDirection) {
+  RunReport r = testing::make_report();
+  r.intervals = {testing::make_udp_interval_with_slaves()};
+  const json doc = to_json_document(r);
+  const json& iv = doc["intervals"][0];
+  EXPECT_EQ(iv["slaves_udp"], (json{{"asked", 1}, {"answered", 1}, {"missing", nullptr}}));
+  ASSERT_EQ(iv["transactions"].size(), 2u);
+  // g0/rr: the master read what the slave sent.
+  const json& rr = iv["transactions"][0];
+  EXPECT_EQ(rr["datagrams"]["received"], 95);
+  EXPECT_EQ(rr["datagrams"]["lost"], 5);
+  EXPECT_EQ(rr["slave_datagrams"]["sent"], 100);
+  ASSERT_EQ(rr["udp"].size(), 1u);
+  EXPECT_EQ(rr["udp"][0], (json{{"way", "s->m"}, {"sent", 100}, {"received", 95}, {"gaps", 7},
+                                {"late", 2}, {"lost", 5}, {"loss_pct", 5.0}, {"duplicates", 1},
+                                {"timeouts", 3}, {"jitter_ns", 1500}}));
+  // g1/stream: the slave received what the master sent.
+  const json& stream = iv["transactions"][1];
+  ASSERT_EQ(stream["udp"].size(), 1u);
+  EXPECT_EQ(stream["udp"][0], (json{{"way", "m->s"}, {"sent", 100}, {"received", 97}, {"gaps", 4},
+                                    {"late", 1}, {"lost", 3}, {"loss_pct", 3.0}, {"duplicates", 0},
+                                    {"timeouts", 0}, {"jitter_ns", 2000}}));
+
+  // A slave's counts missing: its side is null or says why, never 0.
+  r.intervals[0].peers = {1, 0, "no counts from slave h1"};
+  const json missing = to_json_document(r)["intervals"][0];
+  EXPECT_EQ(missing["slaves_udp"]["missing"], "no counts from slave h1");
+  EXPECT_FALSE(missing["transactions"][0].contains("slave_datagrams"));
+  EXPECT_TRUE(missing["transactions"][0]["udp"][0]["sent"].is_null());
+  EXPECT_EQ(missing["transactions"][1]["udp"][0]["receiver_missing"], "no counts from slave h1");
+  EXPECT_FALSE(missing["transactions"][1]["udp"][0].contains("received"));
+}
+
 TEST(JsonReportStatus, FailedRun) {
   RunReport r = testing::make_report();
   r.status = RunStatus::kFailed;

@@ -181,6 +181,17 @@ inline IntervalSample make_udp_interval() {
   return make_interval(kStartUnixNs + 1'000'000'000, 1, a);
 }
 
+/// make_udp_interval() with the slave's side of it (interval_counts): its mirror of g0/rr sent
+/// 100 datagrams to the master, its mirror of g1/stream received 97 of the master's 100 (4 gaps,
+/// 1 of them filled late: 3 lost; 2 us jitter).
+inline IntervalSample make_udp_interval_with_slaves() {
+  IntervalSample s = make_udp_interval();
+  s.peers = {1, 1, ""};
+  add_peer_datagrams(make_slot_names(), 0, 1, {100, 0, 0, 0, 0, 0, 0}, s);
+  add_peer_datagrams(make_slot_names(), 1, 1, {0, 97, 4, 1, 0, 0, 2'000}, s);
+  return s;
+}
+
 inline std::vector<IntervalSample> make_intervals() {
   // Step 1, second 1: g0/rr does 200 iterations (200 writes + 200 reads of 1 KiB), g1/stream 100.
   std::vector<engine::SlotStats> a(12);

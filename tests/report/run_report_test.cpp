@@ -4,6 +4,7 @@
 
 #include "report/report_fixture.hpp"
 #include "volley/report/comparison.hpp"
+#include "volley/report/interval_rows.hpp"
 #include "volley/report/service_demand.hpp"
 
 namespace volley::report {
@@ -80,6 +81,36 @@ TEST(ServiceDemand, Arithmetic) {
   EXPECT_TRUE(s.system_us_per_transaction.has_value());
   // No work, no figure.
   EXPECT_FALSE(service_demand(*r.master.cpu, Totals{}).process_us_per_transaction.has_value());
+}
+
+}  // namespace
+}  // namespace volley::report
+
+namespace volley::report {
+namespace {
+
+TEST(PeerDatagrams, AddedToTheirTransactionsRowAndMerged) {
+  IntervalSample s = testing::make_udp_interval();
+  const auto names = testing::make_slot_names();
+  // Two slaves' shares of g1/stream add up (jitter: the larger).
+  EXPECT_TRUE(add_peer_datagrams(names, 1, 1, {0, 40, 2, 1, 0, 0, 900}, s));
+  EXPECT_TRUE(add_peer_datagrams(names, 1, 1, {0, 57, 2, 0, 0, 1, 2'000}, s));
+  // Rows in slot order: g0/connect, g0/rr, g0/disconnect, g1/idle, g1/stream.
+  ASSERT_EQ(s.txns.size(), 5u);
+  EXPECT_EQ(s.txns[4].peer_datagrams, (engine::DatagramCounters{0, 97, 4, 1, 0, 1, 2'000}));
+  EXPECT_FALSE(s.txns[1].peer_datagrams.any());
+  // A transaction the master does not have is refused, not added elsewhere.
+  EXPECT_FALSE(add_peer_datagrams(names, 2, 0, {1, 0, 0, 0, 0, 0, 0}, s));
+  EXPECT_FALSE(add_peer_datagrams(names, 0, 9, {1, 0, 0, 0, 0, 0, 0}, s));
+}
+
+TEST(PeerDatagrams, AnIntervalsLossIsGapsMinusLate) {
+  EXPECT_EQ(interval_lost({0, 95, 7, 2, 0, 0, 0}), 5);
+  EXPECT_DOUBLE_EQ(interval_loss_pct({0, 95, 7, 2, 0, 0, 0}), 5.0);
+  // Late arrivals filling an earlier interval's gaps: negative, so the intervals add up.
+  EXPECT_EQ(interval_lost({0, 10, 1, 3, 0, 0, 0}), -2);
+  EXPECT_DOUBLE_EQ(interval_loss_pct({0, 0, 0, 0, 0, 0, 0}), 0.0);
+  EXPECT_DOUBLE_EQ(interval_loss_pct({0, 0, 1, 1, 0, 0, 0}), 0.0);
 }
 
 }  // namespace

@@ -171,8 +171,16 @@ TEST(IntervalLine, UdpCountsFollowWhenTheStepUsesUdp) {
   RunReport r = testing::make_report();
   r.intervals = {testing::make_udp_interval()};
   const std::string line = format_interval_line(r, r.intervals[0]);
-  EXPECT_TRUE(line.ends_with(" err 0 udp sent 100 rcvd 95 lost 5 late 2 dup 1 jitter 1.50us"))
+  // Per direction; the slaves were not asked (a run without them), so their side is unknown.
+  EXPECT_TRUE(line.ends_with(" err 0 udp m->s sent 100 rcvd ? (slave counts missing) udp s->m "
+                             "sent ? rcvd 95 lost 5 (5.00%) late 2 dup 1 jitter 1.50us"))
       << line;
+  r.intervals = {testing::make_udp_interval_with_slaves()};
+  const std::string both = format_interval_line(r, r.intervals[0]);
+  EXPECT_TRUE(both.ends_with(" err 0 udp m->s sent 100 rcvd 97 lost 3 (3.00%) late 1 dup 0 "
+                             "jitter 2.00us udp s->m sent 100 rcvd 95 lost 5 (5.00%) late 2 dup 1 "
+                             "jitter 1.50us"))
+      << both;
   // Without UDP the line stays as it was.
   EXPECT_FALSE(contains(format_interval_line(testing::make_report(), testing::make_report().intervals[0]),
                         "udp"));
