@@ -10,7 +10,7 @@ UdpConnection::UdpConnection(UdpConnection&& other) noexcept
       since_wait_(other.since_wait_),
       protocol_(other.protocol_),
       send_seq_(other.send_seq_),
-      receiver_(other.receiver_) {}
+      receiver_(std::move(other.receiver_)) {}
 
 UdpConnection& UdpConnection::operator=(UdpConnection&& other) noexcept {
   if (this != &other) {
@@ -20,7 +20,7 @@ UdpConnection& UdpConnection::operator=(UdpConnection&& other) noexcept {
     since_wait_ = other.since_wait_;
     protocol_ = other.protocol_;
     send_seq_ = other.send_seq_;
-    receiver_ = other.receiver_;
+    receiver_ = std::move(other.receiver_);
   }
   return *this;
 }
