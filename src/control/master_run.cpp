@@ -24,6 +24,7 @@
 #include "volley/control/event_queue.hpp"
 #include "volley/control/handshake.hpp"
 #include "volley/control/message.hpp"
+#include "volley/control/interval_wire.hpp"
 #include "volley/control/sampling_wire.hpp"
 #include "volley/control/step_bytes_wire.hpp"
 #include "volley/core/host_port.hpp"
@@ -163,6 +164,7 @@ struct MasterRun::State {
     std::optional<std::size_t> steps_drained;
     std::vector<std::uint16_t> shard_ports = {};  ///< a slave spread over processes: one port each
     std::uint32_t data_mask = 0;  ///< from the handshake: masks the run token in `load`
+    std::uint64_t intervals_answered = 0;  ///< its interval_counts so far (they come in order)
   };
 
   EventQueue<MasterEvent> events;
@@ -198,7 +200,72 @@ struct MasterRun::State {
   std::unique_ptr<ChildSet> children;
   std::int64_t rss_before = 0;  ///< this process's resident memory before its engine was built
   std::int64_t rss_after = 0;   ///< ... and when the last timed step ended
+  /// UDP runs ask the slaves for their datagram counts at each interval (interval_wire.hpp).
+  /// Interval n is report_.intervals[n] (takes complete in order); a slave's part that comes
+  /// before the master's own take waits in `early_parts`. An interval is shown (on_interval)
+  /// once every slave still there has answered for it; after the run, whatever is left is shown.
+  bool ask_intervals = false;
+  std::uint64_t intervals_taken = 0;
+  std::size_t intervals_shown = 0;
+  bool show_all = false;
+  std::map<std::uint64_t, std::vector<std::pair<std::size_t, IntervalPart>>> early_parts;
 };
+
+namespace {
+
+/// Whether a plan has a UDP connection: only then are the slaves asked for interval counts.
+bool has_udp(const engine::Plan& plan) {
+  for (const auto& g : plan.groups) {
+    for (const auto& t : g.txns) {
+      for (const auto& op : t.ops) {
+        const profile::ConnectionOptions* c = nullptr;
+        if (const auto* connect = std::get_if<profile::ConnectOp>(&op.spec)) c = &connect->connection;
+        if (const auto* accept = std::get_if<profile::AcceptOp>(&op.spec)) c = &accept->connection;
+        if (c != nullptr && c->protocol == profile::Protocol::kUdp) return true;
+      }
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+void MasterRun::add_interval_part(std::size_t slave, const IntervalPart& part) {
+  report::IntervalSample& sample = report_.intervals.at(part.interval);
+  if (!part.missing.empty()) {
+    if (!sample.peers.missing.empty()) sample.peers.missing += "; ";
+    sample.peers.missing += fmt::format("slave {}: {}", state_->slaves[slave].address.host, part.missing);
+    return;
+  }
+  for (const TxnDatagrams& t : part.txns) {
+    report::add_peer_datagrams(report_.slot_names, t.group, t.txn, t.counts, sample);
+  }
+  ++sample.peers.answered;
+}
+
+void MasterRun::show_intervals() {
+  State& st = *state_;
+  while (st.intervals_shown < report_.intervals.size()) {
+    const std::size_t n = st.intervals_shown;
+    report::IntervalSample& sample = report_.intervals[n];
+    if (sample.peers.asked > 0) {
+      std::vector<std::string> silent;
+      for (const auto& s : st.slaves) {
+        if (s.intervals_answered <= n) silent.push_back(s.address.host);
+      }
+      const bool waiting = std::any_of(st.slaves.begin(), st.slaves.end(), [n](const State::Slave& s) {
+        return s.intervals_answered <= n && !s.lost;
+      });
+      if (waiting && !st.show_all) return;
+      if (!silent.empty()) {
+        if (!sample.peers.missing.empty()) sample.peers.missing += "; ";
+        sample.peers.missing += fmt::format("no counts from slave {}", fmt::join(silent, ", "));
+      }
+    }
+    ++st.intervals_shown;
+    if (settings_.on_interval) settings_.on_interval(report_, sample);
+  }
+}
 
 MasterRun::MasterRun(asio::io_context& context, MasterSettings settings)
     : context_(context), settings_(std::move(settings)), state_(std::make_unique<State>(context)) {}
@@ -328,6 +395,21 @@ awaitable<void> MasterRun::run() {
             fail(std::move(why));
           }
         }
+      } else if (type == "interval_counts") {
+        const auto part = interval_part_from_json(m->message);
+        if (!part || part->interval != s.intervals_answered || part->interval >= st.intervals_taken) {
+          fail(fmt::format("slave {} sent a malformed or unexpected interval_counts message", s.address.host));
+        } else {
+          ++s.intervals_answered;
+          if (part->interval < st.intervals_shown) {
+            // Too late: the interval was shown without it (its slave counted missing there).
+          } else if (part->interval < report_.intervals.size()) {
+            add_interval_part(m->slave, *part);
+          } else {
+            st.early_parts[part->interval].emplace_back(m->slave, std::move(*part));
+          }
+          show_intervals();
+        }
       } else if (type == "results") {
         s.results = m->message;
       } else if (type == "error") {
@@ -340,6 +422,7 @@ awaitable<void> MasterRun::run() {
       }
     } else if (auto* lost = std::get_if<SlaveLost>(&event)) {
       lose(lost->slave, lost->error);
+      show_intervals();  // the intervals it had not answered for go without it
     } else if (auto* child = std::get_if<ChildMessage>(&event)) {
       if (st.children) {
         if (auto problem = st.children->note(child->child, child->message); !problem.empty()) fail(problem);
@@ -368,18 +451,31 @@ awaitable<void> MasterRun::run() {
         sample.length = std::chrono::duration_cast<std::chrono::nanoseconds>(now - st.last_interval);
         sample.step = st.current_step;
         st.last_interval = now;
+        const std::uint64_t n = st.intervals_taken++;
+        if (st.ask_intervals) {
+          sample.peers.asked = static_cast<std::size_t>(std::count_if(
+              st.slaves.begin(), st.slaves.end(), [](const State::Slave& s) { return !s.lost; }));
+        }
         // The workers answer on this thread later; samples arrive in the order they were taken.
         // Only counters and a few percentiles are kept: the series must not grow with the
         // histograms' size. The full histograms go to the latency log, if asked for, and go.
-        st.engine->take_interval(context_, [this, sample = std::move(sample)](
+        st.engine->take_interval(context_, [this, n, sample = std::move(sample)](
                                                std::vector<engine::SlotStats> slots) mutable {
+          std::map<std::uint64_t, std::vector<std::pair<std::size_t, IntervalPart>>>& early_parts =
+              state_->early_parts;
           report::summarize_interval(report_.slot_names, slots, sample);
           report_.intervals.push_back(std::move(sample));
+          if (const auto early = early_parts.find(n); early != early_parts.end()) {
+            for (const auto& [slave, part] : early->second) add_interval_part(slave, part);
+            early_parts.erase(early);
+          }
           if (settings_.on_interval_histograms) {
             settings_.on_interval_histograms(report_, report_.intervals.back(), slots);
           }
-          if (settings_.on_interval) settings_.on_interval(report_, report_.intervals.back());
+          show_intervals();
         });
+        // The slaves take theirs when this arrives: half a round trip later than the master's.
+        if (st.ask_intervals) co_await send_all(interval_request(n));
       }
     } else if (std::holds_alternative<Tick>(event)) {
       const auto now = Clock::now();
@@ -693,6 +789,7 @@ awaitable<void> MasterRun::run() {
     // Processes: the live intervals would count this process's share only, so there are none
     // (the final result merges every process).
     if (settings_.interval.count() > 0 && !st.children) arm_interval();
+    st.ask_intervals = !st.children && has_udp(*st.plan);
     if (st.children) log("live intervals are off: the master's side runs in several processes");
 
     for (std::size_t step = 0; step < st.plan->txn_count && st.failure.empty(); ++step) {
@@ -841,6 +938,16 @@ awaitable<void> MasterRun::run() {
     st.interval_timer.cancel();
     // The last, partial interval: interval sums then equal the totals.
     if (!st.children) co_await handle(IntervalTick{});
+    // ... the slaves' too: their answers must come before their results.
+    if (st.ask_intervals && st.failure.empty()) {
+      co_await wait_until(
+          [&] {
+            return all_slaves([&](const State::Slave& s) {
+              return s.lost || s.intervals_answered >= st.intervals_taken;
+            });
+          },
+          settings_.step_grace, "the slaves' counts of the last interval");
+    }
     st.running = false;
     for (auto& s : st.slaves) s.channel->set_send_timeout(settings_.silence_timeout);
   }
@@ -898,6 +1005,10 @@ awaitable<void> MasterRun::run() {
     }
     if (st.stuck_step) st.failure += stuck_flowops(report_.master.result, *st.stuck_step);
   }
+  // Every interval is in (the last take was posted back by finish()); show those still
+  // waiting for a slave that will not answer now.
+  st.show_all = true;
+  show_intervals();
   if (st.children) co_await finish_children();
   if (st.failure.empty()) {
     json finish = message("finish");

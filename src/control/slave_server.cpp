@@ -21,6 +21,7 @@
 #include "volley/core/printable.hpp"
 #include "volley/control/event_queue.hpp"
 #include "volley/control/handshake.hpp"
+#include "volley/control/interval_wire.hpp"
 #include "volley/control/message.hpp"
 #include "volley/control/step_bytes_wire.hpp"
 #include "volley/engine/engine.hpp"
@@ -63,6 +64,10 @@ struct LocalDrained {
   std::size_t step;
   std::vector<engine::DrainShortfall> shortfalls;
 };
+/// The engine's take for an `interval` request, ready to send (interval_wire.hpp).
+struct IntervalTaken {
+  json message;
+};
 struct Tick {};
 struct Abort {};
 struct ReaderExited {};
@@ -75,7 +80,7 @@ struct ChildLost {
   ChannelError error;
 };
 using SlaveEvent = std::variant<PeerMessage, PeerLost, LocalStepDone, LocalDrained, Tick, Abort,
-                                ReaderExited, ChildMessage, ChildLost>;
+                                ReaderExited, ChildMessage, ChildLost, IntervalTaken>;
 
 /// Everything a loaded profile needs on the slave, destroyed together when the run ends.
 struct LoadedRun {
@@ -467,6 +472,10 @@ asio::awaitable<void> SlaveServer::converse(Session& s) {
       if (s.run->ended && *s.run->ended == done->step) start_drain(s, done->step);
       continue;
     }
+    if (auto* taken = std::get_if<IntervalTaken>(&event)) {
+      if (!co_await send(std::move(taken->message))) s.end_reason = "send failed";
+      continue;
+    }
     if (auto* drained = std::get_if<LocalDrained>(&event)) {
       if (!s.run || !s.run->engine) continue;
       s.run->drained = drained->step;
@@ -503,6 +512,10 @@ asio::awaitable<void> SlaveServer::on_message(Session& s, const json& m) {
   }
   if (type == "abort") {
     s.end_reason = fmt::format("master aborted: {}", core::printable(text_field(m, "reason", "no reason given")));
+    co_return;
+  }
+  if (type == "interval") {
+    co_await on_interval(s, m);
     co_return;
   }
   if (s.children) {
@@ -720,6 +733,33 @@ asio::awaitable<void> SlaveServer::greet(Session& s, const json& m) {
   json out = message("error", {{"message", fmt::format("slave: {}", problem)}});
   co_await send(std::move(out));
   s.end_reason = problem;
+}
+
+asio::awaitable<void> SlaveServer::on_interval(Session& s, const json& m) {
+  const auto n = interval_requested(m);
+  if (n && s.children) {
+    // Each child process counts its own strands; their parts are not gathered (yet), and a
+    // share is not the slave's count.
+    json out = interval_missing_message(
+        *n, fmt::format("the slave runs in {} processes; its counts arrive with its results",
+                        s.children->size()));
+    auto sent = co_await s.channel.send(std::move(out));
+    if (!std::holds_alternative<std::monostate>(sent)) s.end_reason = "send failed";
+    co_return;
+  }
+  if (!n || s.run == nullptr || !s.run->started) {
+    std::string why = "'interval' before the run was started, or without an interval number";
+    log(fmt::format("master {}: refused: {}", s.who, why));
+    json out = message("error", {{"message", fmt::format("slave: {}", why)}});
+    auto sent = co_await s.channel.send(std::move(out));
+    (void)sent;
+    co_return;
+  }
+  // Answered in the order asked: takes complete in order, and so do the events they push.
+  s.run->engine->take_interval(context_, [&s, n = *n](std::vector<engine::SlotStats> slots) {
+    if (!s.run) return;
+    s.events.push(IntervalTaken{interval_counts_message(n, txn_datagrams(s.run->plan, slots))});
+  });
 }
 
 void SlaveServer::start_drain(Session& s, std::size_t step) {

@@ -528,7 +528,23 @@ Strand::Started Strand::receive(const OpPlan& op, std::uint64_t bytes,
     r.left -= n;
   }
   if (r.left == 0) return OpOutcome{};
+  if (r.ahead) {
+    if (auto end = read_now(r)) return std::move(*end);
+  }
   return r;
+}
+
+std::optional<OpOutcome> Strand::read_now(PendingRead& r) {
+  auto* tcp = std::get_if<transport::TcpConnection>(&r.c->link);
+  // A cut is seen by read_begin (see wait_ready).
+  while (tcp != nullptr && cut_ == CutReason::kNone) {
+    // The whole buffer, as read_begin asks for: a short read tells the reactor the socket drained.
+    const transport::IoResult io = tcp->read_now(worker_.buffer());
+    if (io.would_block()) return std::nullopt;
+    if (auto end = read_end(r, io.ec, io.bytes)) return end;
+    if (worker_.over_budget()) return std::nullopt;  // give way: the rest through the event loop
+  }
+  return std::nullopt;
 }
 
 std::optional<OpOutcome> Strand::read_begin(PendingRead& r, std::span<char>& into) {
@@ -556,11 +572,7 @@ std::optional<OpOutcome> Strand::read_end(PendingRead& r, const error_code& ec, 
   active_ = nullptr;
   Connection& c = *r.c;
   const std::uint64_t used = std::min<std::uint64_t>(got, r.left);
-  if (got > used) {
-    const std::span<char> buffer = worker_.buffer();
-    c.stash.insert(c.stash.end(), buffer.begin() + static_cast<std::ptrdiff_t>(used),
-                   buffer.begin() + static_cast<std::ptrdiff_t>(got));
-  }
+  c.stash += got - used;
   add_read(*r.op, used);
   c.step_read += used;
   r.left -= used;
@@ -587,12 +599,8 @@ awaitable<OpOutcome> Strand::read_rest(PendingRead r) {
 }
 
 std::uint64_t Strand::take_stash(Connection& c, std::uint64_t most) {
-  const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(most, c.stash.size() - c.stash_at));
-  c.stash_at += n;
-  if (c.stash_at == c.stash.size()) {
-    c.stash.clear();  // keeps its capacity: a peer that sent ahead once does so again
-    c.stash_at = 0;
-  }
+  const std::uint64_t n = std::min(most, c.stash);
+  c.stash -= n;
   return n;
 }
 

@@ -66,10 +66,9 @@ class Strand {
         : id(conn_id), link(std::move(connection)), serial(conn_serial) {}
     std::uint32_t id = 0;
     transport::AnyConnection link;
-    /// Bytes a read took from the socket beyond what its flowop wanted: the next reads' first.
-    /// Empty (no allocation) unless the peer sent ahead of this side's reads.
-    std::vector<char> stash;
-    std::size_t stash_at = 0;  ///< the first stashed byte not yet consumed
+    /// Bytes a read took from the socket beyond what its flowop wanted: the next reads' (and the
+    /// step drain's) first. A count only: what was read is never looked at, so not kept.
+    std::uint64_t stash = 0;
     std::uint32_t serial = 0;        ///< see ConnectionBytes
     std::uint64_t step_read = 0;     ///< bytes read on it in the current step
     std::uint64_t step_written = 0;  ///< bytes written on it in the current step
@@ -129,8 +128,13 @@ class Strand {
   boost::asio::awaitable<OpOutcome> send(const OpPlan& op, std::uint64_t bytes,
                                          std::optional<std::uint64_t> chunk, bool wait_first);
   /// Reads exactly `bytes` on the op's connection, at most `chunk` per system call: what the
-  /// stash holds at once, the rest as a PendingRead.
+  /// stash holds and (TCP) what the socket has now (read_now) at once, the rest as a PendingRead.
   Started receive(const OpPlan& op, std::uint64_t bytes, std::optional<std::uint64_t> chunk);
+  /// Reads what a TCP connection has now, in place, towards `r` while data is there: no trip
+  /// through the event loop (and its epoll_wait) per read while a bulk reader keeps finding data.
+  /// The outcome when the read is over; nullopt when the rest must wait (the socket is drained)
+  /// or give way to the worker's other strands (over budget).
+  std::optional<OpOutcome> read_now(PendingRead& r);
   /// Before each read of `r`: the outcome when the strand was cut, else nullopt and `into`, the
   /// part of the worker's buffer to read into.
   std::optional<OpOutcome> read_begin(PendingRead& r, std::span<char>& into);

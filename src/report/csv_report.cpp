@@ -23,6 +23,18 @@ std::string csv_field(std::string_view text) {
   return out;
 }
 
+namespace {
+
+/// The slaves' UDP columns: empty when the run asked for none (no UDP) or some are missing.
+std::string slave_udp(const IntervalTxnRow& row) {
+  if (!row.peers.complete()) return ",,,,,,";
+  const engine::DatagramCounters& p = row.peer_datagrams;
+  return fmt::format("{},{},{},{},{},{},{}", p.sent, p.received, interval_lost(p), p.late,
+                     p.duplicates, p.timeouts, p.jitter_ns);
+}
+
+}  // namespace
+
 void write_interval_csv(const RunReport& report, std::ostream& out) {
   out << kIntervalCsvHeader << '\n';
   for (const IntervalSample& sample : report.intervals) {
@@ -30,13 +42,13 @@ void write_interval_csv(const RunReport& report, std::ostream& out) {
     const double length_s = std::chrono::duration<double>(sample.length).count();
     for (const IntervalTxnRow& row : interval_txn_rows(report, sample)) {
       const engine::DatagramCounters& d = row.datagrams;
-      out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+      out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
                          sample.start_unix_ns, t_s, length_s, sample.step,
                          csv_field(row.group_name), csv_field(row.txn_name), row.transactions,
                          row.per_s(row.transactions), row.ops, row.per_s(row.ops), row.bytes,
                          8.0 * row.per_s(row.bytes), row.errors, row.latency.p50_ns,
-                         row.latency.p99_ns, d.sent, d.received, d.net_lost(), d.late,
-                         d.duplicates, d.timeouts, d.jitter_ns);
+                         row.latency.p99_ns, d.sent, d.received, interval_lost(d), d.late,
+                         d.duplicates, d.timeouts, d.jitter_ns, slave_udp(row));
     }
   }
 }

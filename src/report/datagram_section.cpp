@@ -4,10 +4,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <vector>
 
 #include "text_sections.hpp"
 #include "volley/report/comparison.hpp"
+#include "volley/report/interval_rows.hpp"
 #include "volley/report/units_format.hpp"
 
 namespace volley::report::detail {
@@ -16,6 +18,61 @@ namespace {
 std::string jitter_text(std::uint64_t ns) {
   return ns >= 1'000'000 ? fmt::format("{:.2f}ms", static_cast<double>(ns) / 1e6)
                          : fmt::format("{:.1f}us", static_cast<double>(ns) / 1e3);
+}
+
+/// One transaction and direction over the intervals: the spread of the receiver's loss per
+/// interval, and how many intervals lacked the receiver's counts.
+struct WaySpread {
+  std::size_t counted = 0;
+  std::size_t missing = 0;
+  double min_pct = 0;
+  double max_pct = 0;
+  std::uint64_t max_jitter_ns = 0;
+};
+
+/// The per-interval lines: the receiver's loss in the worst and the best interval, so a burst
+/// of loss the whole-run figure averages away is seen.
+std::string interval_rows_text(const RunReport& report) {
+  std::map<std::pair<std::string, std::string>, WaySpread> spreads;  // (txn name, way)
+  std::vector<std::pair<std::string, std::string>> order;
+  for (const IntervalSample& sample : report.intervals) {
+    for (const IntervalTxnRow& row : interval_txn_rows(report, sample)) {
+      for (const DatagramWay& w : datagram_ways(row)) {
+        const auto key = std::make_pair(row.group_name + "/" + row.txn_name, std::string(w.way()));
+        const auto [it, added] = spreads.try_emplace(key);
+        if (added) order.push_back(key);
+        WaySpread& spread = it->second;
+        if (!w.receiver) {
+          ++spread.missing;
+          continue;
+        }
+        const double pct = interval_loss_pct(*w.receiver);
+        spread.min_pct = spread.counted == 0 ? pct : std::min(spread.min_pct, pct);
+        spread.max_pct = spread.counted == 0 ? pct : std::max(spread.max_pct, pct);
+        spread.max_jitter_ns = std::max(spread.max_jitter_ns, w.receiver->jitter_ns);
+        ++spread.counted;
+      }
+    }
+  }
+  std::string rows;
+  for (const auto& key : order) {
+    const WaySpread& s = spreads.at(key);
+    if (s.counted == 0) {
+      rows += fmt::format("  {:<24} {:>6} {:>9}  (the receiver's counts are missing)\n",
+                          key.first, key.second, s.missing);
+      continue;
+    }
+    rows += fmt::format("  {:<24} {:>6} {:>9} {:>7} {:>7.2f}% {:>7.2f}% {:>9}\n", key.first,
+                        key.second, s.counted, s.missing, s.min_pct, s.max_pct,
+                        jitter_text(s.max_jitter_ns));
+  }
+  if (rows.empty()) return {};
+  return fmt::format(
+             "  per interval (the receiver's loss: gaps it found minus late arrivals, over the\n"
+             "  datagrams it accounted for; in the best and the worst interval)\n"
+             "  {:<24} {:>6} {:>9} {:>7} {:>8} {:>8} {:>9}\n",
+             "group/transaction", "way", "intervals", "missing", "min", "max", "jitter") +
+         rows;
 }
 
 }  // namespace
@@ -61,7 +118,7 @@ std::string datagram_section(const RunReport& report) {
              "  {:<28} {:>6} {:>10} {:>10} {:>10} {:>7} {:>7} {:>6} {:>8} {:>9}\n",
              "group/transaction/flowop", "way", "sent", "received", "lost", "loss", "late", "dup",
              "timeouts", "jitter") +
-         rows;
+         rows + interval_rows_text(report);
 }
 
 }  // namespace volley::report::detail

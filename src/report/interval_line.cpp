@@ -37,7 +37,8 @@ std::string format_interval_line(const RunReport& report, const IntervalSample& 
   std::uint64_t ops = 0;
   std::uint64_t bytes = 0;
   std::uint64_t errors = 0;
-  engine::DatagramCounters datagrams;
+  // UDP, both sides, each direction apart (datagram_ways).
+  IntervalTxnRow udp;
   double seconds = 0;
   for (const IntervalTxnRow& row : interval_txn_rows(report, sample)) {
     if (row.txn != sample.step) continue;
@@ -47,7 +48,9 @@ std::string format_interval_line(const RunReport& report, const IntervalSample& 
     ops += row.ops;
     bytes += row.bytes;
     errors += row.errors;
-    datagrams.merge(row.datagrams);
+    udp.datagrams.merge(row.datagrams);
+    udp.peer_datagrams.merge(row.peer_datagrams);
+    udp.peers = row.peers;
     seconds = row.seconds;
   }
   if (name.empty()) name = fmt::format("step{}", sample.step);
@@ -60,13 +63,21 @@ std::string format_interval_line(const RunReport& report, const IntervalSample& 
       format_count(rate(ops)), format_bits_per_s(8.0 * rate(bytes)),
       format_ns(sample.step_latency.p50_ns), format_ns(sample.step_latency.p99_ns),
       compact_count(errors));
-  // UDP: what the master sent, and what arrived at it, in this interval (the slaves' side is in
-  // the final report's UDP section).
-  if (datagrams.any()) {
-    line += fmt::format(" udp sent {} rcvd {} lost {} late {} dup {} jitter {}",
-                        compact_count(datagrams.sent), compact_count(datagrams.received),
-                        compact_count(datagrams.net_lost()), compact_count(datagrams.late),
-                        compact_count(datagrams.duplicates), format_ns(datagrams.jitter_ns));
+  // UDP: per direction, what the sender sent beside what arrived at the receiver in this
+  // interval; a side whose counts did not come says so instead of showing zeros.
+  for (const DatagramWay& w : datagram_ways(udp)) {
+    line += fmt::format(" udp {} sent {}", w.way(), w.sent ? compact_count(*w.sent) : "?");
+    if (!w.receiver) {
+      line += " rcvd ? (slave counts missing)";
+      continue;
+    }
+    const engine::DatagramCounters& r = *w.receiver;
+    const std::int64_t lost = interval_lost(r);
+    line += fmt::format(" rcvd {} lost {}{} ({:.2f}%) late {} dup {} jitter {}",
+                        compact_count(r.received), lost < 0 ? "-" : "",
+                        compact_count(static_cast<std::uint64_t>(lost < 0 ? -lost : lost)),
+                        interval_loss_pct(r), compact_count(r.late), compact_count(r.duplicates),
+                        format_ns(r.jitter_ns));
   }
   return line;
 }

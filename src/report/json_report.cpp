@@ -214,6 +214,42 @@ json nic_side_json(const SideReport& side) {
   return j;
 }
 
+/// An interval's datagram counters: `lost` is the interval's (interval_lost: signed, so the
+/// intervals add up to the run).
+json interval_datagrams_json(const engine::DatagramCounters& d) {
+  json j = engine::datagrams_to_json(d);
+  j["lost"] = interval_lost(d);
+  return j;
+}
+
+/// A transaction's UDP in one interval: the master's side, the slaves' side, and both per
+/// direction (what the sender sent beside what the receiver counted).
+void add_interval_datagrams(const IntervalTxnRow& row, json& txn) {
+  if (row.datagrams.any()) txn["datagrams"] = interval_datagrams_json(row.datagrams);
+  if (row.peers.complete() && row.peer_datagrams.any()) {
+    txn["slave_datagrams"] = interval_datagrams_json(row.peer_datagrams);
+  }
+  json ways = json::array();
+  for (const DatagramWay& w : datagram_ways(row)) {
+    json j{{"way", w.way()}, {"sent", w.sent ? json(*w.sent) : json(nullptr)}};
+    if (w.receiver) {
+      const engine::DatagramCounters& r = *w.receiver;
+      j["received"] = r.received;
+      j["gaps"] = r.lost;
+      j["late"] = r.late;
+      j["lost"] = interval_lost(r);
+      j["loss_pct"] = interval_loss_pct(r);
+      j["duplicates"] = r.duplicates;
+      j["timeouts"] = r.timeouts;
+      j["jitter_ns"] = r.jitter_ns;
+    } else {
+      j["receiver_missing"] = w.missing;
+    }
+    ways.push_back(std::move(j));
+  }
+  if (!ways.empty()) txn["udp"] = std::move(ways);
+}
+
 json intervals_json(const RunReport& report) {
   json out = json::array();
   for (const IntervalSample& sample : report.intervals) {
@@ -229,13 +265,18 @@ json intervals_json(const RunReport& report) {
                           {"errors", row.errors},
                           {"latency_ns", json{{"p50", row.latency.p50_ns},
                                               {"p99", row.latency.p99_ns}}}});
-      if (row.datagrams.any()) txns.back()["datagrams"] = engine::datagrams_to_json(row.datagrams);
+      add_interval_datagrams(row, txns.back());
     }
     out.push_back(json{{"start_unix_ns", sample.start_unix_ns},
                        {"t_s", std::chrono::duration<double>(sample.since_run_start).count()},
                        {"length_s", std::chrono::duration<double>(sample.length).count()},
                        {"step", sample.step},
                        {"transactions", std::move(txns)}});
+    if (sample.peers.asked > 0) {
+      out.back()["slaves_udp"] = json{{"asked", sample.peers.asked},
+                                      {"answered", sample.peers.answered},
+                                      {"missing", string_or_null(sample.peers.missing)}};
+    }
   }
   return out;
 }

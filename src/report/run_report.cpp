@@ -140,6 +140,22 @@ void summarize_interval(const std::vector<SlotName>& slot_names,
   sample.step_latency = summary_of(step_latency);
 }
 
+bool add_peer_datagrams(const std::vector<SlotName>& slot_names, std::size_t group, std::size_t txn,
+                        const engine::DatagramCounters& counts, IntervalSample& sample) {
+  // sample.txns holds the transaction slots in slot order (summarize_interval).
+  std::size_t row = 0;
+  for (const SlotName& name : slot_names) {
+    if (name.flowop || name.uncorrected) continue;
+    if (row >= sample.txns.size()) return false;
+    if (name.group == group && name.txn == txn) {
+      sample.txns[row].peer_datagrams.merge(counts);
+      return true;
+    }
+    ++row;
+  }
+  return false;
+}
+
 bool is_timed_step(const RunReport& report, std::size_t step) {
   return std::find(report.timed_steps.begin(), report.timed_steps.end(), step) !=
          report.timed_steps.end();

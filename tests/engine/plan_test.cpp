@@ -130,16 +130,17 @@ TEST(Compile, NoAcceptNoListener) {
   EXPECT_TRUE(compile_ok(p).accept_ports.empty());
 }
 
-TEST(Compile, IoBufferIsClampedBetween64KiBAnd4MiB) {
+TEST(Compile, IoBufferIsClampedBetween256KiBAnd4MiB) {
   auto buffer_for = [](std::vector<profile::Flowop> ops) {
     profile::Profile p;
     p.groups.push_back(group("a", 1, {txn(std::move(ops))}));
     return compile_ok(p).io_buffer_bytes;
   };
-  EXPECT_EQ(buffer_for({}), 64U * 1024);
-  EXPECT_EQ(buffer_for({write_op(1)}), 64U * 1024);
-  EXPECT_EQ(buffer_for({write_op(100000)}), 100000U);
-  EXPECT_EQ(buffer_for({write_op(1000), read_op(10, 200000)}), 200000U);  // random: the max
+  EXPECT_EQ(buffer_for({}), 256U * 1024);
+  EXPECT_EQ(buffer_for({write_op(1)}), 256U * 1024);
+  EXPECT_EQ(buffer_for({write_op(100000)}), 256U * 1024);
+  EXPECT_EQ(buffer_for({write_op(1000000)}), 1000000U);
+  EXPECT_EQ(buffer_for({write_op(1000), read_op(10, 2000000)}), 2000000U);  // random: the max
   EXPECT_EQ(buffer_for({write_op(std::uint64_t{3} << 30)}), 4U * 1024 * 1024);
   EXPECT_EQ(buffer_for({read_op(4U * 1024 * 1024, 4U * 1024 * 1024)}), 4U * 1024 * 1024);
 }

@@ -1,7 +1,8 @@
 // UDP loss counted at the receiver, against a known injected loss: inside a network namespace of
 // its own, nftables drops 5% of the UDP datagrams that arrive (`numgen random mod 100 < 5`), and
-// the receiving side's count must show 5% lost, within 1 percentage point. Needs root, `ip` and
-// `nft`: skipped with a message otherwise.
+// the receiving side's count must show 5% lost, within 1 percentage point, over the run and, as
+// the slave reports it to the master interval by interval, in each interval (within 3 points: an
+// interval holds ~2,000 datagrams). Needs root, `ip` and `nft`: skipped with a message otherwise.
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -32,6 +33,12 @@ std::string run(const std::vector<std::string>& args) {
 }
 
 TEST(UdpLoss, ReceiverCountsTheInjectedLossWithinOnePoint) {
+#ifdef VOLLEY_SANITIZED
+  // An instrumented receiver cannot keep up with 4000 datagrams/s on a loaded host (48% lost
+  // under ThreadSanitizer once): the loss measured would be its own, not the injected 5%. The
+  // normal build runs this test.
+  GTEST_SKIP() << "the sanitizers slow the receiver below the datagram rate; runs in the normal build";
+#endif
   std::string nft;
   for (const char* p : {"/usr/sbin/nft", "/sbin/nft", "/usr/bin/nft"}) {
     if (fs::exists(p)) nft = p;
@@ -65,7 +72,7 @@ TEST(UdpLoss, ReceiverCountsTheInjectedLossWithinOnePoint) {
                      "127.0.0.1", 20000, ns);
   const fs::path json_path = dir.path() / "result.json";
   Process master(netns_exec(ns, {VOLLEY_BINARY, "run", profile.string(), "-P", "20000", "--set",
-                          "h=127.0.0.1", "--json", json_path.string(), "-q"}));
+                                 "h=127.0.0.1", "-i", "0.5", "--json", json_path.string(), "-q"}));
   const ProcessResult r = master.wait(60s);
   slave.stop();
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
@@ -82,6 +89,26 @@ TEST(UdpLoss, ReceiverCountsTheInjectedLossWithinOnePoint) {
   // The receiver's own view (sequence gaps) agrees with the sender's count, within the tail.
   const auto gaps = got.at("lost").get<double>();
   EXPECT_NEAR(100.0 * gaps / n_sent, 5.0, 1.0);
+
+  // Per interval, the slave's side beside the master's: each interval with enough datagrams
+  // shows the injected loss, and the intervals' losses add up to the receiver's total.
+  std::int64_t lost_in_intervals = 0;
+  int full_intervals = 0;
+  for (const auto& interval : doc.at("intervals")) {
+    for (const auto& txn : interval.at("transactions")) {
+      if (!txn.contains("udp")) continue;
+      for (const auto& way : txn.at("udp")) {
+        ASSERT_EQ(way.at("way"), "m->s");
+        ASSERT_TRUE(way.contains("received")) << way.dump();
+        lost_in_intervals += way.at("lost").get<std::int64_t>();
+        if (way.at("received").get<double>() < 1000.0) continue;  // the ends: too few to judge
+        ++full_intervals;
+        EXPECT_NEAR(way.at("loss_pct").get<double>(), 5.0, 3.0) << interval.dump();
+      }
+    }
+  }
+  EXPECT_GE(full_intervals, 2);
+  EXPECT_EQ(lost_in_intervals, got.at("lost").get<std::int64_t>());
 }
 
 }  // namespace

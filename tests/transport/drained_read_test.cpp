@@ -18,6 +18,7 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -150,6 +151,68 @@ TEST(DrainedRead, CancelEndsAQueuedRead) {
     last = ec;
   }));
   EXPECT_EQ(last, asio::error::operation_aborted);
+}
+
+// TcpConnection::read_now: a reader that finds data reads it in place, without the event loop;
+// once a read was short (the socket drained) it makes no system call until epoll reports an edge,
+// and an edge that came meanwhile is not lost.
+TEST(ReadNow, ReadsInPlaceUntilAShortReadThenWaitsForTheEdgeWithoutASystemCall) {
+  Pair p;
+  std::array<char, 64> buf{};
+  p.send(100);
+  recv_would_block = 0;
+  IoResult full = p.ours->read_now(buf);
+  // Loopback delivers in the sender's system call: the bytes are there already.
+  EXPECT_EQ(full.bytes, 64U);
+  EXPECT_FALSE(full.ec);
+  const IoResult rest = p.ours->read_now(buf);  // short: drained
+  EXPECT_EQ(rest.bytes, 36U);
+  EXPECT_FALSE(rest.ec);
+  p.send(5);  // no epoll_wait has run since: read_now does not know of it
+  EXPECT_TRUE(p.ours->read_now(buf).would_block());
+  EXPECT_EQ(recv_would_block.load(), 0);  // no read was tried
+  std::size_t later = 0;
+  EXPECT_TRUE(p.run([&]() -> asio::awaitable<void> {
+    auto [ec, n] = co_await p.ours->read(buf);  // the edge of those 5 bytes ends it
+    later = n;
+  }));
+  EXPECT_EQ(later, 5U);
+  EXPECT_EQ(recv_would_block.load(), 0);
+}
+
+TEST(ReadNow, AnEdgeTheEventLoopSawLetsTheNextReadNowRead) {
+  Pair p;
+  std::array<char, 64> buf{};
+  p.send(10);
+  EXPECT_EQ(p.ours->read_now(buf).bytes, 10U);  // short: drained
+  p.send(20);
+  // (Work outstanding, as a worker with strands has: else poll() returns at once.)
+  auto busy = asio::make_work_guard(p.io);
+  p.io.poll();  // epoll_wait reports the edge: the reactor may read at once again
+  const IoResult again = p.ours->read_now(buf);
+  EXPECT_EQ(again.bytes, 20U);
+  p.peer.close();
+  p.io.poll();
+  EXPECT_EQ(p.ours->read_now(buf).ec, asio::error::eof);
+}
+
+TEST(ReadNow, NothingThereFailsOnceThenWaitsForTheEdge) {
+  Pair p;
+  std::array<char, 64> buf{};
+  recv_would_block = 0;
+  EXPECT_TRUE(p.ours->read_now(buf).would_block());  // tried: a new socket may have data
+  EXPECT_TRUE(p.ours->read_now(buf).would_block());  // not tried again
+  EXPECT_EQ(recv_would_block.load(), 1);
+  asio::steady_timer later(p.io);
+  std::size_t got = 0;
+  EXPECT_TRUE(p.run([&]() -> asio::awaitable<void> {
+    later.expires_after(20ms);
+    later.async_wait([&](const boost::system::error_code&) { p.send(7); });
+    auto [ec, n] = co_await p.ours->read(buf);
+    got = n;
+  }));
+  EXPECT_EQ(got, 7U);
+  EXPECT_EQ(recv_would_block.load(), 1);
 }
 
 /// Round trips of 64 bytes between two connections on one event loop, as a master and a slave

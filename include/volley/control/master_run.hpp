@@ -22,6 +22,8 @@
 
 namespace volley::control {
 
+struct IntervalPart;
+
 /// One slave to reach: the remotehost it serves (as written in the profile) and where its
 /// control port is.
 struct SlaveAddress {
@@ -101,6 +103,10 @@ class MasterRun {
 
  private:
   struct State;
+  /// A slave's interval_counts, added to its interval's sample.
+  void add_interval_part(std::size_t slave, const IntervalPart& part);
+  /// Hands the intervals whose slaves have all answered (or are gone) to on_interval, in order.
+  void show_intervals();
   boost::asio::io_context& context_;
   MasterSettings settings_;
   report::RunReport report_;

@@ -16,8 +16,9 @@
 namespace volley::control {
 
 /// 2: the end-of-step drain (written, drained). 3: the slave's hello may ask for a key (auth,
-/// auth_ok), and then every frame carries a MAC.
-inline constexpr std::uint32_t kProtocolVersion = 3;
+/// auth_ok), and then every frame carries a MAC. 4: the slaves' UDP counts per interval
+/// (interval, interval_counts: interval_wire.hpp).
+inline constexpr std::uint32_t kProtocolVersion = 4;
 inline constexpr std::string_view kMagic = "volley-control";
 
 /// What a master asks a slave to load: the profile as text, resolved the slave's way.

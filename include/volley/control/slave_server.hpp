@@ -98,6 +98,9 @@ class SlaveServer {
   /// A child's message or loss: relayed to the master once every child agrees (step_done,
   /// results), or at once (a problem, naming the child).
   boost::asio::awaitable<void> on_child(Session& s, std::size_t child, const nlohmann::json& m);
+  /// The master's `interval{n}`: the engine's datagram counts since the last one, answered with
+  /// `interval_counts{n, ...}` once the workers have handed them over (interval_wire.hpp).
+  boost::asio::awaitable<void> on_interval(Session& s, const nlohmann::json& m);
   /// The end of step `step`: drains to the master's `written`, then a LocalDrained event.
   void start_drain(Session& s, std::size_t step);
   /// Stops and joins the session's engine (joined off the control thread) and drops the run.

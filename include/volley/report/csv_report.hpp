@@ -3,7 +3,8 @@
 /// The interval time series as CSV (one header row, then one row per interval per transaction,
 /// see interval_rows.hpp for which transactions get a row). Columns (docs/results.md):
 /// start_unix_ns,t_s,length_s,step,group,transaction,transactions,transactions_per_s,ops,
-/// ops_per_s,bytes,bits_per_s,errors,p50_ns,p99_ns
+/// ops_per_s,bytes,bits_per_s,errors,p50_ns,p99_ns, then the master's UDP counters (udp_*) and
+/// the slaves' (slave_udp_*, empty when their counts for the interval are missing)
 
 #include <iosfwd>
 #include <string>
@@ -17,7 +18,8 @@ namespace volley::report {
 inline constexpr std::string_view kIntervalCsvHeader =
     "start_unix_ns,t_s,length_s,step,group,transaction,transactions,transactions_per_s,ops,"
     "ops_per_s,bytes,bits_per_s,errors,p50_ns,p99_ns,udp_sent,udp_received,udp_lost,udp_late,"
-    "udp_duplicates,udp_timeouts,udp_jitter_ns";
+    "udp_duplicates,udp_timeouts,udp_jitter_ns,slave_udp_sent,slave_udp_received,slave_udp_lost,"
+    "slave_udp_late,slave_udp_duplicates,slave_udp_timeouts,slave_udp_jitter_ns";
 
 /// RFC 4180 field: quoted (with inner quotes doubled) when it holds a comma, a quote, a line
 /// break or leading/trailing blanks; unchanged otherwise.

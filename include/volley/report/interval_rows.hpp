@@ -5,6 +5,7 @@
 /// its operations, bytes, errors and expired from its flowop slots.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,10 @@ struct IntervalTxnRow {
   std::uint64_t errors = 0;        ///< Errors of every kind.
   std::uint64_t expired = 0;
   engine::DatagramCounters datagrams;  ///< UDP, the master's side (IntervalTxnCounters).
+  /// UDP, the slaves' side added up (IntervalTxnCounters::peer_datagrams); meaningful only when
+  /// `peers.complete()`.
+  engine::DatagramCounters peer_datagrams;
+  IntervalPeers peers;     ///< The sample's: whether the slaves' side is whole.
   double seconds = 0;      ///< The interval's length.
   LatencySummary latency;  ///< Per iteration, ns.
 
@@ -32,6 +37,30 @@ struct IntervalTxnRow {
     return seconds > 0 ? static_cast<double>(n) / seconds : 0;
   }
 };
+
+/// One direction of a transaction's datagrams over one interval: what the sending side sent,
+/// beside what the receiving side counted. A count the master lacks (a slave's, when its
+/// interval counts are missing) is nullopt, never 0.
+struct DatagramWay {
+  bool master_sends = true;            ///< "m->s"; else "s->m"
+  std::optional<std::uint64_t> sent;   ///< by the sending side, in the interval
+  /// The receiving side's counters in the interval (its `sent` is the other direction's).
+  std::optional<engine::DatagramCounters> receiver;
+  std::string missing;  ///< why the slaves' side is not known, when it is not
+
+  [[nodiscard]] std::string_view way() const { return master_sends ? "m->s" : "s->m"; }
+};
+
+/// An interval's loss as the receiver sees it: the gaps it found in the interval minus the late
+/// datagrams that filled earlier gaps in it. Negative when more gaps of earlier intervals were
+/// filled than new ones opened; the intervals' losses add up to the receiver's loss over the run.
+[[nodiscard]] std::int64_t interval_lost(const engine::DatagramCounters& receiver);
+/// That loss against the sequence numbers the receiver accounted for in the interval (received +
+/// lost), in percent; 0 when it accounted for none.
+[[nodiscard]] double interval_loss_pct(const engine::DatagramCounters& receiver);
+
+/// The directions in which `row` moved datagrams (or timed out waiting for one), m->s first.
+[[nodiscard]] std::vector<DatagramWay> datagram_ways(const IntervalTxnRow& row);
 
 /// The rows of `sample`, in slot order: every transaction slot that had any activity (an
 /// iteration, operation, byte, error or expiry) or whose transaction is the step running at the

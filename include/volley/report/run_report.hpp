@@ -55,6 +55,18 @@ struct IntervalTxnCounters {
   /// UDP, the master's side: datagrams it sent, and what arrived at it (received, gaps, late,
   /// duplicates, timed-out reads; jitter the largest of its flowops').
   engine::DatagramCounters datagrams;
+  /// UDP, the slaves' side over the same interval (their `interval_counts`, added up): what they
+  /// sent, and what arrived at them. Whole only when the sample's `peers.complete()`.
+  engine::DatagramCounters peer_datagrams;
+};
+
+/// Whose UDP counts an interval holds besides the master's. Only runs with a UDP flowop ask the
+/// slaves; `asked` is 0 otherwise.
+struct IntervalPeers {
+  std::size_t asked = 0;     ///< slaves asked for their counts of this interval
+  std::size_t answered = 0;  ///< ... that answered with counts
+  std::string missing;       ///< why some did not ("slave h: ..."); empty when all did
+  [[nodiscard]] bool complete() const { return asked > 0 && answered == asked && missing.empty(); }
 };
 
 /// One interval of the master's time series, gathered during [start, start + length). It keeps
@@ -69,6 +81,7 @@ struct IntervalSample {
   std::vector<IntervalTxnCounters> txns;
   /// The iteration latency of every transaction of `step` merged (the live line's p50/p99).
   LatencySummary step_latency;
+  IntervalPeers peers;
 };
 
 /// Where each stat slot belongs, so interval rows can name their transaction.
@@ -161,6 +174,11 @@ Totals all_totals(const engine::RunResult& result, Traffic traffic = Traffic::kA
 /// keeps. `step` is the step running at the end of the interval.
 void summarize_interval(const std::vector<SlotName>& slot_names,
                         const std::vector<engine::SlotStats>& slots, IntervalSample& sample);
+/// Adds one slave's datagram counters of transaction (group, txn) over an interval to the
+/// sample's row of that transaction (`peer_datagrams`); false when the master has no such
+/// transaction.
+bool add_peer_datagrams(const std::vector<SlotName>& slot_names, std::size_t group, std::size_t txn,
+                        const engine::DatagramCounters& counts, IntervalSample& sample);
 /// Whether barrier step `step` is one of `report.timed_steps`.
 [[nodiscard]] bool is_timed_step(const RunReport& report, std::size_t step);
 

@@ -15,12 +15,17 @@
 // implementation): pinned to Boost 1.81's epoll reactor by the static_assert below, and covered by
 // the engine's StrandIo and integration tests and by bench/callgrind_per_transaction.sh -x strace.
 // Thread: the socket's io_context's.
+#include <sys/socket.h>
+
 #include <cstddef>
+#include <cstdint>
+#include <type_traits>
 #include <utility>
 
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/detail/handler_alloc_helpers.hpp>
+#include <boost/asio/detail/conditionally_enabled_mutex.hpp>
 #include <boost/asio/detail/handler_work.hpp>
 #include <boost/asio/detail/reactor.hpp>
 #include <boost/asio/detail/reactor_op.hpp>
@@ -32,12 +37,44 @@ static_assert(BOOST_VERSION / 100 == 1081,
               "drained_read.hpp uses Asio 1.81 internals: check reactive_socket_recv_op.hpp and "
               "epoll_reactor::start_op of this Boost before changing the version");
 
+static_assert(std::is_same_v<boost::asio::detail::reactor, boost::asio::detail::epoll_reactor>,
+              "drained_read.hpp knows Asio's epoll reactor only");
+
 namespace volley::transport {
 
 namespace drained_detail {
 
 namespace ad = boost::asio::detail;
 using Socket = boost::asio::ip::tcp::socket;
+using State = ad::epoll_reactor::descriptor_state;
+
+/// The reactor's per-descriptor fields read_now() needs, which descriptor_state keeps private:
+/// named through an explicit instantiation (where C++ does not check access), which defines a
+/// friend function returning the pointer to member.
+template <class Tag, typename Tag::type Member>
+struct Grant {
+  friend constexpr typename Tag::type member(Tag) { return Member; }
+};
+struct MutexOf {
+  using type = ad::conditionally_enabled_mutex State::*;
+  friend constexpr type member(MutexOf);
+};
+struct EventsOf {
+  using type = std::uint32_t State::*;
+  friend constexpr type member(EventsOf);
+};
+struct QueuesOf {
+  using type = ad::op_queue<ad::reactor_op> (State::*)[ad::epoll_reactor::max_ops];
+  friend constexpr type member(QueuesOf);
+};
+struct SpeculativeOf {
+  using type = bool (State::*)[ad::epoll_reactor::max_ops];
+  friend constexpr type member(SpeculativeOf);
+};
+template struct Grant<MutexOf, &State::mutex_>;
+template struct Grant<EventsOf, &State::registered_events_>;
+template struct Grant<QueuesOf, &State::op_queue_>;
+template struct Grant<SpeculativeOf, &State::try_speculative_>;
 
 /// The socket's reactor-side state (descriptor, flags, per-descriptor data), which basic_socket
 /// keeps protected: reached through a pointer to member named in a derived class, which C++
@@ -108,6 +145,45 @@ class RecvOp : public RecvOpBase {
 };
 
 }  // namespace drained_detail
+
+/// What read_now() did: `ec` would_block when it made no read or the read found nothing (the
+/// reactor then knows the socket drained, and a read queued next waits for epoll's edge).
+struct ReadNow {
+  boost::system::error_code ec;
+  std::size_t bytes = 0;
+};
+
+/// One recv into `buffer` now, in the caller's thread, without a trip through the event loop,
+/// unless the reactor knows the socket drained (then nothing is read, and no EAGAIN is spent). A
+/// read that returns less than asked (or nothing) tells the reactor the socket is drained, as
+/// async_read_drained's does; a full one leaves it "try at once". The recv and the flag are under
+/// the descriptor's mutex, as in the reactor's own speculative read, so an edge epoll reports
+/// meanwhile (which sets the flag) is not lost. Not while an async read is queued on the socket.
+inline ReadNow read_now(drained_detail::Socket& socket, boost::asio::mutable_buffer buffer) {
+  namespace ad = boost::asio::detail;
+  auto& impl = drained_detail::SocketAccess::implementation(socket);
+  ReadNow r;
+  drained_detail::State* state = impl.reactor_data_;
+  if (state == nullptr || buffer.size() == 0) {  // not open, or nothing asked
+    r.ec = boost::asio::error::would_block;
+    return r;
+  }
+  ad::conditionally_enabled_mutex::scoped_lock lock(state->*member(drained_detail::MutexOf{}));
+  bool& speculative = (state->*member(drained_detail::SpeculativeOf{}))[ad::reactor::read_op];
+  if (!speculative ||
+      !(state->*member(drained_detail::QueuesOf{}))[ad::reactor::read_op].empty()) {
+    r.ec = boost::asio::error::would_block;
+    return r;
+  }
+  const bool done = ad::socket_ops::non_blocking_recv1(impl.socket_, buffer.data(), buffer.size(),
+                                                       MSG_DONTWAIT, true, r.ec, r.bytes);
+  if (!done) r.ec = boost::asio::error::would_block;
+  if ((!done || r.ec || r.bytes < buffer.size()) &&
+      state->*member(drained_detail::EventsOf{}) != 0) {
+    speculative = false;  // drained: the next read waits for the edge (see async_read_drained)
+  }
+  return r;
+}
 
 /// async_read_some on `socket` into `buffer` that leaves the reactor knowing when the socket is
 /// drained. `reactor` is the socket's context's reactor (looked up once per connection).

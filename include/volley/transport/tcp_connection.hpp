@@ -52,6 +52,13 @@ class TcpConnection {
     return async_read_drained(socket_, *reactor_, boost::asio::buffer(into.data(), into.size()),
                               kWaitToken);
   }
+  /// A read now, without the event loop, unless the socket is known drained (then would_block
+  /// without a system call): a reader that finds data keeps reading in place (see read_now in
+  /// drained_read.hpp); a short read marks the socket drained for the next read().
+  IoResult read_now(std::span<char> into) {
+    const ReadNow r = transport::read_now(socket_, boost::asio::buffer(into.data(), into.size()));
+    return IoResult{r.bytes, r.ec};
+  }
   IoResult try_write(std::span<const char> from) {
     IoResult r;
     r.bytes = socket_.write_some(boost::asio::buffer(from.data(), from.size()), r.ec);

@@ -1,0 +1,57 @@
+#pragma once
+// The receiving side's UDP counts per interval on the wire (docs/control-protocol.md,
+// "Intervals"). At each interval the master asks every slave for its share (`interval{n}`), and
+// the slave answers with what its engine counted since its previous answer, per transaction
+// (`interval_counts{n, udp}`), so the master can show what arrived at the slaves beside what it
+// sent, interval by interval. Only datagram counters travel: the master has everything else.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "volley/engine/plan.hpp"
+#include "volley/engine/slot_stats.hpp"
+
+namespace volley::control {
+
+/// At most this many transactions in one `interval_counts`: 10 000 entries of at most 170 bytes
+/// of JSON each stay under 2 MB, far below any frame limit. A slave with more UDP transactions
+/// active in one interval says so instead (`missing`).
+inline constexpr std::size_t kMaxIntervalEntries = 10'000;
+
+/// One transaction's datagram counters over one interval, on one side.
+struct TxnDatagrams {
+  std::uint32_t group = 0;
+  std::uint32_t txn = 0;
+  engine::DatagramCounters counts;
+  friend bool operator==(const TxnDatagrams&, const TxnDatagrams&) = default;
+};
+
+/// A slave's answer for interval `interval`: its counters, or why it has none (`missing`).
+struct IntervalPart {
+  std::uint64_t interval = 0;
+  std::vector<TxnDatagrams> txns;  ///< only transactions that sent or received a datagram
+  std::string missing;
+};
+
+/// The master's request: `interval{n}`.
+nlohmann::json interval_request(std::uint64_t interval);
+/// The interval number of a request; nullopt when malformed.
+std::optional<std::uint64_t> interval_requested(const nlohmann::json& message);
+
+/// The datagram counters of `slots` (one take of the engine's interval, indexed like
+/// `plan.slots`) added up per transaction, without the transactions that moved no datagram.
+std::vector<TxnDatagrams> txn_datagrams(const engine::Plan& plan,
+                                        const std::vector<engine::SlotStats>& slots);
+
+/// `interval_counts{interval, udp: [[group, txn, sent, received, gaps, late, duplicates,
+/// timeouts, jitter_ns], ...]}`; beyond kMaxIntervalEntries, `missing` says so instead.
+nlohmann::json interval_counts_message(std::uint64_t interval, const std::vector<TxnDatagrams>& txns);
+/// `interval_counts{interval, udp: [], missing: why}`: this slave cannot count this interval.
+nlohmann::json interval_missing_message(std::uint64_t interval, std::string why);
+/// The part an `interval_counts` carries; nullopt when it is malformed.
+std::optional<IntervalPart> interval_part_from_json(const nlohmann::json& message);
+
+}  // namespace volley::control

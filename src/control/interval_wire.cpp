@@ -1,0 +1,93 @@
+#include "volley/control/interval_wire.hpp"
+
+#include <map>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "json_number.hpp"
+#include "volley/control/message.hpp"
+
+namespace volley::control {
+
+using nlohmann::json;
+
+json interval_request(std::uint64_t interval) {
+  return message("interval", {{"interval", interval}});
+}
+
+std::optional<std::uint64_t> interval_requested(const json& message) {
+  return uint_field(message, "interval");
+}
+
+std::vector<TxnDatagrams> txn_datagrams(const engine::Plan& plan,
+                                        const std::vector<engine::SlotStats>& slots) {
+  std::map<std::pair<std::size_t, std::size_t>, engine::DatagramCounters> by_txn;
+  const std::size_t n = std::min(plan.slots.size(), slots.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    const engine::SlotInfo& info = plan.slots[i];
+    const engine::DatagramCounters& d = slots[i].counters.datagrams;
+    if (!info.flowop || info.uncorrected || !d.any()) continue;
+    by_txn[{info.group, info.txn}].merge(d);
+  }
+  std::vector<TxnDatagrams> out;
+  out.reserve(by_txn.size());
+  for (const auto& [key, counts] : by_txn) {
+    out.push_back({static_cast<std::uint32_t>(key.first), static_cast<std::uint32_t>(key.second),
+                   counts});
+  }
+  return out;
+}
+
+json interval_counts_message(std::uint64_t interval, const std::vector<TxnDatagrams>& txns) {
+  if (txns.size() > kMaxIntervalEntries) {
+    return interval_missing_message(
+        interval, fmt::format("{} UDP transactions were active in the interval; at most {} are "
+                              "reported per interval",
+                              txns.size(), kMaxIntervalEntries));
+  }
+  json list = json::array();
+  for (const TxnDatagrams& t : txns) {
+    const engine::DatagramCounters& d = t.counts;
+    list.push_back(json::array({t.group, t.txn, d.sent, d.received, d.lost, d.late, d.duplicates,
+                                d.timeouts, d.jitter_ns}));
+  }
+  return message("interval_counts", {{"interval", interval}, {"udp", std::move(list)}});
+}
+
+json interval_missing_message(std::uint64_t interval, std::string why) {
+  return message("interval_counts",
+                 {{"interval", interval}, {"udp", json::array()}, {"missing", std::move(why)}});
+}
+
+std::optional<IntervalPart> interval_part_from_json(const json& message) {
+  const auto interval = uint_field(message, "interval");
+  if (!interval || !message.contains("udp") || !message.at("udp").is_array()) return std::nullopt;
+  IntervalPart part;
+  part.interval = *interval;
+  part.missing = text_field(message, "missing");
+  const json& list = message.at("udp");
+  if (list.size() > kMaxIntervalEntries) return std::nullopt;
+  try {
+    for (const json& e : list) {
+      if (!e.is_array() || e.size() != 9) return std::nullopt;
+      TxnDatagrams t;
+      t.group = static_cast<std::uint32_t>(detail::checked_uint(e[0], UINT32_MAX));
+      t.txn = static_cast<std::uint32_t>(detail::checked_uint(e[1], UINT32_MAX));
+      engine::DatagramCounters& d = t.counts;
+      d.sent = detail::checked_uint(e[2]);
+      d.received = detail::checked_uint(e[3]);
+      d.lost = detail::checked_uint(e[4]);
+      d.late = detail::checked_uint(e[5]);
+      d.duplicates = detail::checked_uint(e[6]);
+      d.timeouts = detail::checked_uint(e[7]);
+      d.jitter_ns = detail::checked_uint(e[8]);
+      part.txns.push_back(t);
+    }
+  } catch (const json::exception&) {
+    return std::nullopt;
+  }
+  return part;
+}
+
+}  // namespace volley::control
