@@ -13,6 +13,8 @@
 # log (throttled: one line a second) names the late header.
 # Exit status: 0 when no run lost a connection, 1 otherwise.
 set -u
+# shellcheck source=../bench/lib.sh
+source "$(dirname "$0")/../bench/lib.sh"  # start_slave, stop_pid
 build=${1:-build}
 runs=${2:-3}
 conns=${3:-2000}
@@ -34,20 +36,12 @@ cat >"$work/storm.xml" <<'XML'
 XML
 bad=0
 for i in $(seq 1 "$runs"); do
-  # A random port; another on a busy machine may hold it: then the serve exits, try another.
-  while :; do
-    port=$((20000 + RANDOM % 20000))
-    "$volley" serve --listen "127.0.0.1:$port" --processes 1 --header-timeout "$header_timeout" \
-      >"$work/serve-$i.txt" 2>&1 &
-    serve=$!
-    for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.05; done
-    kill -0 "$serve" 2>/dev/null && break
-  done
+  start_slave "$volley" --processes 1 --header-timeout "$header_timeout" >"$work/serve-$i.txt" 2>&1 ||
+    { echo "volley serve did not start" >&2; exit 2; }
   status=0
-  timeout 300 "$volley" run "$work/storm.xml" -P "$port" --set "t=$conns" --processes 1 \
+  timeout 300 "$volley" run "$work/storm.xml" -P "$slave_port" --set "t=$conns" --processes 1 \
     --workers 1 -q --json "$work/run-$i.json" >"$work/run-$i.txt" 2>&1 || status=$?
-  kill "$serve"
-  wait "$serve" 2>/dev/null
+  stop_pid "$slave_pid"
   # What each side counted (the slave's log names the cause: "no header within").
   late=$(grep -c "closed: no header within" "$work/serve-$i.txt")
   python3 - "$work/run-$i.json" "$i" "$status" "$late" <<'PY'
