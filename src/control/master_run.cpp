@@ -878,7 +878,14 @@ awaitable<void> MasterRun::run() {
         }
         for (std::size_t i = 0; i < st.slaves.size(); ++i) {
           json end_step = message("end_step", {{"step", step}, {"drain_ms", drain_for.count()}});
-          end_step["connected"] = port_counts_to_json(counts_for_host(connected, st.slaves[i].address.host));
+          const PortCounts mine = counts_for_host(connected, st.slaves[i].address.host);
+          if (tracing) {
+            std::uint64_t total = 0;
+            for (const auto& [port, n] : mine) total += n;
+            trace(fmt::format("step {}: slave {} has {} TCP data connections from the master in all",
+                              step, i, total));
+          }
+          end_step["connected"] = port_counts_to_json(mine);
           co_await send_to(i, std::move(end_step));
         }
       }
