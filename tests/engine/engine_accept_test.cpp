@@ -176,7 +176,7 @@ TEST(AcceptOnWorkers, AConnectionLateAfterTheMastersStepEndIsStillAccepted) {
   // ACK, the master counts the connection and ends its step, and the connection reaches the
   // slave's listener a second or more later (a retransmission). The slave's quiescence cut (30 ms
   // of quiet) came first and the strand waiting for it failed: 45,312 of 50,000 accepted. Here a
-  // connection comes 300 ms after end_txn().
+  // connection comes 300 ms after end_txn(), which knows the master's count.
   const Plan plan = plan_of(true, std::nullopt, 1, 1);
   std::promise<void> done;
   EngineConfig a;
@@ -199,7 +199,7 @@ TEST(AcceptOnWorkers, AConnectionLateAfterTheMastersStepEndIsStillAccepted) {
     sockets.push_back(std::move(socket));
   };
   for (std::uint32_t s = 0; s + 1 < kStrands; ++s) connect(s);
-  slave.end_txn(0);  // the master's step is over: it counted every connection
+  slave.end_txn(0, 30ms, kStrands);  // the master's step is over: it counted every connection
   control.run_for(300ms);
   connect(kStrands - 1);  // the late one
   auto finished = done.get_future();
