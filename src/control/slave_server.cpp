@@ -797,7 +797,8 @@ asio::awaitable<bool> SlaveServer::report_missing_connections(Session& s, std::s
   const std::string why = fmt::format(
       "step {}: the master established {} TCP data connection{} to this slave{} since the run "
       "began, but only {} reached its listeners (the rest were still missing after {} s of "
-      "quiet: a full accept queue dropped their handshakes, or something on the path drops them)",
+      "quiet: a full accept queue dropped their handshakes, the slave closed them for a late or "
+      "wrong header (its log says), or something on the path drops them)",
       step, run.master_connected, run.master_connected == 1 ? "" : "s",
       run.process_name == "slave" ? "" : fmt::format(" ({})", run.process_name), accepted,
       engine::kAcceptQuiet.count());
