@@ -17,6 +17,8 @@
 // io_context's own (handler_work::complete with nothing to track): this operation is only for a
 // coroutine running on the socket's own io_context, on its one thread, which the strands are
 // (co_spawned on their worker's context); the static_assert below keeps any other handler out.
+// Asio's awaitable_async_op_handler is a detail of Boost 1.81's awaitable (impl/awaitable.hpp):
+// pinned, with the rest, by drained_read.hpp's static_assert on the Boost version.
 // Thread: the socket's io_context's.
 #include <cstddef>
 #include <type_traits>
