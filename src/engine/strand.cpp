@@ -214,7 +214,7 @@ bool Strand::account_op(const TxnPlan& txn, const OpPlan& op, OpOutcome& out,
     case OpOutcome::Status::kFailed:
       ++stats.counters.errors[static_cast<std::size_t>(out.error)];
       ++worker_.slot(txn.slot).counters.errors[static_cast<std::size_t>(out.error)];
-      worker_.note_error(where(op), std::move(out.message));
+      worker_.note_error(where(op), out.message.take());
       if (!op.common.canfail) {
         failed_ = true;
         return false;
