@@ -48,8 +48,8 @@ template <class Executor>
 struct IsCoroutineHandler<ad::awaitable_async_op_handler<void(ReadResult), Executor>>
     : std::true_type {};
 
-/// drained_read.hpp's receive operation (a short read is "done and exhausted"), completing by
-/// calling the coroutine's handler in place.
+/// drained_read.hpp's receive operation (a read that left nothing is "done and exhausted"),
+/// completing by calling the coroutine's handler in place.
 template <class Handler>
 class ResumingRecvOp : public drained_detail::RecvOpBase {
  public:
@@ -58,9 +58,8 @@ class ResumingRecvOp : public drained_detail::RecvOpBase {
                 "own io_context (co_await ResumingRead)");
   BOOST_ASIO_DEFINE_HANDLER_PTR(ResumingRecvOp);
 
-  ResumingRecvOp(ad::socket_type socket, ad::socket_ops::state_type state,
-                 boost::asio::mutable_buffer buffer, Handler& handler)
-      : RecvOpBase(socket, state, buffer, &ResumingRecvOp::do_complete),
+  ResumingRecvOp(ad::socket_type socket, boost::asio::mutable_buffer buffer, Handler& handler)
+      : RecvOpBase(socket, buffer, &ResumingRecvOp::do_complete),
         handler_(std::move(handler)) {}
 
   static void do_complete(void* owner, ad::operation* base, const boost::system::error_code&,
@@ -105,7 +104,7 @@ struct ResumingRead {
           using Op = resuming_detail::ResumingRecvOp<decltype(handler)>;
           auto& impl = drained_detail::SocketAccess::implementation(socket);
           typename Op::ptr p = {ad::addressof(handler), Op::ptr::allocate(handler), nullptr};
-          p.p = new (p.v) Op(impl.socket_, impl.state_, buffer, handler);
+          p.p = new (p.v) Op(impl.socket_, buffer, handler);
           if (buffer.size() != 0 &&
               ((impl.state_ & ad::socket_ops::non_blocking) != 0 ||
                ad::socket_ops::set_internal_non_blocking(impl.socket_, impl.state_, true,
