@@ -1,9 +1,14 @@
 #include "option_table.hpp"
 
+#include <arpa/inet.h>
+#include <sys/socket.h>
+
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstdint>
 
 #include "suggest.hpp"
 #include "volley/core/host_port.hpp"
@@ -203,6 +208,71 @@ void apply_cc(const LocatedText& v, FlowopDraft& d, ParseContext&) {
   d.connection.congestion_control = v.text;
 }
 
+/// The most addresses one srcaddr= range may name: enough for millions of connections.
+constexpr std::uint64_t kMostSourceAddresses = 4096;
+
+void apply_srcaddr(const LocatedText& v, FlowopDraft& d, ParseContext& ctx) {
+  const std::string_view text = v.text;
+  const std::size_t dash = text.find('-');
+  const std::string first(text.substr(0, dash));
+  const std::string last(dash == std::string_view::npos ? first : text.substr(dash + 1));
+  std::array<unsigned char, 16> a{};
+  std::array<unsigned char, 16> b{};
+  const auto parse = [](const std::string& s, std::array<unsigned char, 16>& out) -> int {
+    if (::inet_pton(AF_INET, s.c_str(), out.data()) == 1) return AF_INET;
+    if (::inet_pton(AF_INET6, s.c_str(), out.data()) == 1) return AF_INET6;
+    return 0;
+  };
+  const int fa = parse(first, a);
+  const int fb = parse(last, b);
+  if (fa == 0 || fb == 0) {
+    ctx.error(where(v), fmt::format("option 'srcaddr': '{}' is not an address, nor a range "
+                                    "FIRST-LAST of addresses (e.g. 198.18.0.1-198.18.0.8)",
+                                    fa == 0 ? first : last));
+    return;
+  }
+  if (fa != fb) {
+    ctx.error(where(v), fmt::format("option 'srcaddr': '{}' and '{}' are not of one family "
+                                    "(IPv4 or IPv6)", first, last));
+    return;
+  }
+  const std::size_t width = fa == AF_INET ? 4 : 16;
+  // The range's size from the last 8 bytes (the bytes before them must be equal).
+  const std::size_t head = width > 8 ? width - 8 : 0;
+  if (!std::equal(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(head), b.begin())) {
+    ctx.error(where(v), fmt::format("option 'srcaddr': {}-{} names more than {} addresses",
+                                    first, last, kMostSourceAddresses));
+    return;
+  }
+  const auto tail = [&](const std::array<unsigned char, 16>& x) {
+    std::uint64_t n = 0;
+    for (std::size_t i = head; i < width; ++i) n = (n << 8) | x[i];
+    return n;
+  };
+  const std::uint64_t lo = tail(a);
+  const std::uint64_t hi = tail(b);
+  if (hi < lo) {
+    ctx.error(where(v), fmt::format("option 'srcaddr': the range {}-{} runs backwards: write "
+                                    "the lower address first", first, last));
+    return;
+  }
+  if (hi - lo >= kMostSourceAddresses) {
+    ctx.error(where(v), fmt::format("option 'srcaddr': {}-{} names {} addresses; the most is {}",
+                                    first, last, hi - lo + 1, kMostSourceAddresses));
+    return;
+  }
+  d.connection.source_addresses.clear();
+  for (std::uint64_t n = lo; n <= hi; ++n) {
+    std::array<unsigned char, 16> x = a;
+    for (std::size_t i = width, k = 0; i > head; --i, ++k) {
+      x[i - 1] = static_cast<unsigned char>((n >> (8 * k)) & 0xff);
+    }
+    std::array<char, INET6_ADDRSTRLEN> out{};
+    ::inet_ntop(fa, x.data(), out.data(), static_cast<socklen_t>(out.size()));
+    d.connection.source_addresses.emplace_back(out.data());
+  }
+}
+
 void apply_dir(const LocatedText& v, FlowopDraft& d, ParseContext&) { d.dir = v.text; }
 void apply_file(const LocatedText& v, FlowopDraft& d, ParseContext&) { d.file = v.text; }
 
@@ -210,7 +280,7 @@ void apply_nfiles(const LocatedText& v, FlowopDraft& d, ParseContext& ctx) {
   if (auto n = positive_count(v, "nfiles", ctx)) d.nfiles = *n;
 }
 
-constexpr std::array<OptionSpec, 19> kOptions{{
+constexpr std::array<OptionSpec, 20> kOptions{{
     {"remotehost", true, kConnection, apply_remotehost},
     {"protocol", true, kConnection, apply_protocol},
     {"port", true, kConnection, apply_port},
@@ -226,6 +296,7 @@ constexpr std::array<OptionSpec, 19> kOptions{{
     {"wndsz", true, kConnection, apply_wndsz},
     {"tcp_nodelay", false, kConnection, apply_tcp_nodelay},
     {"cc", true, kConnection, apply_cc},
+    {"srcaddr", true, bit(FlowopKind::kConnect), apply_srcaddr},
     {"dir", true, kSendfiles, apply_dir},
     {"file", true, bit(FlowopKind::kSendfile), apply_file},
     {"nfiles", true, bit(FlowopKind::kSendfilev), apply_nfiles},

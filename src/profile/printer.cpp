@@ -24,6 +24,10 @@ std::string connection_text(const ConnectionOptions& c) {
   if (c.window_bytes) out += fmt::format(" wndsz={}", format_bytes(*c.window_bytes));
   if (c.tcp_nodelay) out += " tcp_nodelay";
   if (!c.congestion_control.empty()) out += fmt::format(" cc={}", c.congestion_control);
+  if (c.source_addresses.size() == 1) out += fmt::format(" srcaddr={}", c.source_addresses[0]);
+  if (c.source_addresses.size() > 1) {
+    out += fmt::format(" srcaddr={}-{}", c.source_addresses.front(), c.source_addresses.back());
+  }
   return out;
 }
 

@@ -114,6 +114,41 @@ TEST(Parser, ConnectionOptions) {
   EXPECT_EQ(ops[1].type, "accept");
 }
 
+TEST(Parser, SourceAddressesAreOneAddressOrARange) {
+  const auto sources = [](const std::string& value) {
+    const Profile p = parse_ok(
+        "<profile><group><transaction><flowop type=\"connect\" options=\"remotehost=h "
+        "protocol=tcp srcaddr=" + value + "\"/></transaction></group></profile>");
+    return std::get<ConnectOp>(p.groups.at(0).transactions.at(0).flowops.at(0).spec)
+        .connection.source_addresses;
+  };
+  EXPECT_EQ(sources("198.18.0.7"), (std::vector<std::string>{"198.18.0.7"}));
+  EXPECT_EQ(sources("127.0.0.254-127.0.1.1"),
+            (std::vector<std::string>{"127.0.0.254", "127.0.0.255", "127.0.1.0", "127.0.1.1"}));
+  EXPECT_EQ(sources("2001:db8::fe-2001:db8::101"),
+            (std::vector<std::string>{"2001:db8::fe", "2001:db8::ff", "2001:db8::100",
+                                      "2001:db8::101"}));
+}
+
+TEST(Parser, BadSourceAddressesAreLocatedErrors) {
+  const auto errors = [](const std::string& options) {
+    return diagnostics_of("<profile><group><transaction>\n<flowop type=\"connect\" options=\"" +
+                          options + "\"/></transaction></group></profile>");
+  };
+  const auto expect_error = [&](const std::string& options, const std::string& says) {
+    const std::string text = errors(options);
+    EXPECT_NE(text.find("test.xml:2:"), std::string::npos) << text;
+    EXPECT_NE(text.find("error:"), std::string::npos) << text;
+    EXPECT_NE(text.find(says), std::string::npos) << options << " -> " << text;
+  };
+  expect_error("remotehost=h protocol=tcp srcaddr=host.example", "is not an address");
+  expect_error("remotehost=h protocol=tcp srcaddr=10.0.0.9-10.0.0.1", "runs backwards");
+  expect_error("remotehost=h protocol=tcp srcaddr=10.0.0.1-::1", "not of one family");
+  expect_error("remotehost=h protocol=tcp srcaddr=10.0.0.0-10.0.255.255", "the most is 4096");
+  expect_error("remotehost=h protocol=tcp srcaddr=2001:db8::1-2001:db9::1", "more than 4096");
+  expect_error("remotehost=h protocol=udp srcaddr=10.0.0.1", "for protocol=tcp only");
+}
+
 TEST(Parser, ReadWriteOptions) {
   const Profile p =
       parse_ok(with_body("<flowop type=\"send\" options=\"size=rand(64,1k) rsize=512 count=4\"/>"
