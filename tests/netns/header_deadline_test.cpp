@@ -27,29 +27,12 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-std::string run(const std::vector<std::string>& args) {
-  Process p(args);
-  const ProcessResult r = p.wait(20s);
-  if (r.exit_code == 0) return {};
-  return fmt::format("{} failed ({}): {}", args.front(), r.exit_code, r.err);
-}
-
-std::string nft_binary() {
-  for (const char* p : {"/usr/sbin/nft", "/sbin/nft", "/usr/bin/nft"}) {
-    if (fs::exists(p)) return p;
-  }
-  return {};
-}
-
-constexpr auto kDropData = "tcp flags & psh == psh drop";
-
 /// A namespace whose data connections carry no data, a slave in it with a 100 ms header
 /// deadline, and a master running `txns` (the steps after a connect) against it.
 class HeaderDeadline : public ::testing::Test {
  protected:
   void SetUp() override {
-    nft_ = nft_binary();
-    if (!netns_unavailable().empty() || nft_.empty()) {
+    if (!netns_unavailable().empty() || nft_binary().empty()) {
       GTEST_SKIP() << "needs root, ip and nft (nftables) to hold back a connection header";
     }
     if (auto e = namespaces_.create({{"-n", ns(), "link", "set", "lo", "up"}}); !e.empty()) {
@@ -57,16 +40,15 @@ class HeaderDeadline : public ::testing::Test {
     }
     ASSERT_EQ(nft({"add", "table", "inet", "t"}), "");
     ASSERT_EQ(nft({"add chain inet t out { type filter hook output priority 0; }"}), "");
-    for (const char* rule : {"tcp dport 20000 accept", "tcp sport 20000 accept", kDropData}) {
+    // The control connection passes; every other segment with data is dropped.
+    for (const char* rule :
+         {"tcp dport 20000 accept", "tcp sport 20000 accept", "tcp flags & psh == psh drop"}) {
       ASSERT_EQ(nft({fmt::format("add rule inet t out {}", rule)}), "");
     }
   }
 
   const std::string& ns() const { return namespaces_[0]; }
-  std::string nft(std::vector<std::string> args) {
-    args.insert(args.begin(), nft_);
-    return run(netns_exec(ns(), args));
-  }
+  std::string nft(const std::vector<std::string>& args) { return nft_in(ns(), args); }
 
   void start(const std::string& txns) {
     const fs::path profile = dir_.path() / "profile.xml";
@@ -126,7 +108,6 @@ class HeaderDeadline : public ::testing::Test {
 
   fs::path json_path() const { return dir_.path() / "result.json"; }
 
-  std::string nft_;
   Namespaces namespaces_{{"volley-hdr"}};
   TempDir dir_;
   std::optional<SlaveProcess> slave_;
