@@ -60,7 +60,9 @@ profile() {  # FILE ITERATIONS
     echo "</group></profile>"
   } >"$1"
 }
-port=$((20000 + RANDOM % 20000))
+# Below the ephemeral range (32768-60999 here): a run of thousands of connections leaves its
+# local ports in TIME_WAIT, and the next run's slave could not listen on one of them.
+port=$((20000 + RANDOM % 10000))
 # One volley run with a slave, each side under a tool: TOOL is the command prefix, its output
 # file follows it, joined to the last word when that ends in '=' (`strace -f -c -o`,
 # `valgrind --tool=callgrind --callgrind-out-file=`).
