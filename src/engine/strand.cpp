@@ -13,6 +13,7 @@
 #include <boost/asio/write.hpp>
 #include <fmt/format.h>
 
+#include "volley/transport/closed_at_header.hpp"
 #include "volley/transport/connection_header.hpp"
 #include "volley/transport/socket_options.hpp"
 
@@ -230,6 +231,7 @@ bool Strand::account_op(const TxnPlan& txn, const OpPlan& op, OpOutcome& out,
       ++stats.counters.datagrams.timeouts;
       return true;
     case OpOutcome::Status::kFailed:
+      refused_at_header(op, out);
       ++stats.counters.errors[static_cast<std::size_t>(out.error)];
       ++worker_.slot(txn.slot).counters.errors[static_cast<std::size_t>(out.error)];
       worker_.note_error(where(op), out.message.take());
@@ -402,7 +404,8 @@ awaitable<OpOutcome> Strand::do_connect(const OpPlan& op, const profile::Connect
   active_ = &connections_.back().link;
   worker_.budget_renewed();
   auto [connect_ec] = co_await socket.async_connect(endpoint, kAwait);
-  if (!connect_ec) {
+  const bool connected = !connect_ec;
+  if (connected) {
     // A fresh connection's send buffer takes 20 bytes at once: written in place, without an
     // asynchronous write's operation (memory held by every connection in a connect storm).
     const auto header = transport::encode(who);
@@ -418,10 +421,15 @@ awaitable<OpOutcome> Strand::do_connect(const OpPlan& op, const profile::Connect
   gate.leave();
   active_ = nullptr;
   if (connect_ec) {
+    if (connect_ec == asio::error::operation_aborted) {
+      close(op.common.connection);
+      co_return aborted_outcome();
+    }
+    OpOutcome out =
+        failure_from(connect_ec, fmt::format("connect to {}", endpoint.address().to_string()));
+    if (connected) refused_at_header(op, out);  // the header's write failed: before close()
     close(op.common.connection);
-    if (connect_ec == asio::error::operation_aborted) co_return aborted_outcome();
-    co_return failure_from(connect_ec,
-                           fmt::format("connect to {}", endpoint.address().to_string()).c_str());
+    co_return out;
   }
   socket.non_blocking(true, ec);
   // Numbered only once connected: a connect that failed opened nothing on the peer's side.
@@ -848,6 +856,21 @@ std::uint64_t Strand::draw_file_bytes(const OpPlan& op, std::uint64_t nfiles) {
 
 OpOutcome Strand::failure_from(const error_code& ec, const std::string& what) {
   return OpOutcome{OpOutcome::Status::kFailed, classify(ec), fmt::format("{}: {}", what, ec.message())};
+}
+
+void Strand::refused_at_header(const OpPlan& op, OpOutcome& out) {
+  if (out.error != ErrorKind::kPeerClosed && out.error != ErrorKind::kReset) return;
+  if (worker_.engine().config().slave_side) return;  // the master's listener: its own log says
+  Connection* c = find(op.common.connection);
+  auto* tcp = c == nullptr ? nullptr : std::get_if<transport::TcpConnection>(&c->link);
+  if (tcp == nullptr || !transport::closed_at_header(tcp->socket().native_handle())) return;
+  out.error = ErrorKind::kRefused;
+  out.message = fmt::format(
+      "the slave closed data connection {} before any data passed on it: a slave closes a data "
+      "connection whose header did not reach it within its --header-timeout (5s unless volley "
+      "serve was given another; a loaded master can be that late), or that it refused, or when "
+      "it stops; the slave's log says which",
+      op.common.connection == 0 ? std::string("(anonymous)") : std::to_string(op.common.connection));
 }
 
 OpOutcome Strand::not_connected(const OpPlan& op) {

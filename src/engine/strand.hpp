@@ -192,6 +192,9 @@ class Strand {
   std::uint64_t draw_size(const OpPlan& op, const profile::SizeSpec& size);
   RandomStream& stream(std::uint32_t conn);
   OpOutcome failure_from(const boost::system::error_code& ec, const std::string& what);
+  /// A peer-closed or reset failure on a connection the slave closed at its header: reworded and
+  /// counted as refused (see transport::closed_at_header).
+  void refused_at_header(const OpPlan& op, OpOutcome& out);
   OpOutcome not_connected(const OpPlan& op);
   OpOutcome aborted_outcome();
   std::string where(const OpPlan& op) const;

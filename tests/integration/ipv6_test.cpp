@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "support/both_ways_profile.hpp"
 #include "support/net.hpp"
 #include "support/process.hpp"
 #include "support/slave_process.hpp"
@@ -58,27 +59,7 @@ class Ipv6 : public ::testing::Test {
 /// Two groups to `host` (as written in remotehost=): one connects to the slave, one accepts
 /// from it; a ping-pong each.
 std::string both_ways(const std::string& host, const std::string& protocol = "tcp") {
-  return fmt::format(R"XML(<?xml version="1.0"?>
-<profile name="v6">
-  <group nthreads="2" name="out">
-    <transaction iterations="1"><flowop type="connect" options="remotehost={0} protocol={1}"/></transaction>
-    <transaction duration="300ms">
-      <flowop type="write" options="size=64"/>
-      <flowop type="read" options="size=64"/>
-    </transaction>
-    <transaction iterations="1"><flowop type="disconnect"/></transaction>
-  </group>
-  <group nthreads="3" name="in">
-    <transaction iterations="1"><flowop type="accept" options="remotehost={0} protocol={1} conn=2"/></transaction>
-    <transaction duration="300ms">
-      <flowop type="write" options="size=1k conn=2"/>
-      <flowop type="read" options="size=16 conn=2"/>
-    </transaction>
-    <transaction iterations="1"><flowop type="disconnect" options="conn=2"/></transaction>
-  </group>
-</profile>
-)XML",
-                     host, protocol);
+  return both_ways_profile(host, protocol, "300ms");
 }
 
 /// Every transaction's bytes, master against slave, both directions.

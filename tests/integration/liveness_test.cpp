@@ -61,6 +61,29 @@ void expect_slave_step_ended_with_master(const json& doc, std::size_t txn) {
   }
 }
 
+/// Runs `profile` against `slaves` ($a = 127.0.0.1, $b = 127.0.0.2) with EXTRA; the run must end by
+/// itself and succeed. Its JSON document.
+json run_two_hosts_ok(const TempDir& dir, const std::filesystem::path& profile,
+                      const TwoLoopbackSlaves& slaves, const std::vector<std::string>& extra = {}) {
+  const auto out = dir.path() / "r.json";
+  std::vector<std::string> args{"run",   profile.string(), "-P", slaves.port_text(),
+                                "--set", "a=127.0.0.1",   "--set", "b=127.0.0.2",
+                                "--json", out.string(),   "-q"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  const auto r = run_volley(args, 60s);
+  EXPECT_FALSE(r.timed_out) << "the run hung:\n" << r.err;
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return read_json(out);
+}
+
+/// The slaves together moved the bytes the master did.
+void expect_slaves_moved_the_masters_bytes(const json& doc) {
+  ASSERT_FALSE(doc.is_discarded());
+  std::uint64_t slave_bytes = 0;
+  for (const auto& slave : doc["slaves"]) slave_bytes += slave["totals"]["bytes"].get<std::uint64_t>();
+  EXPECT_EQ(slave_bytes, doc["totals"]["bytes"].get<std::uint64_t>());
+}
+
 std::uint64_t iterations(const json& doc, std::size_t group, std::size_t txn) {
   return doc["groups"][group]["transactions"][txn]["transactions"].get<std::uint64_t>();
 }
@@ -179,18 +202,10 @@ TEST(Liveness, OneStrandTwoHostsRandomSizesAgree) {
   </group>
 </profile>
 )XML");
-  const auto out = dir.path() / "r.json";
-  const auto r = run_volley({"run", profile, "-P", slaves.port_text(), "--set", "a=127.0.0.1", "--set",
-                             "b=127.0.0.2", "--json", out, "-q"},
-                            60s);
-  ASSERT_FALSE(r.timed_out) << r.err;
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  const json doc = read_json(out);
+  const json doc = run_two_hosts_ok(dir, profile, slaves);
   ASSERT_FALSE(doc.is_discarded());
   EXPECT_GT(iterations(doc, 0, 1), 10U);
-  std::uint64_t slave_bytes = 0;
-  for (const auto& slave : doc["slaves"]) slave_bytes += slave["totals"]["bytes"].get<std::uint64_t>();
-  EXPECT_EQ(slave_bytes, doc["totals"]["bytes"].get<std::uint64_t>());
+  expect_slaves_moved_the_masters_bytes(doc);
 }
 
 TEST(Liveness, OneStrandTwoHostsDirPicksAgree) {
@@ -219,19 +234,11 @@ TEST(Liveness, OneStrandTwoHostsDirPicksAgree) {
   </group>
 </profile>
 )XML");
-  const auto out = dir.path() / "r.json";
-  const auto r = run_volley({"run", profile, "-P", slaves.port_text(), "--set", "a=127.0.0.1", "--set",
-                             "b=127.0.0.2", "--set", "d=" + (dir.path() / "files").string(),
-                             "--json", out, "-q"},
-                            60s);
-  ASSERT_FALSE(r.timed_out) << r.err;
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  const json doc = read_json(out);
+  const json doc =
+      run_two_hosts_ok(dir, profile, slaves, {"--set", "d=" + (dir.path() / "files").string()});
   ASSERT_FALSE(doc.is_discarded());
   EXPECT_GT(iterations(doc, 0, 1), 10U);
-  std::uint64_t slave_bytes = 0;
-  for (const auto& slave : doc["slaves"]) slave_bytes += slave["totals"]["bytes"].get<std::uint64_t>();
-  EXPECT_EQ(slave_bytes, doc["totals"]["bytes"].get<std::uint64_t>());
+  expect_slaves_moved_the_masters_bytes(doc);
 }
 
 /// uperf's own profiles (tests/data/profiles/uperf/) run with equal counts on both sides.

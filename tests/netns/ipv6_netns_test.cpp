@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "support/both_ways_profile.hpp"
 #include "support/netns.hpp"
 #include "support/process.hpp"
 #include "support/slave_process.hpp"
@@ -34,31 +35,6 @@ using namespace std::chrono_literals;
 constexpr const char* kSlave = "2001:2::2";
 constexpr const char* kSlaveLinkLocal = "fe80::2%to-s";  // as the master names it
 constexpr std::uint16_t kControlPort = 20000;
-
-/// Connects to $h and accepts from it, a ping-pong each way.
-std::string both_ways(const std::string& protocol) {
-  return fmt::format(R"XML(<?xml version="1.0"?>
-<profile name="v6 two hosts">
-  <group nthreads="2" name="out">
-    <transaction iterations="1"><flowop type="connect" options="remotehost=$h protocol={0}"/></transaction>
-    <transaction duration="500ms">
-      <flowop type="write" options="size=64"/>
-      <flowop type="read" options="size=64"/>
-    </transaction>
-    <transaction iterations="1"><flowop type="disconnect"/></transaction>
-  </group>
-  <group nthreads="3" name="in">
-    <transaction iterations="1"><flowop type="accept" options="remotehost=$h protocol={0} conn=2"/></transaction>
-    <transaction duration="500ms">
-      <flowop type="write" options="size=1k conn=2"/>
-      <flowop type="read" options="size=16 conn=2"/>
-    </transaction>
-    <transaction iterations="1"><flowop type="disconnect" options="conn=2"/></transaction>
-  </group>
-</profile>
-)XML",
-                     protocol);
-}
 
 json read_json(const fs::path& p) {
   std::ifstream in(p);
@@ -109,7 +85,7 @@ class Ipv6Netns : public ::testing::Test {
 
   /// `volley run` in the master's namespace with h=`host`; the JSON document.
   json run_master(const std::string& protocol, const std::string& host) {
-    const auto profile = dir_.write(protocol + ".xml", both_ways(protocol));
+    const auto profile = dir_.write(protocol + ".xml", both_ways_profile("$h", protocol, "500ms"));
     const auto out = dir_.path() / (protocol + ".json");
     const ProcessResult r =
         Process(netns_exec(master(), {VOLLEY_BINARY, "run", profile.string(), "-P",

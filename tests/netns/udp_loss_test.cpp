@@ -24,14 +24,6 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-/// Runs a command; "" when it succeeded, else what it printed.
-std::string run(const std::vector<std::string>& args) {
-  Process p(args);
-  const ProcessResult r = p.wait(20s);
-  if (r.exit_code == 0) return {};
-  return fmt::format("{} failed ({}): {}", args.front(), r.exit_code, r.err);
-}
-
 TEST(UdpLoss, ReceiverCountsTheInjectedLossWithinOnePoint) {
 #ifdef VOLLEY_SANITIZED
   // An instrumented receiver cannot keep up with 4000 datagrams/s on a loaded host (48% lost
@@ -39,11 +31,7 @@ TEST(UdpLoss, ReceiverCountsTheInjectedLossWithinOnePoint) {
   // normal build runs this test.
   GTEST_SKIP() << "the sanitizers slow the receiver below the datagram rate; runs in the normal build";
 #endif
-  std::string nft;
-  for (const char* p : {"/usr/sbin/nft", "/sbin/nft", "/usr/bin/nft"}) {
-    if (fs::exists(p)) nft = p;
-  }
-  if (!netns_unavailable().empty() || nft.empty()) {
+  if (!netns_unavailable().empty() || nft_binary().empty()) {
     GTEST_SKIP() << "needs root, ip and nft (nftables) to drop datagrams in a network namespace";
   }
   // A network namespace with only its loopback, deleted when the test ends.
@@ -52,10 +40,9 @@ TEST(UdpLoss, ReceiverCountsTheInjectedLossWithinOnePoint) {
   if (auto e = namespaces.create({{"-n", ns, "link", "set", "lo", "up"}}); !e.empty()) {
     GTEST_SKIP() << e;
   }
-  ASSERT_EQ(run(netns_exec(ns, {nft, "add", "table", "inet", "t"})), "");
-  ASSERT_EQ(run(netns_exec(ns, {nft, "add chain inet t in { type filter hook input priority 0; }"})), "");
-  ASSERT_EQ(run(netns_exec(ns, {nft, "add rule inet t in meta l4proto udp numgen random mod 100 < 5 drop"})),
-            "");
+  ASSERT_EQ(nft_in(ns, {"add", "table", "inet", "t"}), "");
+  ASSERT_EQ(nft_in(ns, {"add chain inet t in { type filter hook input priority 0; }"}), "");
+  ASSERT_EQ(nft_in(ns, {"add rule inet t in meta l4proto udp numgen random mod 100 < 5 drop"}), "");
 
   TempDir dir;
   const fs::path profile = dir.path() / "udp_stream.xml";

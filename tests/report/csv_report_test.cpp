@@ -11,12 +11,7 @@
 namespace volley::report {
 namespace {
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
+using testing::lines_of;
 
 std::vector<std::string> fields_of(const std::string& line) {
   // Every field, the empty last one too (getline would drop it).
@@ -31,6 +26,24 @@ std::vector<std::string> fields_of(const std::string& line) {
   return fields;
 }
 
+/// The interval CSV of a report: its text (for failure messages) and its lines.
+struct Csv {
+  std::string text;
+  std::vector<std::string> lines;
+};
+Csv interval_csv(const RunReport& r) {
+  std::ostringstream out;
+  write_interval_csv(r, out);
+  return {out.str(), lines_of(out.str())};
+}
+
+/// The fields of `line` from the `first`-th on.
+std::vector<std::string> fields_from(const std::string& line, std::size_t first) {
+  const auto f = fields_of(line);
+  if (first >= f.size()) return {};
+  return {f.begin() + static_cast<std::ptrdiff_t>(first), f.end()};
+}
+
 TEST(CsvField, QuotesOnlyWhenNeeded) {
   EXPECT_EQ(csv_field("txn2"), "txn2");
   EXPECT_EQ(csv_field("a,b"), "\"a,b\"");
@@ -41,9 +54,7 @@ TEST(CsvField, QuotesOnlyWhenNeeded) {
 }
 
 TEST(IntervalCsv, HeaderAndRows) {
-  std::ostringstream out;
-  write_interval_csv(testing::make_report(), out);
-  const auto lines = lines_of(out.str());
+  const auto lines = interval_csv(testing::make_report()).lines;
   ASSERT_FALSE(lines.empty());
   EXPECT_EQ(lines[0],
             "start_unix_ns,t_s,length_s,step,group,transaction,transactions,transactions_per_s,"
@@ -79,20 +90,16 @@ TEST(IntervalCsv, HeaderAndRows) {
 TEST(IntervalCsv, UdpCountersPerInterval) {
   RunReport r = testing::make_report();
   r.intervals = {testing::make_udp_interval()};
-  std::ostringstream out;
-  write_interval_csv(r, out);
-  const auto lines = lines_of(out.str());
-  ASSERT_EQ(lines.size(), 3u) << out.str();
+  const auto csv = interval_csv(r);
+  ASSERT_EQ(csv.lines.size(), 3u) << csv.text;
   // g0/rr received 95 (7 gaps, 2 of them late: 5 lost); g1/stream sent 100.
-  const auto rr = fields_of(lines[1]);
-  ASSERT_EQ(rr.size(), 29u);
-  EXPECT_EQ(rr[5], "rr");
-  EXPECT_EQ(std::vector<std::string>(rr.begin() + 15, rr.end()),
+  ASSERT_EQ(fields_of(csv.lines[1]).size(), 29u);
+  EXPECT_EQ(fields_of(csv.lines[1])[5], "rr");
+  EXPECT_EQ(fields_from(csv.lines[1], 15),
             (std::vector<std::string>{"0", "95", "5", "2", "1", "3", "1500", "", "", "", "", "",
                                       "", ""}));
-  const auto stream = fields_of(lines[2]);
-  EXPECT_EQ(stream[5], "stream");
-  EXPECT_EQ(std::vector<std::string>(stream.begin() + 15, stream.end()),
+  EXPECT_EQ(fields_of(csv.lines[2])[5], "stream");
+  EXPECT_EQ(fields_from(csv.lines[2], 15),
             (std::vector<std::string>{"100", "0", "0", "0", "0", "0", "0", "", "", "", "", "",
                                       "", ""}));
 }
@@ -100,24 +107,20 @@ TEST(IntervalCsv, UdpCountersPerInterval) {
 TEST(IntervalCsv, TheSlavesCountsBesideTheMasters) {
   RunReport r = testing::make_report();
   r.intervals = {testing::make_udp_interval_with_slaves()};
-  std::ostringstream out;
-  write_interval_csv(r, out);
-  const auto lines = lines_of(out.str());
-  ASSERT_EQ(lines.size(), 3u) << out.str();
+  const auto csv = interval_csv(r);
+  ASSERT_EQ(csv.lines.size(), 3u) << csv.text;
   // g0/rr: the slave sent the 100 the master's read counted; g1/stream: the slave received 97.
-  const auto rr = fields_of(lines[1]);
-  ASSERT_EQ(rr.size(), 29u);
-  EXPECT_EQ(std::vector<std::string>(rr.begin() + 22, rr.end()),
+  ASSERT_EQ(fields_of(csv.lines[1]).size(), 29u);
+  EXPECT_EQ(fields_from(csv.lines[1], 22),
             (std::vector<std::string>{"100", "0", "0", "0", "0", "0", "0"}));
-  const auto stream = fields_of(lines[2]);
-  EXPECT_EQ(std::vector<std::string>(stream.begin() + 22, stream.end()),
+  EXPECT_EQ(fields_from(csv.lines[2], 22),
             (std::vector<std::string>{"0", "97", "3", "1", "0", "0", "2000"}));
 
   // A slave whose counts did not come: empty, never 0.
   r.intervals[0].peers = {1, 0, "no counts from slave h1"};
-  std::ostringstream missing;
-  write_interval_csv(r, missing);
-  EXPECT_TRUE(lines_of(missing.str())[2].ends_with(",100,0,0,0,0,0,0,,,,,,,")) << missing.str();
+  const auto missing = interval_csv(r);
+  ASSERT_EQ(missing.lines.size(), 3u) << missing.text;
+  EXPECT_TRUE(missing.lines[2].ends_with(",100,0,0,0,0,0,0,,,,,,,")) << missing.text;
 }
 
 TEST(IntervalCsv, AnIntervalsLossIsGapsMinusLateAndMayBeNegative) {
@@ -126,25 +129,20 @@ TEST(IntervalCsv, AnIntervalsLossIsGapsMinusLateAndMayBeNegative) {
   // 10 arrived, 1 new gap, 3 late arrivals filling an earlier interval's gaps: -2.
   a[4].counters.datagrams = {0, 10, 1, 3, 0, 0, 0};
   r.intervals = {testing::make_interval(testing::kStartUnixNs, 1, a)};
-  std::ostringstream out;
-  write_interval_csv(r, out);
-  const auto lines = lines_of(out.str());
-  ASSERT_GE(lines.size(), 2u) << out.str();
-  EXPECT_EQ(fields_of(lines[1])[17], "-2") << out.str();
+  const auto csv = interval_csv(r);
+  ASSERT_GE(csv.lines.size(), 2u) << csv.text;
+  EXPECT_EQ(fields_of(csv.lines[1])[17], "-2") << csv.text;
 }
 
 TEST(IntervalCsv, NamesAreQuoted) {
   RunReport r = testing::make_report();
   r.master.result.groups[0].name = "web, front";
-  std::ostringstream out;
-  write_interval_csv(r, out);
-  EXPECT_NE(out.str().find(",1,\"web, front\",rr,200,"), std::string::npos) << out.str();
+  const auto csv = interval_csv(r);
+  EXPECT_NE(csv.text.find(",1,\"web, front\",rr,200,"), std::string::npos) << csv.text;
 }
 
 TEST(IntervalCsv, EmptyReportHasHeaderOnly) {
-  std::ostringstream out;
-  write_interval_csv(RunReport{}, out);
-  EXPECT_EQ(out.str(), std::string(kIntervalCsvHeader) + "\n");
+  EXPECT_EQ(interval_csv(RunReport{}).text, std::string(kIntervalCsvHeader) + "\n");
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 // Intervals: two in step 1 (the second a stall of g0/rr), one in step 2.
 #include <chrono>
 #include <cstdint>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,6 +21,14 @@ namespace volley::report::testing {
 
 inline constexpr std::int64_t kStartUnixNs = 1'700'000'000'123'456'789;  // 2023-11-14T22:13:20.123Z
 inline constexpr std::uint64_t kKiB = 1024;
+
+/// A report's text, a line each (without the newlines).
+inline std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
 
 inline engine::SlotStats slot(std::uint64_t ops, std::uint64_t read, std::uint64_t written,
                               std::uint64_t latency_ns) {

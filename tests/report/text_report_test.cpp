@@ -11,12 +11,7 @@
 namespace volley::report {
 namespace {
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
+using testing::lines_of;
 
 bool contains(const std::string& text, const std::string& what) {
   return text.find(what) != std::string::npos;

@@ -29,15 +29,36 @@ std::string netns_unavailable() {
   return {};
 }
 
-std::string ip(const std::vector<std::string>& args) {
-  std::vector<std::string> full{ip_binary()};
-  full.insert(full.end(), args.begin(), args.end());
+namespace {
+/// Runs `full` (at most 20 s); "" when it succeeded, else what went wrong, naming `shown ARGS`.
+std::string run_checked(const std::vector<std::string>& full, const std::string& shown,
+                        const std::vector<std::string>& args) {
   Process p(full);
   const ProcessResult r = p.wait(std::chrono::seconds(20));
   if (r.exit_code == 0) return {};
-  std::string command = "ip";
+  std::string command = shown;
   for (const auto& a : args) command += " " + a;
   return fmt::format("`{}` failed (exit {}): {}", command, r.exit_code, r.err);
+}
+}  // namespace
+
+std::string ip(const std::vector<std::string>& args) {
+  std::vector<std::string> full{ip_binary()};
+  full.insert(full.end(), args.begin(), args.end());
+  return run_checked(full, "ip", args);
+}
+
+std::string nft_binary() {
+  for (const char* p : {"/usr/sbin/nft", "/sbin/nft", "/usr/bin/nft"}) {
+    if (std::filesystem::exists(p)) return p;
+  }
+  return {};
+}
+
+std::string nft_in(const std::string& ns, const std::vector<std::string>& args) {
+  std::vector<std::string> command{nft_binary()};
+  command.insert(command.end(), args.begin(), args.end());
+  return run_checked(netns_exec(ns, command), "nft", args);
 }
 
 std::vector<std::string> netns_exec(const std::string& ns, const std::vector<std::string>& command) {

@@ -18,6 +18,13 @@ std::string netns_unavailable();
 /// Runs `ip ARGS...` (at most 20 s); "" when it succeeded, else what went wrong.
 std::string ip(const std::vector<std::string>& args);
 
+/// Where `nft` (nftables) is; "" when it is not installed.
+std::string nft_binary();
+
+/// Runs `nft ARGS...` inside namespace `ns` (at most 20 s); "" when it succeeded, else what went
+/// wrong.
+std::string nft_in(const std::string& ns, const std::vector<std::string>& args);
+
 /// The argument vector that runs `command` inside namespace `ns`.
 std::vector<std::string> netns_exec(const std::string& ns, const std::vector<std::string>& command);
 

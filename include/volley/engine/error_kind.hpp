@@ -10,7 +10,7 @@
 namespace volley::engine {
 
 enum class ErrorKind : std::uint8_t {
-  kRefused,       ///< connect refused (nobody listening)
+  kRefused,       ///< connect refused (nobody listening), or closed by the slave at its header
   kReset,         ///< connection reset by peer
   kPeerClosed,    ///< the peer closed the connection while a read or write wanted more
   kTimedOut,      ///< the flowop's `timeout=` passed
