@@ -134,8 +134,15 @@ if [[ $tools == callgrind || $tools == both ]]; then
       "$(received "cg$n2")")
     count=$(iperf3_ref valgrind -q --tool=callgrind --callgrind-out-file="$work/ref.cg")
     r=$(awk -v i="$(ir "$work/ref.cg")" -v c="$count" 'BEGIN{printf "%.0f", i/c}')
+    ws=$(per_txn "$(wir "$work/cg$n1.slave")" "$(wir "$work/cg$n2.slave")" \
+      "$(received "cg$n1")" "$(received "cg$n2")")
     echo "instructions per datagram (user space): volley master (sender) $m, slave (receiver)" \
       "$s (per datagram received: $(received "cg$n1"), $(received "cg$n2")); iperf3 client $r"
+    echo "instructions per datagram on the worker threads alone: volley master $wm, slave $ws"
+    if [[ -n ${CALLGRIND_KEEP:-} ]]; then
+      cp "$work/cg$n2.master" "$CALLGRIND_KEEP.master"; cp "$work/cg$n2.slave" "$CALLGRIND_KEEP.slave"
+      cp "$work/ref.cg" "$CALLGRIND_KEEP.ref"
+    fi
   fi
 fi
 if [[ ($tools == callgrind || $tools == both) && $mode != udp ]]; then
