@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <tuple>
 
 #include <boost/asio/ip/udp.hpp>
 #include <fmt/format.h>
@@ -237,9 +238,20 @@ std::optional<Strand::Started> Strand::datagram_stream(const TxnPlan& txn, const
                                                    : std::get<profile::ReadOp>(op.spec).size;
   const Direction direction = write != nullptr ? Direction::kWrite : Direction::kRead;
   auto& udp = std::get<transport::UdpConnection>(c->link);
+  // A fixed size is refused for every datagram or for none: checked once, unless the slave's
+  // writes must also see their step end (datagram_refused).
+  const bool check_each = size.is_random() || (direction == Direction::kWrite &&
+                                               worker_.engine().config().slave_side);
+  if (!check_each) {
+    if (auto refused = datagram_refused(direction, size.min_bytes)) {
+      return Started(std::move(*refused));
+    }
+  }
   for (;;) {
     const std::uint64_t bytes = draw_size(op, size);
-    if (auto refused = datagram_refused(direction, bytes)) return Started(std::move(*refused));
+    if (check_each) {
+      if (auto refused = datagram_refused(direction, bytes)) return Started(std::move(*refused));
+    }
     // A write's send time is the clock read that began the operation (the last one's end, with
     // nothing but this loop's counting since): one clock read per datagram, as the issue asks.
     // Without latency recording the operations' ends are not read, so the header's is.
@@ -299,12 +311,22 @@ awaitable<OpOutcome> Strand::datagram_later(const OpPlan& op, Direction directio
     Connection* c = find(op.common.connection);
     if (c == nullptr) co_return not_connected(op);
     if (blocked) {
-      const auto what = writing ? transport::Wait::kWritable : transport::Wait::kReadable;
-      if (auto stop = co_await wait_ready(c->link, what, writing ? "udp write" : "udp read")) {
+      // wait_ready's steps, in this frame: a stream's receiver that keeps up waits every few
+      // datagrams, and wait_ready's own frame was an allocation and a resumption per wait.
+      error_code ec = asio::error::operation_aborted;
+      if (cut_ == CutReason::kNone) {  // a cut that came while runnable (see wait_ready)
+        active_ = &c->link;
+        worker_.budget_renewed();
+        std::tie(ec) = co_await std::get<transport::UdpConnection>(c->link).wait(
+            writing ? transport::Wait::kWritable : transport::Wait::kReadable);
+        active_ = nullptr;
+      }
+      if (ec) {
         if (!writing && cut_ == CutReason::kTimeout) {
           co_return OpOutcome{OpOutcome::Status::kLost, ErrorKind::kTimedOut, {}};
         }
-        co_return *stop;
+        if (ec == asio::error::operation_aborted) co_return aborted_outcome();
+        co_return failure_from(ec, writing ? "udp write" : "udp read");
       }
     } else {
       co_await worker_.yield();
