@@ -79,6 +79,26 @@ TEST(UdpStream, EveryIterationCountedAndTimedOncePerFlowopAndTransaction) {
                          kIterations, 1472);
 }
 
+TEST(UdpStream, WithoutLatencyRecordingEveryIterationIsStillCounted) {
+  TempDir dir;
+  constexpr std::uint64_t kIterations = 5000;
+  const auto run = run_local(dir, stream_profile("iterations=\"5000\"", "200"),
+                             {"--set", "h=127.0.0.1", "--no-latency"});
+  ASSERT_EQ(run.process.exit_code, 0) << run.process.err << run.process.out;
+  ASSERT_FALSE(run.doc.is_discarded());
+  const json& sender = run.doc.at("groups").at(0).at("transactions").at(1);
+  const json& op = sender.at("flowops").at(0);
+  EXPECT_EQ(u64(sender, "transactions"), kIterations);
+  EXPECT_EQ(u64(op, "ops"), kIterations);
+  EXPECT_EQ(u64(op.at("datagrams"), "sent"), kIterations);
+  EXPECT_EQ(u64(op.at("latency_ns"), "count"), 0U);
+  EXPECT_EQ(u64(sender.at("latency_ns"), "count"), 0U);
+  const json& got = run.doc.at("slaves").at(0).at("groups").at(0).at("transactions").at(1)
+                        .at("flowops").at(0);
+  EXPECT_GT(u64(got.at("datagrams"), "received"), 0U);
+  EXPECT_EQ(u64(got, "ops"), u64(got.at("datagrams"), "received"));
+}
+
 TEST(UdpStream, ADurationStreamOfRandomSizesEndsAtItsDeadlineWithEqualCounts) {
   TempDir dir;
   // rand(): a size is drawn per datagram, on the slave too (its reads draw the same sizes).
