@@ -67,6 +67,7 @@ port=$((20000 + RANDOM % 20000))
 run_pair() {  # TAG ITERATIONS TOOL...
   local tag=$1 n=$2
   shift 2
+  port=$(free_port)
   profile "$work/$tag.xml" "$n"
   local -a tool=("$@")
   with() {  # OUTPUT_FILE COMMAND...: COMMAND under the tool
@@ -81,7 +82,8 @@ run_pair() {  # TAG ITERATIONS TOOL...
   with "$work/$tag.slave" "$volley" serve --listen "127.0.0.1:$port" --workers 1 -q \
     --hello-timeout 120s &
   local tool_pid=$!
-  sleep 5
+  # A slave under valgrind on a loaded machine may take more than a few seconds to listen.
+  wait_listening 127.0.0.1 "$port" 120 || echo "run $tag: the slave did not listen on $port" >&2
   with "$work/$tag.master" "$volley" run "$work/$tag.xml" --set h=127.0.0.1 -P "$port" \
     --workers 1 --slave-workers 1 --connect-timeout 60s --link-timeout 120s --step-grace 120s \
     -q --json "$work/$tag.json" >/dev/null || echo "run $tag failed" >&2
@@ -104,10 +106,13 @@ per_txn() {  # A1 A2 [T1 T2]: (A2 - A1) / (T2 - T1)
 received() { jq '[.slaves[].groups[].transactions[].flowops[].datagrams.received // 0] | add' "$work/$1.json"; }
 # iperf3's client under TOOL... for 2 s; prints the datagrams it sent.
 iperf3_ref() {  # TOOL...
-  local iport=$((port + 500))
+  local iport
+  iport=$(free_port)
   iperf3 -s -p "$iport" -1 >/dev/null 2>&1 &
   local server=$!
-  sleep 0.5
+  # Not wait_listening: a probe connection would be iperf3 -1's one client.
+  local tries=200
+  until ss -Hltn "sport = :$iport" | grep -q . || ((tries-- == 0)); do sleep 0.05; done
   "$@" iperf3 -c 127.0.0.1 -p "$iport" -u -b 0 -l 1472 -t 2 -J >"$work/iperf3.json"
   wait "$server" 2>/dev/null || true
   jq '.end.sum.packets' "$work/iperf3.json"
