@@ -14,9 +14,8 @@ namespace {
 
 /// Reads and writes go through one buffer per worker: large enough for the biggest message (so
 /// a 64 KiB write is one system call) but bounded, since a 3 GiB write just loops over it. A
-/// stream read asks for the whole buffer whatever its flowop's size (the rest is counted for the
-/// next reads): 256 KiB lets a reader that fell behind catch up in a quarter of the system calls
-/// of 64 KiB reads, and stays well inside a core's L2 cache.
+/// stream read asks for at most 16 KiB of it (kStreamReadAsk in strand.cpp); a read with chunk=
+/// or a UDP datagram may use the whole buffer.
 constexpr std::uint64_t kMinBuffer = 256 * 1024;
 constexpr std::uint64_t kMaxBuffer = 4 * 1024 * 1024;
 

@@ -129,6 +129,7 @@ asio::awaitable<std::vector<DrainShortfall>> Strand::drain(std::size_t txn,
       const error_code& ec = io.ec;
       const std::size_t n = io.bytes;
       if (io.would_block()) {
+        expect(c, e.bytes - c.step_read);  // exactly what is still to come
         active_ = &c.link;
         auto [wait_ec] = co_await std::visit(
             [](auto& link) { return link.wait(transport::Wait::kReadable); }, c.link);

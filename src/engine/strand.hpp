@@ -144,6 +144,10 @@ class Strand {
                                     std::size_t got);
   /// The whole of `r`, for a caller that is a coroutine anyway (execute, finish).
   boost::asio::awaitable<OpOutcome> read_rest(PendingRead r);
+  /// Before a wait to read on `c`: the peer will send at least `bytes` more, so a TCP socket need
+  /// not wake its reader before they are there (one wake-up per message, not per arrival; on
+  /// loopback that is the sender's CPU: its send runs the receiver's wake-up).
+  static void expect(Connection& c, std::uint64_t bytes);
   /// Consumes up to `most` stashed bytes of `c` (see Connection::stash); returns how many.
   static std::uint64_t take_stash(Connection& c, std::uint64_t most);
   enum class Direction { kRead, kWrite };

@@ -1,7 +1,9 @@
 #include "volley/transport/tcp_connection.hpp"
 
 #include <sys/sendfile.h>
+#include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include <boost/asio/error.hpp>
@@ -18,6 +20,15 @@ IoResult TcpConnection::sendfile(int fd, off_t* offset, std::size_t bytes) {
   // EINTR: nothing was sent; wait for room and try again, as for EAGAIN.
   const int error = errno == EINTR ? EAGAIN : errno;
   return IoResult{0, boost::system::error_code(error, boost::system::system_category())};
+}
+
+void TcpConnection::wake_after(std::size_t bytes) {
+  const int mark = static_cast<int>(std::clamp<std::size_t>(bytes, 1, kMaxWakeAfter));
+  if (mark == wake_after_) return;
+  // On failure the kernel keeps its mark, and so does wake_after_: the next call tries again.
+  if (::setsockopt(socket_.native_handle(), SOL_SOCKET, SO_RCVLOWAT, &mark, sizeof mark) == 0) {
+    wake_after_ = mark;
+  }
 }
 
 }  // namespace volley::transport

@@ -32,10 +32,16 @@ namespace {
 std::atomic<int> recv_would_block{0};
 }  // namespace
 
-// This binary's own recv (an executable's definition comes before libc's): Asio's reads go
-// through ::recv, so the reads that fail with EAGAIN can be counted without strace.
+// This binary's own recv and recvmsg (an executable's definition comes before libc's): Asio's
+// reads go through ::recv, volley's (transport::receive_once) through ::recvmsg, so the reads that
+// fail with EAGAIN can be counted without strace.
 extern "C" ssize_t recv(int fd, void* buf, std::size_t n, int flags) {
   const long r = ::syscall(SYS_recvfrom, fd, buf, n, flags, nullptr, nullptr);
+  if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) ++recv_would_block;
+  return static_cast<ssize_t>(r);
+}
+extern "C" ssize_t recvmsg(int fd, msghdr* msg, int flags) {
+  const long r = ::syscall(SYS_recvmsg, fd, msg, flags);
   if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) ++recv_would_block;
   return static_cast<ssize_t>(r);
 }
@@ -137,6 +143,54 @@ TEST(DrainedRead, EndOfFileEndsAQueuedRead) {
   EXPECT_EQ(last, asio::error::eof);
 }
 
+// Data and the end of the stream that come together raise one edge; the read of the data is
+// short, and a read that then waited for another edge would wait forever.
+TEST(DrainedRead, DataAndTheEndOfTheStreamTogetherEndTheNextRead) {
+  Pair p;
+  std::array<char, 64 * 1024> buf{};
+  EXPECT_TRUE(p.ours->read_now(buf).would_block());  // drained: the next read waits for epoll
+  std::size_t got = 0;
+  boost::system::error_code last;
+  asio::steady_timer later(p.io);
+  EXPECT_TRUE(p.run([&]() -> asio::awaitable<void> {
+    later.expires_after(20ms);
+    later.async_wait([&](const boost::system::error_code&) {
+      p.send(100);
+      p.peer.close();
+    });
+    auto [ec1, n1] = co_await p.ours->read(buf);
+    got = n1;
+    auto [ec2, n2] = co_await p.ours->read(buf);
+    last = ec2;
+  }));
+  EXPECT_EQ(got, 100U);
+  EXPECT_EQ(last, asio::error::eof);
+}
+
+// The same through read_now, as a strand reads: the short read must not mark the socket drained.
+TEST(ReadNow, DataAndTheEndOfTheStreamTogetherAreBothRead) {
+  Pair p;
+  std::array<char, 64 * 1024> buf{};
+  p.send(100);
+  p.peer.close();
+  const IoResult data = p.ours->read_now(buf);
+  EXPECT_EQ(data.bytes, 100U);
+  EXPECT_FALSE(data.ec);
+  EXPECT_EQ(p.ours->read_now(buf).ec, asio::error::eof);
+}
+
+// A read that fills its buffer and leaves nothing marks the socket drained: no read is tried
+// until the next edge (the read that would fail with EAGAIN is spared).
+TEST(ReadNow, AFullReadThatLeftNothingWaitsForTheEdgeWithoutASystemCall) {
+  Pair p;
+  std::array<char, 64> buf{};
+  p.send(64);
+  recv_would_block = 0;
+  EXPECT_EQ(p.ours->read_now(buf).bytes, 64U);
+  EXPECT_TRUE(p.ours->read_now(buf).would_block());
+  EXPECT_EQ(recv_would_block.load(), 0);
+}
+
 TEST(DrainedRead, CancelEndsAQueuedRead) {
   Pair p;
   std::array<char, 64> buf{};
@@ -213,6 +267,85 @@ TEST(ReadNow, NothingThereFailsOnceThenWaitsForTheEdge) {
   }));
   EXPECT_EQ(got, 7U);
   EXPECT_EQ(recv_would_block.load(), 1);
+}
+
+// TcpConnection::wake_after: a read waiting for a whole message is woken once it is there, not
+// at each arrival, and never kept waiting past the end of the stream or a lowered mark.
+int socket_wake_mark(TcpConnection& c) {
+  int mark = 0;
+  socklen_t len = sizeof mark;
+  ::getsockopt(c.socket().native_handle(), SOL_SOCKET, SO_RCVLOWAT, &mark, &len);
+  return mark;
+}
+
+TEST(WakeAfter, SetsTheSocketsMarkOnlyWithinItsBounds) {
+  Pair p;
+  EXPECT_EQ(socket_wake_mark(*p.ours), 1);
+  p.ours->wake_after(20'000);
+  EXPECT_EQ(socket_wake_mark(*p.ours), 20'000);
+  p.ours->wake_after(10 * TcpConnection::kMaxWakeAfter);
+  EXPECT_EQ(socket_wake_mark(*p.ours), static_cast<int>(TcpConnection::kMaxWakeAfter));
+  p.ours->wake_after(0);
+  EXPECT_EQ(socket_wake_mark(*p.ours), 1);
+}
+
+TEST(WakeAfter, AWaitingReadIsWokenWhenTheMarkIsReachedNotBefore) {
+  Pair p;
+  std::array<char, 64 * 1024> buf{};
+  EXPECT_TRUE(p.ours->read_now(buf).would_block());  // drained: the next read waits for epoll
+  p.ours->wake_after(30'000);
+  p.send(10'000);  // there before the read starts: without the mark it would end the read
+  std::size_t got = 0;
+  asio::steady_timer later(p.io);
+  EXPECT_TRUE(p.run([&]() -> asio::awaitable<void> {
+    later.expires_after(50ms);
+    later.async_wait([&](const boost::system::error_code&) { p.send(20'000); });
+    auto [ec, n] = co_await p.ours->read(buf);
+    got = n;
+  }));
+  EXPECT_EQ(got, 30'000U);  // one read: woken once, with the whole message there
+}
+
+TEST(WakeAfter, EndOfStreamWakesAReadBelowTheMark) {
+  Pair p;
+  std::array<char, 64 * 1024> buf{};
+  EXPECT_TRUE(p.ours->read_now(buf).would_block());
+  p.ours->wake_after(30'000);
+  std::size_t got = 0;
+  boost::system::error_code last;
+  asio::steady_timer later(p.io);
+  EXPECT_TRUE(p.run([&]() -> asio::awaitable<void> {
+    later.expires_after(20ms);
+    later.async_wait([&](const boost::system::error_code&) {
+      p.send(100);
+      p.peer.close();
+    });
+    auto [ec1, n1] = co_await p.ours->read(buf);
+    got = n1;
+    auto [ec2, n2] = co_await p.ours->read(buf);
+    last = ec2;
+  }));
+  EXPECT_EQ(got, 100U);
+  EXPECT_EQ(last, asio::error::eof);
+}
+
+TEST(WakeAfter, LoweringTheMarkWakesAReadForWhatIsAlreadyThere) {
+  Pair p;
+  std::array<char, 64 * 1024> buf{};
+  EXPECT_TRUE(p.ours->read_now(buf).would_block());
+  p.ours->wake_after(30'000);
+  std::size_t got = 0;
+  asio::steady_timer send(p.io);
+  asio::steady_timer lower(p.io);
+  EXPECT_TRUE(p.run([&]() -> asio::awaitable<void> {
+    send.expires_after(20ms);
+    send.async_wait([&](const boost::system::error_code&) { p.send(5'000); });
+    lower.expires_after(60ms);
+    lower.async_wait([&](const boost::system::error_code&) { p.ours->wake_after(5'000); });
+    auto [ec, n] = co_await p.ours->read(buf);
+    got = n;
+  }));
+  EXPECT_EQ(got, 5'000U);
 }
 
 /// Round trips of 64 bytes between two connections on one event loop, as a master and a slave

@@ -3,21 +3,29 @@
 //
 // Asio 1.81's own async_read_some marks a read "exhausted" only when it returns 0 bytes, so after
 // every epoll edge its next read is tried at once: in a ping-pong (write, then read the answer)
-// that read fails with EAGAIN, one wasted system call per round trip on each end. A TCP read
-// that returns fewer bytes than asked has emptied the receive queue (the kernel copies until the
-// buffer is full or the queue is empty), so this read reports itself exhausted then: the reactor
-// clears its "try speculatively" flag under the descriptor's mutex, in the same critical section
-// as the recv, and the next read is queued without a system call until epoll's next edge (data
-// that arrives after the recv raises a new edge, so none is missed; nginx relies on the same
-// rule). Queuing a read costs no epoll_ctl (unlike async_wait, which re-arms the descriptor).
+// that read fails with EAGAIN, one wasted system call per round trip on each end. This read
+// reports itself exhausted when the kernel says nothing is left to read: with TCP_INQ on
+// (enable_inq), each recvmsg returns the bytes still queued after it, and 1 when only the peer's
+// FIN is, since a read must still see the end of the stream. A short read alone does not tell:
+// data and a FIN that came together leave a short read and then no further edge, and a read that
+// waited for one would wait forever (test WakeAfter.EndOfStream*, DrainedRead.DataAndTheEnd*).
+// Then the reactor clears its "try speculatively" flag under the descriptor's mutex, in the same
+// critical section as the recv, and the next read is queued without a system call until epoll's
+// next edge (data that arrives after the recv raises a new edge, so none is missed). Queuing a
+// read costs no epoll_ctl (unlike async_wait, which re-arms the descriptor). A full read with
+// nothing left is exhausted too: a stream reader is spared the read that would fail with EAGAIN.
 //
 // This reaches into Asio's detail namespace (reactor_op, the reactor's start_op, the socket's
 // implementation): pinned to Boost 1.81's epoll reactor by the static_assert below, and covered by
 // the engine's StrandIo and integration tests and by bench/callgrind_per_transaction.sh -x strace.
 // Thread: the socket's io_context's.
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 
+#include <cerrno>
 #include <cstddef>
+#include <cstring>
 #include <cstdint>
 #include <type_traits>
 #include <utility>
@@ -41,6 +49,59 @@ static_assert(std::is_same_v<boost::asio::detail::reactor, boost::asio::detail::
               "drained_read.hpp knows Asio's epoll reactor only");
 
 namespace volley::transport {
+
+/// Asks the kernel to say, with each read of TCP socket `fd`, what is left to read (TCP_INQ);
+/// false if it cannot (then a short read is taken as "drained", which misses a pending FIN).
+inline bool enable_inq(int fd) {
+  const int on = 1;
+  return ::setsockopt(fd, IPPROTO_TCP, TCP_INQ, &on, sizeof on) == 0;
+}
+
+/// What one non-blocking read of a TCP socket did.
+struct Received {
+  boost::system::error_code ec;  ///< would_block: nothing was there; eof: the end of the stream
+  std::size_t bytes = 0;
+  bool drained = false;  ///< nothing is left to read: the next read must wait for epoll's edge
+};
+
+/// One recvmsg(2) of TCP socket `fd` into `data`, without waiting, with what is left (TCP_INQ's
+/// count when enable_inq() took, else "drained" if the read came back short).
+inline Received receive_once(int fd, void* data, std::size_t size) {
+  Received r;
+  iovec iov{data, size};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  ssize_t n = 0;
+  do {
+    n = ::recvmsg(fd, &msg, MSG_DONTWAIT);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) {
+    r.ec = errno == EAGAIN || errno == EWOULDBLOCK
+               ? boost::system::error_code(boost::asio::error::would_block)
+               : boost::system::error_code(errno, boost::asio::error::get_system_category());
+    r.drained = true;
+    return r;
+  }
+  r.bytes = static_cast<std::size_t>(n);
+  if (n == 0 && size > 0) {
+    r.ec = boost::asio::error::eof;
+    r.drained = true;
+    return r;
+  }
+  r.drained = r.bytes < size;  // without TCP_INQ's count
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level == IPPROTO_TCP && c->cmsg_type == TCP_CM_INQ) {
+      int left = 0;
+      std::memcpy(&left, CMSG_DATA(c), sizeof left);
+      r.drained = left == 0;
+    }
+  }
+  return r;
+}
 
 namespace drained_detail {
 
@@ -85,29 +146,27 @@ struct SocketAccess : Socket {
   }
 };
 
-/// reactive_socket_recv_op for one buffer, except that a short read is "done and exhausted".
+/// reactive_socket_recv_op for one buffer, except that a read that left nothing (receive_once's
+/// `drained`) is "done and exhausted".
 class RecvOpBase : public ad::reactor_op {
  public:
-  RecvOpBase(ad::socket_type socket, ad::socket_ops::state_type state,
-             boost::asio::mutable_buffer buffer, func_type complete_func)
+  RecvOpBase(ad::socket_type socket, boost::asio::mutable_buffer buffer,
+             func_type complete_func)
       : ad::reactor_op(boost::system::error_code(), &RecvOpBase::do_perform, complete_func),
         socket_(socket),
-        state_(state),
         buffer_(buffer) {}
 
   static status do_perform(ad::reactor_op* base) {
     auto* o = static_cast<RecvOpBase*>(base);
-    if (!ad::socket_ops::non_blocking_recv1(o->socket_, o->buffer_.data(), o->buffer_.size(), 0,
-                                            true, o->ec_, o->bytes_transferred_)) {
-      return not_done;  // would block: wait for the edge
-    }
-    // 0 bytes (end of file, or an error) and a short read both leave nothing to read now.
-    return o->ec_ || o->bytes_transferred_ < o->buffer_.size() ? done_and_exhausted : done;
+    const Received r = receive_once(o->socket_, o->buffer_.data(), o->buffer_.size());
+    if (r.ec == boost::asio::error::would_block) return not_done;  // wait for the edge
+    o->ec_ = r.ec;
+    o->bytes_transferred_ = r.bytes;
+    return r.drained ? done_and_exhausted : done;
   }
 
  private:
   ad::socket_type socket_;
-  ad::socket_ops::state_type state_;
   boost::asio::mutable_buffer buffer_;
 };
 
@@ -116,9 +175,9 @@ class RecvOp : public RecvOpBase {
  public:
   BOOST_ASIO_DEFINE_HANDLER_PTR(RecvOp);
 
-  RecvOp(ad::socket_type socket, ad::socket_ops::state_type state,
-         boost::asio::mutable_buffer buffer, Handler& handler, const IoExecutor& io_ex)
-      : RecvOpBase(socket, state, buffer, &RecvOp::do_complete),
+  RecvOp(ad::socket_type socket, boost::asio::mutable_buffer buffer, Handler& handler,
+         const IoExecutor& io_ex)
+      : RecvOpBase(socket, buffer, &RecvOp::do_complete),
         handler_(std::move(handler)),
         work_(handler_, io_ex) {}
 
@@ -155,8 +214,8 @@ struct ReadNow {
 
 /// One recv into `buffer` now, in the caller's thread, without a trip through the event loop,
 /// unless the reactor knows the socket drained (then nothing is read, and no EAGAIN is spent). A
-/// read that returns less than asked (or nothing) tells the reactor the socket is drained, as
-/// async_read_drained's does; a full one leaves it "try at once". The recv and the flag are under
+/// read that left nothing to read (receive_once) tells the reactor the socket is drained, as
+/// async_read_drained's does; otherwise it stays "try at once". The recv and the flag are under
 /// the descriptor's mutex, as in the reactor's own speculative read, so an edge epoll reports
 /// meanwhile (which sets the flag) is not lost. Not while an async read is queued on the socket.
 inline ReadNow read_now(drained_detail::Socket& socket, boost::asio::mutable_buffer buffer) {
@@ -175,11 +234,10 @@ inline ReadNow read_now(drained_detail::Socket& socket, boost::asio::mutable_buf
     r.ec = boost::asio::error::would_block;
     return r;
   }
-  const bool done = ad::socket_ops::non_blocking_recv1(impl.socket_, buffer.data(), buffer.size(),
-                                                       MSG_DONTWAIT, true, r.ec, r.bytes);
-  if (!done) r.ec = boost::asio::error::would_block;
-  if ((!done || r.ec || r.bytes < buffer.size()) &&
-      state->*member(drained_detail::EventsOf{}) != 0) {
+  const Received got = receive_once(impl.socket_, buffer.data(), buffer.size());
+  r.ec = got.ec;
+  r.bytes = got.bytes;
+  if (got.drained && state->*member(drained_detail::EventsOf{}) != 0) {
     speculative = false;  // drained: the next read waits for the edge (see async_read_drained)
   }
   return r;
@@ -199,7 +257,7 @@ auto async_read_drained(drained_detail::Socket& socket, boost::asio::detail::rea
         auto& impl = drained_detail::SocketAccess::implementation(socket);
         const bool is_continuation = boost_asio_handler_cont_helpers::is_continuation(handler);
         typename Op::ptr p = {ad::addressof(handler), Op::ptr::allocate(handler), nullptr};
-        p.p = new (p.v) Op(impl.socket_, impl.state_, buffer, handler, socket.get_executor());
+        p.p = new (p.v) Op(impl.socket_, buffer, handler, socket.get_executor());
         if (buffer.size() != 0 &&
             ((impl.state_ & ad::socket_ops::non_blocking) != 0 ||
              ad::socket_ops::set_internal_non_blocking(impl.socket_, impl.state_, true,

@@ -34,7 +34,11 @@ class TcpConnection {
   explicit TcpConnection(Socket socket)
       : socket_(std::move(socket)),
         reactor_(&boost::asio::use_service<boost::asio::detail::reactor>(
-            boost::asio::query(socket_.get_executor(), boost::asio::execution::context))) {}
+            boost::asio::query(socket_.get_executor(), boost::asio::execution::context))) {
+    // Reads then say whether anything is left (see drained_read.hpp). Without it (a kernel
+    // before 4.18) a short read is taken as drained.
+    if (socket_.is_open()) enable_inq(socket_.native_handle());
+  }
 
   IoResult try_read(std::span<char> into) {
     IoResult r;
@@ -59,6 +63,12 @@ class TcpConnection {
     const ReadNow r = transport::read_now(socket_, boost::asio::buffer(into.data(), into.size()));
     return IoResult{r.bytes, r.ec};
   }
+  /// Wakes a waiting reader only once `bytes` are queued (SO_RCVLOWAT; the end of the stream and
+  /// errors wake it whatever the mark), at most kMaxWakeAfter. The caller must know the peer will
+  /// send that many, or its reader waits for bytes that never come. A system call only when the
+  /// mark changes.
+  void wake_after(std::size_t bytes);
+  static constexpr std::size_t kMaxWakeAfter = 64 * 1024;
   IoResult try_write(std::span<const char> from) {
     IoResult r;
     r.bytes = socket_.write_some(boost::asio::buffer(from.data(), from.size()), r.ec);
@@ -79,12 +89,21 @@ class TcpConnection {
     boost::system::error_code ignored;
     socket_.close(ignored);
   }
+  /// Opens the socket of a connection made here (one that is accepted comes open), with reads
+  /// saying what is left (see the constructor).
+  boost::system::error_code open(const boost::asio::ip::tcp& protocol) {
+    boost::system::error_code ec;
+    socket_.open(protocol, ec);
+    if (!ec) enable_inq(socket_.native_handle());
+    return ec;
+  }
   /// For connecting and socket options.
   Socket& socket() { return socket_; }
 
  private:
   Socket socket_;
   boost::asio::detail::reactor* reactor_;  // the socket's context's: found once, used per read
+  int wake_after_ = 1;                     // the socket's SO_RCVLOWAT (Linux's default: 1)
 };
 
 }  // namespace volley::transport
