@@ -60,14 +60,15 @@ profile() {  # FILE ITERATIONS
     echo "</group></profile>"
   } >"$1"
 }
-port=$((20000 + RANDOM % 20000))
+# Below the ephemeral range (32768-60999 here): a run of thousands of connections leaves its
+# local ports in TIME_WAIT, and the next run's slave could not listen on one of them.
+port=$((20000 + RANDOM % 10000))
 # One volley run with a slave, each side under a tool: TOOL is the command prefix, its output
 # file follows it, joined to the last word when that ends in '=' (`strace -f -c -o`,
 # `valgrind --tool=callgrind --callgrind-out-file=`).
 run_pair() {  # TAG ITERATIONS TOOL...
   local tag=$1 n=$2
   shift 2
-  port=$(free_port)
   profile "$work/$tag.xml" "$n"
   local -a tool=("$@")
   with() {  # OUTPUT_FILE COMMAND...: COMMAND under the tool
@@ -106,8 +107,7 @@ per_txn() {  # A1 A2 [T1 T2]: (A2 - A1) / (T2 - T1)
 received() { jq '[.slaves[].groups[].transactions[].flowops[].datagrams.received // 0] | add' "$work/$1.json"; }
 # iperf3's client under TOOL... for 2 s; prints the datagrams it sent.
 iperf3_ref() {  # TOOL...
-  local iport
-  iport=$(free_port)
+  local iport=$((port + 500))
   iperf3 -s -p "$iport" -1 >/dev/null 2>&1 &
   local server=$!
   # Not wait_listening: a probe connection would be iperf3 -1's one client.

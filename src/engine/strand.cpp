@@ -194,8 +194,14 @@ awaitable<void> Strand::run_txn(const TxnPlan& txn) {
                 out = std::move(*stop);
                 break;
               }
-              auto [ec, got] = co_await read_wait(r, into);
-              if (auto end = read_end(r, ec, got)) {
+              transport::ReadResult got;
+              if (auto* tcp = std::get_if<transport::TcpConnection>(&r.c->link)) {
+                got = co_await tcp->read_resuming(into);  // no frame, no dispatch
+              } else {
+                auto [ec, n] = co_await read_wait(r, into);
+                got = {ec, n};
+              }
+              if (auto end = read_end(r, got.ec, got.bytes)) {
                 out = std::move(*end);
                 break;
               }
@@ -239,7 +245,7 @@ bool Strand::account_op(const TxnPlan& txn, const OpPlan& op, OpOutcome& out,
     case OpOutcome::Status::kFailed:
       ++stats.counters.errors[static_cast<std::size_t>(out.error)];
       ++worker_.slot(txn.slot).counters.errors[static_cast<std::size_t>(out.error)];
-      worker_.note_error(where(op), std::move(out.message));
+      worker_.note_error(where(op), out.message.take());
       if (!op.common.canfail) {
         failed_ = true;
         return false;
@@ -623,8 +629,14 @@ awaitable<OpOutcome> Strand::read_rest(PendingRead r) {
   for (;;) {
     std::span<char> into;
     if (auto stop = read_begin(r, into)) co_return std::move(*stop);
-    auto [ec, got] = co_await read_wait(r, into);
-    if (auto end = read_end(r, ec, got)) co_return std::move(*end);
+    transport::ReadResult got;
+    if (auto* tcp = std::get_if<transport::TcpConnection>(&r.c->link)) {
+      got = co_await tcp->read_resuming(into);
+    } else {
+      auto [ec, n] = co_await read_wait(r, into);
+      got = {ec, n};
+    }
+    if (auto end = read_end(r, got.ec, got.bytes)) co_return std::move(*end);
   }
 }
 

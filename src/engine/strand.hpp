@@ -21,6 +21,7 @@
 #include "volley/engine/random_stream.hpp"
 #include "volley/engine/step_bytes.hpp"
 #include "volley/transport/connection.hpp"
+#include "op_message.hpp"
 #include "worker.hpp"
 
 namespace volley::engine {
@@ -31,7 +32,7 @@ struct OpOutcome {
   enum class Status { kOk, kFailed, kExpired, kLost };
   Status status = Status::kOk;
   ErrorKind error = ErrorKind::kOther;
-  std::string message;  ///< for failures: what happened, for the error log
+  OpMessage message;  ///< for failures: what happened, for the error log
 };
 
 class Strand {

@@ -18,6 +18,7 @@
 
 #include "volley/transport/drained_read.hpp"
 #include "volley/transport/io_result.hpp"
+#include "volley/transport/resuming_read.hpp"
 
 namespace volley::transport {
 
@@ -55,6 +56,13 @@ class TcpConnection {
   ReadAwaitable read(std::span<char> into) {
     return async_read_drained(socket_, *reactor_, boost::asio::buffer(into.data(), into.size()),
                               kWaitToken);
+  }
+  /// The same read as a strand's coroutine co_awaits it (`ReadResult r = co_await
+  /// link.read_resuming(into)`): its completion resumes the coroutine in place, without Asio's
+  /// initiation frame and executor dispatch (see resuming_read.hpp). Only in a coroutine on this
+  /// socket's io_context.
+  ResumingRead read_resuming(std::span<char> into) {
+    return ResumingRead{socket_, *reactor_, boost::asio::buffer(into.data(), into.size())};
   }
   /// A read now, without the event loop, unless the socket is known drained (then would_block
   /// without a system call): a reader that finds data keeps reading in place (see read_now in
