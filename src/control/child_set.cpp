@@ -139,7 +139,7 @@ std::variant<std::unique_ptr<ChildSet>, std::string> ChildSet::spawn(asio::io_co
     // A Unix socketpair behind a TCP socket object: Channel only reads and writes bytes.
     socket.assign(asio::ip::tcp::v4(), child.take_fd(), ec);
     if (ec) return fmt::format("{}: {}", child.describe(), ec.message());
-    set->children_.push_back(Child{std::move(child), std::make_unique<Channel>(std::move(socket)), false, {}, {}, {}, {}});
+    set->children_.push_back(Child{std::move(child), std::make_unique<Channel>(std::move(socket)), false, {}, {}, {}, {}, {}});
   }
   return set;
 }
@@ -232,11 +232,13 @@ std::string ChildSet::note(std::size_t i, const json& m) {
   const std::string type = text_field(m, "type");
   if (type == "ping") return {};
   if (type == "step_done") {
-    if (const auto step = uint_field(m, "step")) {
-      c.steps_done = static_cast<std::size_t>(*step);
-      return {};
-    }
-    return fmt::format("{} sent a malformed step_done", describe(i));
+    const auto step = uint_field(m, "step");
+    // A master's child counts its connects (the slaves' end_step needs them); a slave's has none.
+    const auto connected = settings_.master_side ? host_port_counts_from(m) : HostPortCounts{};
+    if (!step || !connected) return fmt::format("{} sent a malformed step_done", describe(i));
+    c.steps_done = static_cast<std::size_t>(*step);
+    c.connected = *connected;
+    return {};
   }
   if (type == "results") {
     c.results = m;
@@ -281,6 +283,14 @@ std::vector<engine::ConnectionBytes> ChildSet::take_written() {
   for (auto& c : children_) {
     out.insert(out.end(), c.written.begin(), c.written.end());
     c.written.clear();
+  }
+  return out;
+}
+
+HostPortCounts ChildSet::connected() const {
+  HostPortCounts out;
+  for (const auto& c : children_) {
+    for (const auto& [key, n] : c.connected) out[key] += n;
   }
   return out;
 }

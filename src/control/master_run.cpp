@@ -26,6 +26,7 @@
 #include "volley/control/message.hpp"
 #include "volley/control/interval_wire.hpp"
 #include "volley/control/sampling_wire.hpp"
+#include "volley/control/connected_wire.hpp"
 #include "volley/control/step_bytes_wire.hpp"
 #include "volley/core/host_port.hpp"
 #include "volley/engine/engine.hpp"
@@ -868,8 +869,26 @@ awaitable<void> MasterRun::run() {
           }
         }
       }
-      json end_step = message("end_step", {{"step", step}, {"drain_ms", drain_for.count()}});
-      co_await send_all(std::move(end_step));
+      {
+        // Each slave learns how many TCP data connections the master's side established to it
+        // (per data port, since the run began): it ends the step once its listeners have them all.
+        HostPortCounts connected = st.engine->connected();
+        if (st.children) {
+          for (const auto& [key, n] : st.children->connected()) connected[key] += n;
+        }
+        for (std::size_t i = 0; i < st.slaves.size(); ++i) {
+          json end_step = message("end_step", {{"step", step}, {"drain_ms", drain_for.count()}});
+          const PortCounts mine = counts_for_host(connected, st.slaves[i].address.host);
+          if (tracing) {
+            std::uint64_t total = 0;
+            for (const auto& [port, n] : mine) total += n;
+            trace(fmt::format("step {}: slave {} has {} TCP data connections from the master in all",
+                              step, i, total));
+          }
+          end_step["connected"] = port_counts_to_json(mine);
+          co_await send_to(i, std::move(end_step));
+        }
+      }
       if (tracing) trace(fmt::format("step {}: waiting for the slaves' step_done", step));
       // Every slave has step_grace to report the step done; one that does not is named.
       const auto step_deadline = Clock::now() + settings_.step_grace;
@@ -908,7 +927,8 @@ awaitable<void> MasterRun::run() {
       }
       if (st.children) {
         // Each process drains the connections of its own strands (strand % processes).
-        json child_end = message("end_step", {{"step", step}, {"drain_ms", drain_for.count()}});
+        json child_end = message("end_step", {{"step", step}, {"drain_ms", drain_for.count()},
+                                              {"connected", json::array()}});
         if (auto problem = co_await st.children->send_written(step, theirs); !problem.empty()) fail(problem);
         if (auto problem = co_await st.children->send_all(std::move(child_end)); !problem.empty()) fail(problem);
         std::erase_if(theirs, [&](const engine::ConnectionBytes& w) { return w.strand % st.processes != 0; });

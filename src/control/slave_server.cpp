@@ -23,6 +23,7 @@
 #include "volley/control/handshake.hpp"
 #include "volley/control/interval_wire.hpp"
 #include "volley/control/message.hpp"
+#include "volley/control/connected_wire.hpp"
 #include "volley/control/step_bytes_wire.hpp"
 #include "volley/engine/engine.hpp"
 #include "volley/profile/duration_cap.hpp"
@@ -100,6 +101,9 @@ struct LoadedRun {
   std::vector<engine::ConnectionBytes> master_written;
   std::chrono::milliseconds drain_for{5000};
   std::optional<std::size_t> drained;
+  /// The TCP data connections the master says it established to this process's listeners since
+  /// the run began (its last end_step), which they must all have taken once the step is over.
+  std::uint64_t master_connected = 0;
   std::optional<sampling::CpuSample> cpu_before;
   std::optional<sampling::NicSample> nic_before;
   std::optional<sampling::CpuUsage> cpu;
@@ -468,8 +472,13 @@ asio::awaitable<void> SlaveServer::converse(Session& s) {
         sent = sent && co_await send(std::move(w));
       }
       json out = message("step_done", {{"step", done->step}});
+      // A master's child: its connects, which its parent adds up for each slave's end_step.
+      if (s.run->master_side) out["connected"] = host_port_counts_to_json(s.run->engine->connected());
       if (!sent || !co_await send(std::move(out))) s.end_reason = "send failed";
-      if (s.run->ended && *s.run->ended == done->step) start_drain(s, done->step);
+      if (s.run->ended && *s.run->ended == done->step) {
+        if (!co_await report_missing_connections(s, done->step)) s.end_reason = "send failed";
+        start_drain(s, done->step);
+      }
       continue;
     }
     if (auto* taken = std::get_if<IntervalTaken>(&event)) {
@@ -614,14 +623,31 @@ asio::awaitable<void> SlaveServer::on_message(Session& s, const json& m) {
       }
       co_return;
     }
+    const auto connected = port_counts_from(m);
+    if (!connected) {
+      {
+        std::string why = "'end_step' without a valid 'connected' list ([[port, connections], ...])";
+        co_await refuse(std::move(why));
+      }
+      co_return;
+    }
     run->ended = k;
     if (const auto ms = uint_field(m, "drain_ms")) {
       run->drain_for = std::chrono::milliseconds(std::min<std::uint64_t>(*ms, 3'600'000));
     }
-    run->engine->end_txn(k);
+    // The master's count for this process: the ports its listeners are bound to (a slave in
+    // several processes relays the whole list to each).
+    run->master_connected = 0;
+    for (const auto& [port, n] : *connected) {
+      if (run->engine->listens_on(port)) run->master_connected += n;
+    }
+    run->engine->end_txn(k, std::chrono::milliseconds(30), run->master_connected);
     // An iterations step may be over here already: then the drain starts now, else once the
     // quiescence cut has ended it.
-    if (run->done && *run->done == k) start_drain(s, k);
+    if (run->done && *run->done == k) {
+      if (!co_await report_missing_connections(s, k)) s.end_reason = "send failed";
+      start_drain(s, k);
+    }
     co_return;
   }
   if (type == "written") {
@@ -760,6 +786,26 @@ asio::awaitable<void> SlaveServer::on_interval(Session& s, const json& m) {
     if (!s.run) return;
     s.events.push(IntervalTaken{interval_counts_message(n, txn_datagrams(s.run->plan, slots))});
   });
+}
+
+asio::awaitable<bool> SlaveServer::report_missing_connections(Session& s, std::size_t step) {
+  const LoadedRun& run = *s.run;
+  const std::uint64_t accepted = run.engine->accepted_connections();
+  if (accepted >= run.master_connected) co_return true;
+  // The step was cut after the long quiet spell with connections the master counted as
+  // established still missing: they never reached a listener. Not a silent shortfall.
+  const std::string why = fmt::format(
+      "step {}: the master established {} TCP data connection{} to this slave{} since the run "
+      "began, but only {} reached its listeners (the rest were still missing after {} s of "
+      "quiet: a full accept queue dropped their handshakes, the slave closed them for a late or "
+      "wrong header (its log says), or something on the path drops them)",
+      step, run.master_connected, run.master_connected == 1 ? "" : "s",
+      run.process_name == "slave" ? "" : fmt::format(" ({})", run.process_name), accepted,
+      engine::kAcceptQuiet.count());
+  log(fmt::format("master {}: {}", s.who, why));
+  json out = message("error", {{"message", fmt::format("slave: {}", why)}});
+  auto sent = co_await s.channel.send(std::move(out));
+  co_return std::holds_alternative<std::monostate>(sent);
 }
 
 void SlaveServer::start_drain(Session& s, std::size_t step) {

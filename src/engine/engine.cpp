@@ -16,13 +16,6 @@ namespace {
 /// How often, and for how many quiet polls, a slave waits for in-flight data before it cuts the
 /// strands of a transaction the master has finished.
 constexpr auto kQuiescencePoll = std::chrono::milliseconds(10);
-/// How long a slave step with strands still waiting to accept must be quiet before the cut. When
-/// an accept queue overflows (tens of thousands of connects), the kernel drops the handshake's
-/// last ACK: the master counts the connection, but it reaches the listener only when the
-/// master's first data or the SYN-ACK is retransmitted (1 s, then 3 s), long after a quiet spell
-/// of 30 ms; cutting then lost thousands of the 50,000 connections of many-connections.xml.
-/// Only a step whose peer's connects really failed (canfail) waits this long.
-constexpr auto kAcceptQuiet = std::chrono::seconds(4);
 }  // namespace
 
 Engine::Engine(const Plan& plan, EngineConfig config)
@@ -133,6 +126,7 @@ std::string Engine::open_listeners(asio::io_context& control) {
           return error;
         }
         if (copy == 0 && w == 0) listener_ports_[port] = listener->port();
+        tcp_ports_.insert(listener->port());
         if (port == 0) negotiated_ports_.push_back(listener->port());
         if (w == 0 || port == 0) bound = listener->port();
         listeners_.push_back({w, std::move(listener)});
@@ -198,7 +192,9 @@ void Engine::worker_finished_txn(std::size_t txn) {
   if (config_.on_txn_done) config_.on_txn_done(txn);
 }
 
-void Engine::end_txn(std::size_t txn, std::chrono::milliseconds quiet_for) {
+void Engine::end_txn(std::size_t txn, std::chrono::milliseconds quiet_for,
+                     std::optional<std::uint64_t> peer_connected) {
+  peer_connected_ = peer_connected;
   if (ended_upto_.load(std::memory_order_relaxed) < txn + 1) {
     ended_upto_.store(txn + 1, std::memory_order_relaxed);
   }
@@ -232,15 +228,20 @@ void Engine::arm_quiescence(std::size_t txn, std::uint64_t last_progress, int qu
     const bool queued = std::any_of(listeners_.begin(), listeners_.end(),
                                     [](const auto& l) { return l.listener->queued() > 0; });
     const int quiet = now == last_progress && !thinking() && !queued ? quiet_polls + 1 : 0;
-    const bool accepting = std::any_of(workers_.begin(), workers_.end(),
-                                       [](const auto& w) { return w->accepting(); });
+    // Knowing how many connections the peer established, the long spell is needed only while
+    // some are missing; not knowing, whenever a strand still waits for one.
+    const bool long_spell =
+        peer_connected_ ? accepted_connections() < *peer_connected_
+                        : std::any_of(workers_.begin(), workers_.end(),
+                                      [](const auto& w) { return w->accepting(); });
     const int needed =
-        accepting ? std::max<int>(polls_needed, static_cast<int>(kAcceptQuiet / kQuiescencePoll))
-                  : polls_needed;
+        long_spell ? std::max<int>(polls_needed, static_cast<int>(kAcceptQuiet / kQuiescencePoll))
+                   : polls_needed;
     if (quiet < needed) {
       arm_quiescence(txn, now, quiet, polls_needed);
       return;
     }
+    if (long_spell && needed > polls_needed) ++long_accept_waits_;
     quiet_cut_ = txn;
     for (auto& w : workers_) w->post_cut(txn, CutReason::kEnded);
   });
@@ -249,6 +250,23 @@ void Engine::arm_quiescence(std::size_t txn, std::uint64_t last_progress, int qu
 void Engine::add_step_written(std::vector<ConnectionBytes> written) {
   const std::lock_guard lock(step_written_mutex_);
   step_written_.insert(step_written_.end(), written.begin(), written.end());
+}
+
+void Engine::add_step_connected(
+    const std::map<std::pair<const HostTarget*, std::uint16_t>, std::uint64_t>& counts) {
+  const std::lock_guard lock(step_written_mutex_);
+  for (const auto& [key, n] : counts) {
+    // By the host's name in `targets` (set before the start, so the pointers are stable); a
+    // slave's connects back to its master are not counted.
+    for (const auto& [host, target] : config_.targets) {
+      if (&target == key.first) connected_[{host, key.second}] += n;
+    }
+  }
+}
+
+std::map<std::pair<std::string, std::uint16_t>, std::uint64_t> Engine::connected() const {
+  const std::lock_guard lock(step_written_mutex_);
+  return connected_;
 }
 
 std::vector<ConnectionBytes> Engine::take_step_written() {
@@ -308,6 +326,7 @@ void Engine::route(std::uint32_t accepted_on, const transport::ConnectionHeader&
   const auto [worker, local] = placement_[header.group][header.strand];
   if (worker == kNotHere) return;  // another process's strand: it connected to the wrong port
   routed_.fetch_add(1, std::memory_order_relaxed);
+  accepted_tcp_.fetch_add(1, std::memory_order_relaxed);
   if (worker == accepted_on) {  // the usual case: straight to the strand, on this thread
     workers_[worker]->deliver(local, header.conn, transport::TcpConnection(std::move(socket)));
     return;

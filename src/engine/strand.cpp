@@ -426,6 +426,7 @@ awaitable<OpOutcome> Strand::do_connect(const OpPlan& op, const profile::Connect
   // Numbered only once connected: a connect that failed opened nothing on the peer's side.
   connections_.back().serial = next_serial(op.common.connection);
   worker_.count_connection(true);
+  worker_.count_connected(target, endpoint.port());
   co_return OpOutcome{};
 }
 

@@ -204,6 +204,11 @@ void Worker::strand_done(std::size_t txn) {
   cut_timer_.cancel();
   engine_.add_step_written(std::move(step_written_));
   step_written_.clear();
+  // Kept, zeroed, rather than cleared: the next step's connects find their keys without allocating.
+  if (!step_connected_.empty()) {
+    engine_.add_step_connected(step_connected_);
+    for (auto& entry : step_connected_) entry.second = 0;
+  }
   engine_.worker_finished_txn(txn);
 }
 

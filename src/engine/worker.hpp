@@ -5,9 +5,11 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
+#include <utility>
 #include <thread>
 #include <vector>
 
@@ -107,6 +109,11 @@ class Worker {
   /// Lets every other ready strand, I/O completion, cut and interval request run, then resumes.
   boost::asio::awaitable<void> yield();
   void count_connection(bool established);
+  /// A strand's TCP connect to `target` (an entry of the engine's targets, or its peer) at
+  /// `port` succeeded: the peer is told at the end of the step (Engine::connected()).
+  void count_connected(const HostTarget* target, std::uint16_t port) {
+    ++step_connected_[{target, port}];
+  }
   ConnectGate& connect_gate() { return connect_gate_; }
   void note_error(std::string where, std::string message);
 
@@ -156,6 +163,9 @@ class Worker {
   std::uint64_t connections_established_ = 0;
   std::vector<ErrorSample> error_samples_;
   std::vector<ConnectionBytes> step_written_;
+  /// This step's successful TCP connects per target and port (a handful of keys: one per
+  /// listener of the peer's this worker's strands connect to).
+  std::map<std::pair<const HostTarget*, std::uint16_t>, std::uint64_t> step_connected_;
   ConnectGate connect_gate_;
 };
 

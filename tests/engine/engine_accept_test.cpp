@@ -3,8 +3,10 @@
 // thread; a connection accepted on the wrong worker is handed to its strand's.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <future>
+#include <map>
 #include <thread>
 
 #include <boost/asio/io_context.hpp>
@@ -69,6 +71,11 @@ struct Outcome {
   RunResult connected;
   std::uint64_t handed_over = 0;
   std::size_t listener_ports = 0;
+  /// What the connecting side says it established (Engine::connected()), and what the accepting
+  /// side's listeners took (Engine::accepted_connections()).
+  std::map<std::pair<std::string, std::uint16_t>, std::uint64_t> connected_to;
+  std::uint64_t listeners_took = 0;
+  std::vector<std::uint16_t> accepting_ports;
 };
 
 /// Runs an accepting engine and a connecting engine of two workers each against each other.
@@ -108,6 +115,10 @@ Outcome connect_all(std::optional<std::uint16_t> port, std::size_t groups = 1,
     connector.stop();
   }
   out.handed_over = acceptor.handed_over();
+  out.connected_to = connector.connected();
+  out.listeners_took = acceptor.accepted_connections();
+  for (const auto& [requested, bound] : acceptor.listener_ports()) out.accepting_ports.push_back(bound);
+  for (const std::uint16_t p : acceptor.negotiated_ports()) out.accepting_ports.push_back(p);
   out.connected = connector.finish();
   out.accepted = acceptor.finish();
   return out;
@@ -120,6 +131,25 @@ TEST(AcceptOnWorkers, NegotiatedPortsNameTheWorkerSoNoConnectionIsHandedOver) {
   EXPECT_EQ(out.accepted.connections_established, kStrands * 4);
   EXPECT_EQ(out.accepted.failed_strands, 0U);
   EXPECT_EQ(out.handed_over, 0U);
+}
+
+// The master tells each slave how many TCP connections it established to its ports (its
+// end_step): counted per remotehost and port the connects went to, equal to what the slave's
+// listeners took, whichever worker accepted them.
+TEST(AcceptOnWorkers, TheConnectingSideCountsWhatTheListenersTake) {
+  for (const std::optional<std::uint16_t> port : {std::optional<std::uint16_t>(), std::optional(free_port())}) {
+    const Outcome out = connect_all(port, 2);
+    std::uint64_t sum = 0;
+    for (const auto& [key, n] : out.connected_to) {
+      EXPECT_EQ(key.first, "x");
+      EXPECT_NE(std::find(out.accepting_ports.begin(), out.accepting_ports.end(), key.second),
+                out.accepting_ports.end())
+          << "port " << key.second << " is not one of the acceptor's";
+      sum += n;
+    }
+    EXPECT_EQ(sum, 2 * kStrands * 4);
+    EXPECT_EQ(out.listeners_took, 2 * kStrands * 4);
+  }
 }
 
 TEST(AcceptOnWorkers, LaterGroupsOnOtherWorkersStillGetTheirConnections) {
@@ -146,7 +176,7 @@ TEST(AcceptOnWorkers, AConnectionLateAfterTheMastersStepEndIsStillAccepted) {
   // ACK, the master counts the connection and ends its step, and the connection reaches the
   // slave's listener a second or more later (a retransmission). The slave's quiescence cut (30 ms
   // of quiet) came first and the strand waiting for it failed: 45,312 of 50,000 accepted. Here a
-  // connection comes 300 ms after end_txn().
+  // connection comes 300 ms after end_txn(), which knows the master's count.
   const Plan plan = plan_of(true, std::nullopt, 1, 1);
   std::promise<void> done;
   EngineConfig a;
@@ -169,7 +199,7 @@ TEST(AcceptOnWorkers, AConnectionLateAfterTheMastersStepEndIsStillAccepted) {
     sockets.push_back(std::move(socket));
   };
   for (std::uint32_t s = 0; s + 1 < kStrands; ++s) connect(s);
-  slave.end_txn(0);  // the master's step is over: it counted every connection
+  slave.end_txn(0, 30ms, kStrands);  // the master's step is over: it counted every connection
   control.run_for(300ms);
   connect(kStrands - 1);  // the late one
   auto finished = done.get_future();
@@ -182,6 +212,73 @@ TEST(AcceptOnWorkers, AConnectionLateAfterTheMastersStepEndIsStillAccepted) {
   const RunResult r = slave.finish();
   EXPECT_EQ(r.connections_established, kStrands);
   EXPECT_EQ(r.failed_strands, 0U);
+}
+
+/// A slave whose strands each accept twice, given one connection each; the master's end of the
+/// step (end_txn) says it established `master_count`. Returns the engine's long accept waits, and
+/// checks that the step ends (a hang guard) with every strand's second accept cut.
+std::uint64_t end_with_master_count(std::uint64_t master_count, std::uint64_t& accepted) {
+  const Plan plan = plan_of(true, std::nullopt, 1, 2);
+  std::promise<void> done;
+  EngineConfig a;
+  a.workers = 2;
+  a.token = 7;
+  a.slave_side = true;
+  a.listen_address = asio::ip::make_address("127.0.0.1");
+  a.on_txn_done = [&](std::size_t) { done.set_value(); };
+  asio::io_context control;
+  Engine slave(plan, std::move(a));
+  EXPECT_EQ(slave.open_listeners(control), "");
+  const std::vector<std::uint16_t> ports = slave.negotiated_ports();
+  for (const std::uint16_t p : ports) EXPECT_TRUE(slave.listens_on(p));
+  slave.start();
+  slave.release(0);
+  std::vector<asio::ip::tcp::socket> sockets;
+  for (std::uint32_t s = 0; s < kStrands; ++s) {
+    asio::ip::tcp::socket socket(control);
+    socket.connect({asio::ip::make_address("127.0.0.1"), ports[s % ports.size()]});
+    asio::write(socket, asio::buffer(transport::encode(transport::ConnectionHeader{7, 0, s, 0})));
+    sockets.push_back(std::move(socket));
+  }
+  // Every strand now waits for its second connection, which never comes.
+  const auto deadline = std::chrono::steady_clock::now() + 30s;  // a hang guard
+  // (A sleep, not control.run_for: with no work yet, run_for would leave `control` stopped.)
+  while (slave.accepted_connections() < kStrands && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(10ms);
+  }
+  slave.end_txn(0, 30ms, master_count);
+  auto finished = done.get_future();
+  while (finished.wait_for(0s) != std::future_status::ready &&
+         std::chrono::steady_clock::now() < deadline) {
+    control.run_for(20ms);
+  }
+  EXPECT_EQ(finished.wait_for(0s), std::future_status::ready)
+      << "the step never ended; quiet cut " << slave.quiet_cut().value_or(99) << " accepted "
+      << slave.accepted_connections() << " progress " << slave.progress() << " thinking "
+      << slave.thinking();
+  accepted = slave.accepted_connections();
+  const std::uint64_t waits = slave.long_accept_waits();
+  slave.stop();
+  const RunResult r = slave.finish();
+  EXPECT_EQ(r.connections_established, kStrands);
+  return waits;
+}
+
+TEST(AcceptQuiet, AStepWithEveryConnectionTheMasterEstablishedEndsWithoutTheLongSpell) {
+  // A connection storm's slave always has strands waiting to accept when the master stops; it
+  // used to wait 4 s of quiet (kAcceptQuiet) at the end of every such step. With the master's
+  // count all in, the short spell ends it.
+  std::uint64_t accepted = 0;
+  EXPECT_EQ(end_with_master_count(kStrands, accepted), 0U);
+  EXPECT_EQ(accepted, kStrands);
+}
+
+TEST(AcceptQuiet, AStepMissingConnectionsTheMasterEstablishedTakesTheLongSpell) {
+  // One the master counted never arrives (its handshake lost): the slave waits the long spell
+  // for it, then cuts; the session then reports it missing (SlaveServer).
+  std::uint64_t accepted = 0;
+  EXPECT_EQ(end_with_master_count(kStrands + 1, accepted), 1U);
+  EXPECT_EQ(accepted, kStrands);
 }
 
 TEST(ConnectGate, AStormOfConnectsLargerThanTheGateAllArrive) {

@@ -140,6 +140,56 @@ TEST(Processes, BothSidesSpreadOverProcessesAndAgree) {
   for (const pid_t pid : slave_children) EXPECT_FALSE(alive(pid)) << pid;
 }
 
+// Connection storms with both sides in processes: each slave process learns, in the master's
+// end_step, how many connections the master's processes together made to its own ports, so
+// every step ends as soon as they are in, not after the long accept spell (4 s a step), and none
+// is missing.
+TEST(Processes, ConnectionStormStepsEndOnTheMastersCountAcrossProcesses) {
+  TempDir dir;
+  const auto profile = dir.write("storm.xml", R"XML(<?xml version="1.0"?>
+<profile name="storm">
+  <group nthreads="8">
+    <transaction duration="500ms">
+      <flowop type="connect" options="remotehost=$h protocol=tcp"/>
+      <flowop type="write" options="size=100"/>
+      <flowop type="read" options="size=100"/>
+      <flowop type="disconnect"/>
+    </transaction>
+    <transaction duration="500ms">
+      <flowop type="connect" options="remotehost=$h protocol=tcp"/>
+      <flowop type="write" options="size=100"/>
+      <flowop type="read" options="size=100"/>
+      <flowop type="disconnect"/>
+    </transaction>
+  </group>
+</profile>
+)XML");
+  const auto out = dir.path() / "r.json";
+  const auto started = std::chrono::steady_clock::now();
+  Process master({"/usr/bin/env", "VOLLEY_TRACE_CONTROL=1", VOLLEY_BINARY, "run", profile, "--local",
+                  "--processes", "2", "--json", out, "-q"});
+  const auto r = master.wait(60s);
+  const auto took = std::chrono::steady_clock::now() - started;
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json doc = read_json(out);
+  ASSERT_FALSE(doc.is_discarded());
+  EXPECT_EQ(doc["status"], "ok") << doc["failure"];
+  // The master only connects: the count the slave got after the last step is every connection.
+  const auto connections = doc["totals"]["connections_established"].get<std::uint64_t>();
+  EXPECT_GT(connections, 8U);
+  EXPECT_NE(r.err.find(fmt::format("step 1: slave 0 has {} TCP data connections from the master in all",
+                                   connections)),
+            std::string::npos)
+      << r.err;
+  // 1 s of steps; the long spell alone would be 8 s. A hang guard with room for a loaded machine
+  // (only a hang guard with the sanitizers, which start five processes slowly).
+#ifdef VOLLEY_SANITIZED
+  EXPECT_LT(took, 30s) << r.err;
+#else
+  EXPECT_LT(took, 7s) << r.err;
+#endif
+}
+
 /// Kills one child of `victim_parent(master)` mid-run: the run fails (exit 1) naming it.
 void expect_killed_child_named(const std::string& side, bool slave_side) {
   TempDir dir;

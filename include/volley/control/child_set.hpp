@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "volley/control/channel.hpp"
+#include "volley/control/connected_wire.hpp"
 #include "volley/control/message.hpp"
 #include "volley/engine/engine.hpp"
 #include "volley/engine/run_result.hpp"
@@ -72,6 +73,9 @@ class ChildSet {
   [[nodiscard]] bool all_drained(std::size_t step) const;
   /// What the children wrote in the step ending (their `written`), taken.
   std::vector<engine::ConnectionBytes> take_written();
+  /// A master's children: the TCP data connections they established since the run began, per
+  /// slave host and port, as of their last step_done.
+  [[nodiscard]] HostPortCounts connected() const;
   /// Each child's last `drained` message, in shard order.
   [[nodiscard]] std::vector<nlohmann::json> drained() const;
   /// Sends each child (shard first_shard + i) the entries of `peer_written` for its own strands
@@ -104,6 +108,7 @@ class ChildSet {
     std::optional<nlohmann::json> results;
     std::vector<engine::ConnectionBytes> written;
     std::optional<nlohmann::json> drained;
+    HostPortCounts connected;  ///< a master's child: its connects so far, from its step_done
   };
   ChildSet(boost::asio::io_context& context, ChildSetSettings settings)
       : context_(context), settings_(std::move(settings)) {}

@@ -17,8 +17,9 @@ namespace volley::control {
 
 /// 2: the end-of-step drain (written, drained). 3: the slave's hello may ask for a key (auth,
 /// auth_ok), and then every frame carries a MAC. 4: the slaves' UDP counts per interval
-/// (interval, interval_counts: interval_wire.hpp).
-inline constexpr std::uint32_t kProtocolVersion = 4;
+/// (interval, interval_counts: interval_wire.hpp). 5: end_step says how many TCP data connections
+/// the master established to the slave (`connected`: connected_wire.hpp).
+inline constexpr std::uint32_t kProtocolVersion = 5;
 inline constexpr std::string_view kMagic = "volley-control";
 
 /// What a master asks a slave to load: the profile as text, resolved the slave's way.

@@ -103,6 +103,9 @@ class SlaveServer {
   boost::asio::awaitable<void> on_interval(Session& s, const nlohmann::json& m);
   /// The end of step `step`: drains to the master's `written`, then a LocalDrained event.
   void start_drain(Session& s, std::size_t step);
+  /// Once a step is over and ended: fewer TCP data connections accepted than the master
+  /// established fails the run with an `error` saying so. False when that send failed.
+  boost::asio::awaitable<bool> report_missing_connections(Session& s, std::size_t step);
   /// Stops and joins the session's engine (joined off the control thread) and drops the run.
   boost::asio::awaitable<void> end_run(Session& s);
   void log(const std::string& line) const;

@@ -18,7 +18,9 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "volley/engine/plan.hpp"
@@ -31,6 +33,15 @@
 namespace volley::engine {
 
 class Worker;
+
+/// How long a slave step with strands still waiting to accept must be quiet before the cut. When
+/// an accept queue overflows (tens of thousands of connects), the kernel drops the handshake's
+/// last ACK: the master counts the connection, but it reaches the listener only when the
+/// master's first data or the SYN-ACK is retransmitted (1 s, then 3 s), long after a quiet spell
+/// of 30 ms; cutting then lost thousands of the 50,000 connections of many-connections.xml.
+/// With the peer's count (end_txn's peer_connected), only a step with connections still missing
+/// waits this long; after it, the slave reports them missing.
+inline constexpr auto kAcceptQuiet = std::chrono::seconds(4);
 
 /// Where a remotehost's data connections go.
 struct HostTarget {
@@ -120,8 +131,29 @@ class Engine {
   /// none is thinking, for `quiet_for` (data still in flight lands), then cuts the strands still
   /// inside it. The master uses it too, with a longer `quiet_for`, when every slave has ended an
   /// iterations step its own strands still wait in.
+  ///
+  /// `peer_connected`: the TCP data connections the peer says it established to this engine's
+  /// listeners since the run began (the master's end_step). While fewer have arrived, strands
+  /// waiting to accept get a long quiet spell (a handshake the kernel dropped from a full accept
+  /// queue arrives a retransmission later); once all have, the short one. Without it (the
+  /// master's own use), any strand waiting to accept gets the long spell.
   void end_txn(std::size_t txn,
-               std::chrono::milliseconds quiet_for = std::chrono::milliseconds(30));
+               std::chrono::milliseconds quiet_for = std::chrono::milliseconds(30),
+               std::optional<std::uint64_t> peer_connected = std::nullopt);
+  /// TCP data connections this engine's listeners handed to its strands since the run began
+  /// (any thread; relaxed). Compared with the peer's count at the end of a step.
+  [[nodiscard]] std::uint64_t accepted_connections() const {
+    return accepted_tcp_.load(std::memory_order_relaxed);
+  }
+  /// Whether one of this engine's TCP data listeners is bound to `port` (after open_listeners).
+  [[nodiscard]] bool listens_on(std::uint16_t port) const { return tcp_ports_.count(port) != 0; }
+  /// The steps whose quiescence cut took the long accept spell (controlling thread): a step that
+  /// had every connection its peer established is not among them.
+  [[nodiscard]] std::uint64_t long_accept_waits() const { return long_accept_waits_; }
+  /// Master: the TCP data connections its strands established since the run began, per
+  /// remotehost (as in `targets`) and data port, up to the last step every worker finished.
+  /// Controlling thread, after on_txn_done.
+  [[nodiscard]] std::map<std::pair<std::string, std::uint16_t>, std::uint64_t> connected() const;
   /// The last step end_txn() cut after its quiet spell (controlling thread).
   [[nodiscard]] std::optional<std::size_t> quiet_cut() const { return quiet_cut_; }
   /// After on_txn_done(txn): what the strands wrote on each connection they still have open
@@ -164,6 +196,8 @@ class Engine {
   /// Used by workers.
   void worker_finished_txn(std::size_t txn);
   void add_step_written(std::vector<ConnectionBytes> written);
+  /// A worker's connects of the step that ended, per target (a `targets` entry) and port.
+  void add_step_connected(const std::map<std::pair<const HostTarget*, std::uint16_t>, std::uint64_t>& counts);
   [[nodiscard]] const Plan& plan() const { return plan_; }
   [[nodiscard]] const EngineConfig& config() const { return config_; }
 
@@ -204,7 +238,13 @@ class Engine {
   std::atomic<std::size_t> ended_upto_{0};  ///< 1 + the last transaction end_txn() was called for
   std::atomic<std::uint64_t> routed_{0};  ///< data connections handed to strands
   std::atomic<std::uint64_t> handed_over_{0};  ///< of those, accepted on another worker
-  std::mutex step_written_mutex_;        ///< workers add at the end of a step, control takes
+  std::atomic<std::uint64_t> accepted_tcp_{0};  ///< of those, TCP (UDP hellos are not counted)
+  std::set<std::uint16_t> tcp_ports_;           ///< every TCP data listener's bound port
+  std::optional<std::uint64_t> peer_connected_;  ///< the pending end_txn()'s peer count
+  std::uint64_t long_accept_waits_ = 0;
+  /// See connected(); guarded by step_written_mutex_.
+  std::map<std::pair<std::string, std::uint16_t>, std::uint64_t> connected_;
+  mutable std::mutex step_written_mutex_;  ///< workers add at the end of a step, control takes
   std::vector<ConnectionBytes> step_written_;
   std::vector<std::chrono::steady_clock::time_point> release_times_;
   std::vector<TxnWindow> windows_;
