@@ -83,7 +83,8 @@ run_pair() {  # TAG ITERATIONS TOOL...
   with "$work/$tag.slave" "$volley" serve --listen "127.0.0.1:$port" --workers 1 -q \
     --hello-timeout 120s &
   local tool_pid=$!
-  sleep 5
+  # A slave under valgrind on a loaded machine may take more than a few seconds to listen.
+  wait_listening 127.0.0.1 "$port" 120 || echo "run $tag: the slave did not listen on $port" >&2
   with "$work/$tag.master" "$volley" run "$work/$tag.xml" --set h=127.0.0.1 -P "$port" \
     --workers 1 --slave-workers 1 --connect-timeout 60s --link-timeout 120s --step-grace 120s \
     -q --json "$work/$tag.json" >/dev/null || echo "run $tag failed" >&2
@@ -109,7 +110,9 @@ iperf3_ref() {  # TOOL...
   local iport=$((port + 500))
   iperf3 -s -p "$iport" -1 >/dev/null 2>&1 &
   local server=$!
-  sleep 0.5
+  # Not wait_listening: a probe connection would be iperf3 -1's one client.
+  local tries=200
+  until ss -Hltn "sport = :$iport" | grep -q . || ((tries-- == 0)); do sleep 0.05; done
   "$@" iperf3 -c 127.0.0.1 -p "$iport" -u -b 0 -l 1472 -t 2 -J >"$work/iperf3.json"
   wait "$server" 2>/dev/null || true
   jq '.end.sum.packets' "$work/iperf3.json"
@@ -136,8 +139,15 @@ if [[ $tools == callgrind || $tools == both ]]; then
       "$(received "cg$n2")")
     count=$(iperf3_ref valgrind -q --tool=callgrind --callgrind-out-file="$work/ref.cg")
     r=$(awk -v i="$(ir "$work/ref.cg")" -v c="$count" 'BEGIN{printf "%.0f", i/c}')
+    ws=$(per_txn "$(wir "$work/cg$n1.slave")" "$(wir "$work/cg$n2.slave")" \
+      "$(received "cg$n1")" "$(received "cg$n2")")
     echo "instructions per datagram (user space): volley master (sender) $m, slave (receiver)" \
       "$s (per datagram received: $(received "cg$n1"), $(received "cg$n2")); iperf3 client $r"
+    echo "instructions per datagram on the worker threads alone: volley master $wm, slave $ws"
+    if [[ -n ${CALLGRIND_KEEP:-} ]]; then
+      cp "$work/cg$n2.master" "$CALLGRIND_KEEP.master"; cp "$work/cg$n2.slave" "$CALLGRIND_KEEP.slave"
+      cp "$work/ref.cg" "$CALLGRIND_KEEP.ref"
+    fi
   fi
 fi
 if [[ ($tools == callgrind || $tools == both) && $mode != udp ]]; then

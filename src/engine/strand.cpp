@@ -133,6 +133,7 @@ awaitable<void> Strand::run_txn(const TxnPlan& txn) {
   // The iterations and their operations run here rather than in coroutines of their own: a
   // frame per iteration (and one per read) was an allocation per round trip, and Asio's
   // per-thread cache of two blocks missed it as soon as three were freed in a row.
+  const OpPlan* datagrams = datagram_stream_op(txn);
   for (std::uint64_t i = 0; i < limit; ++i) {
     // An iteration may never suspend (nop, busy think, data always there): give way now and then
     // so the worker's other strands, cuts and interval requests run.
@@ -156,6 +157,17 @@ awaitable<void> Strand::run_txn(const TxnPlan& txn) {
       }
     }
     auto previous = started;
+    // A datagram stream's iterations run in place (strand_datagram.cpp) until one must wait.
+    std::optional<Started> begun_here;
+    if (datagrams != nullptr) {
+      const std::uint64_t first = i;
+      begun_here = datagram_stream(txn, *datagrams, i, limit, previous, timing);
+      if (!begun_here && i != first) {  // stopped between two iterations: the checks above decide
+        --i;
+        continue;
+      }
+      intended = started = previous;
+    }
     bool fresh = false;  // `previous` was read from the clock, and nothing ran since
     bool go_on = true;
     for (auto op = txn.ops.begin(); go_on && op != txn.ops.end(); ++op) {
@@ -168,7 +180,8 @@ awaitable<void> Strand::run_txn(const TxnPlan& txn) {
           out = aborted_outcome();
         } else {
           // (Not `?:`: GCC 12 miscompiles a co_await inside a conditional expression.)
-          Started begun = start(*op);
+          Started begun = begun_here ? std::move(*begun_here) : start(*op);
+          begun_here.reset();
           if (auto* over = std::get_if<OpOutcome>(&begun)) {
             out = std::move(*over);
           } else if (auto* later = std::get_if<awaitable<OpOutcome>>(&begun)) {

@@ -166,6 +166,27 @@ class Strand {
   /// strand must give way to the worker's others first (read on after duplicates).
   std::optional<OpOutcome> datagram_now(const OpPlan& op, Connection& c, Direction direction,
                                         std::uint64_t bytes, bool& blocked);
+  /// What one try at a datagram came to (kGiveWay: read on after duplicates, once the worker's
+  /// other strands had their turn).
+  enum class DatagramTry { kDone, kBlocked, kGiveWay, kFailed };
+  /// datagram_now without an OpOutcome: its error in `ec`. With `stamp_ns`, a write's send time
+  /// is *stamp_ns (a clock read the caller has in hand) and a read's arrival time is stored
+  /// there; without it each reads the clock itself.
+  DatagramTry datagram_try(const OpPlan& op, transport::UdpConnection& udp, Direction direction,
+                           std::uint64_t bytes, std::uint64_t* stamp_ns,
+                           boost::system::error_code& ec);
+  /// A transaction whose every iteration is one datagram (its only flowop a UDP write, or a read
+  /// without a timer, once each, unpaced): that flowop, else nullptr.
+  const OpPlan* datagram_stream_op(const TxnPlan& txn);
+  /// Runs iterations of such a transaction back to back, in place, from iteration `i` (begun at
+  /// `from`, the run loop's checks passed), each counted and timed as run_txn would, while each
+  /// datagram goes (or comes) at once. Returns with `i` and `from` at the iteration it stopped
+  /// in: nullopt when that one is not begun (the run loop's checks say whether it runs; `i`
+  /// unchanged when the connection is not UDP), else what its flowop began (it must wait, or it
+  /// failed), for the run loop to finish and count.
+  std::optional<Started> datagram_stream(const TxnPlan& txn, const OpPlan& op, std::uint64_t& i,
+                                         std::uint64_t limit, Clock::time_point& from,
+                                         bool timing);
   /// The rest of datagram(): waits (blocked) or yields, then tries again until done.
   boost::asio::awaitable<OpOutcome> datagram_later(const OpPlan& op, Direction direction,
                                                    std::uint64_t bytes, bool blocked);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <tuple>
 
 #include <boost/asio/ip/udp.hpp>
 #include <fmt/format.h>
@@ -129,57 +130,76 @@ std::optional<OpOutcome> Strand::datagram_refused(Direction direction, std::uint
   return std::nullopt;
 }
 
-std::optional<OpOutcome> Strand::datagram_now(const OpPlan& op, Connection& c,
-                                              Direction direction, std::uint64_t bytes,
-                                              bool& blocked) {
+Strand::DatagramTry Strand::datagram_try(const OpPlan& op, transport::UdpConnection& udp,
+                                         Direction direction, std::uint64_t bytes,
+                                         std::uint64_t* stamp_ns, error_code& ec) {
   const bool writing = direction == Direction::kWrite;
   const std::span<char> buffer = worker_.buffer();
   const std::uint32_t token = worker_.engine().config().token;
-  auto& udp = std::get<transport::UdpConnection>(c.link);
-  blocked = false;
   for (;;) {
     transport::IoResult io;
     if (writing) {
       // The sequence number is taken only once the datagram is sent: a send that would block
       // is tried again with the same one.
       transport::encode(transport::DatagramHeader{token, op.common.connection, udp.peek_seq(),
-                                                  now_ns()},
+                                                  stamp_ns != nullptr ? *stamp_ns : now_ns()},
                         buffer);
       io = udp.try_write(std::span<const char>(buffer.data(), static_cast<std::size_t>(bytes)));
     } else {
       io = udp.try_read(buffer.first(std::min<std::size_t>(buffer.size(), kMaxDatagramBytes)));
     }
-    if (io.would_block()) {
-      blocked = true;
-      return std::nullopt;
+    if (io.ec) {
+      if (io.would_block()) return DatagramTry::kBlocked;
+      ec = io.ec;
+      return DatagramTry::kFailed;
     }
-    if (io.ec) return failure_from(io.ec, writing ? "udp write" : "udp read");
     worker_.count_progress();
     DatagramCounters& counts = worker_.slot(op.slot).counters.datagrams;
     if (writing) {
       udp.sent_one();
       ++counts.sent;
       add_written(op, io.bytes);
-      return OpOutcome{};
+      return DatagramTry::kDone;
     }
     const auto header =
         transport::decode_datagram_header(std::span<const char>(buffer.data(), io.bytes));
     if (header && header->token == token) {
-      const transport::Arrival arrival = udp.receiver().arrive(*header, now_ns());
+      const std::uint64_t arrived = now_ns();
+      if (stamp_ns != nullptr) *stamp_ns = arrived;
+      const transport::Arrival arrival = udp.receiver().arrive(*header, arrived);
       if (!arrival.duplicate) {
         ++counts.received;
         counts.lost += arrival.gap;
         counts.late += arrival.late ? 1U : 0U;
         counts.jitter_ns = std::max(counts.jitter_ns, udp.receiver().jitter_ns());
         add_read(op, io.bytes);
-        return OpOutcome{};
+        return DatagramTry::kDone;
       }
       ++counts.duplicates;
     }
     // A duplicate, or not one of this run's datagrams (a late handshake answer): read on, or
     // give way to the worker's other strands first.
-    if (worker_.over_budget()) return std::nullopt;
+    if (worker_.over_budget()) return DatagramTry::kGiveWay;
   }
+}
+
+std::optional<OpOutcome> Strand::datagram_now(const OpPlan& op, Connection& c,
+                                              Direction direction, std::uint64_t bytes,
+                                              bool& blocked) {
+  error_code ec;
+  const DatagramTry t =
+      datagram_try(op, std::get<transport::UdpConnection>(c.link), direction, bytes, nullptr, ec);
+  blocked = t == DatagramTry::kBlocked;
+  switch (t) {
+    case DatagramTry::kDone:
+      return OpOutcome{};
+    case DatagramTry::kFailed:
+      return failure_from(ec, direction == Direction::kWrite ? "udp write" : "udp read");
+    case DatagramTry::kBlocked:
+    case DatagramTry::kGiveWay:
+      break;
+  }
+  return std::nullopt;
 }
 
 Strand::Started Strand::datagram(const OpPlan& op, Connection& c, Direction direction,
@@ -190,6 +210,105 @@ Strand::Started Strand::datagram(const OpPlan& op, Connection& c, Direction dire
   return datagram_later(op, direction, bytes, blocked);
 }
 
+const OpPlan* Strand::datagram_stream_op(const TxnPlan& txn) {
+  if (txn.rate_per_s || txn.ops.size() != 1) return nullptr;
+  const OpPlan& op = txn.ops.front();
+  const bool moves = std::holds_alternative<profile::WriteOp>(op.spec) ||
+                     std::holds_alternative<profile::ReadOp>(op.spec);
+  if (!moves || op.common.count != 1 || needs_timer(op)) return nullptr;
+  Connection* c = find(op.common.connection);
+  if (c == nullptr || !std::holds_alternative<transport::UdpConnection>(c->link)) return nullptr;
+  return &op;
+}
+
+// The per-iteration path of run_txn (its checks, start's dispatch, the Started variant and the
+// OpOutcome moves, a clock read for the header besides the one that ends the operation) cost
+// more than the datagram itself; here an iteration is the datagram, its counts, one clock read
+// and the two latency records. Nothing here suspends, so nothing (a cut, the worker's interval
+// swap) can come between two iterations: the run loop's checks are the same few compares.
+std::optional<Strand::Started> Strand::datagram_stream(const TxnPlan& txn, const OpPlan& op,
+                                                       std::uint64_t& i, std::uint64_t limit,
+                                                       Clock::time_point& from, bool timing) {
+  Connection* c = find(op.common.connection);
+  if (c == nullptr || !std::holds_alternative<transport::UdpConnection>(c->link)) {
+    return std::nullopt;
+  }
+  const auto* write = std::get_if<profile::WriteOp>(&op.spec);
+  const profile::SizeSpec& size = write != nullptr ? write->size
+                                                   : std::get<profile::ReadOp>(op.spec).size;
+  const Direction direction = write != nullptr ? Direction::kWrite : Direction::kRead;
+  auto& udp = std::get<transport::UdpConnection>(c->link);
+  // A fixed size is refused for every datagram or for none: checked once, unless the slave's
+  // writes must also see their step end (datagram_refused).
+  const bool check_each = size.is_random() || (direction == Direction::kWrite &&
+                                               worker_.engine().config().slave_side);
+  if (!check_each) {
+    if (auto refused = datagram_refused(direction, size.min_bytes)) {
+      return Started(std::move(*refused));
+    }
+  }
+  for (;;) {
+    const std::uint64_t bytes = draw_size(op, size);
+    if (check_each) {
+      if (auto refused = datagram_refused(direction, bytes)) return Started(std::move(*refused));
+    }
+    // A write's send time is the clock read that began the operation (the last one's end, with
+    // nothing but this loop's counting since): one clock read per datagram, as the issue asks.
+    // Without latency recording the operations' ends are not read, so the header's is.
+    std::uint64_t stamp =
+        timing ? static_cast<std::uint64_t>(
+                     std::chrono::duration_cast<std::chrono::nanoseconds>(from.time_since_epoch())
+                         .count())
+               : 0;
+    error_code ec;
+    switch (datagram_try(op, udp, direction, bytes, timing ? &stamp : nullptr, ec)) {
+      case DatagramTry::kDone:
+        break;
+      case DatagramTry::kBlocked:
+        return Started(datagram_later(op, direction, bytes, true));
+      case DatagramTry::kGiveWay:
+        return Started(datagram_later(op, direction, bytes, false));
+      case DatagramTry::kFailed:
+        return Started(
+            failure_from(ec, direction == Direction::kWrite ? "udp write" : "udp read"));
+    }
+    // A read's end is its arrival time, read once the datagram was in.
+    Clock::time_point done{};
+    if (timing) {
+      done = direction == Direction::kRead
+                 ? Clock::time_point(std::chrono::duration_cast<Clock::duration>(
+                       std::chrono::nanoseconds(stamp)))
+                 : Clock::now();
+    }
+    // account_op and account_iteration for an operation that went: the flowop and the
+    // transaction count it, and both record the same interval (one clock read).
+    SlotStats& op_stats = worker_.slot(op.slot);
+    SlotStats& txn_stats = worker_.slot(txn.slot);
+    ++op_stats.counters.ops;
+    ++txn_stats.counters.ops;
+    if (timing) {
+      const auto ns = std::max<std::int64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(done - from).count(), 0);
+      op_stats.latency.record(static_cast<std::uint64_t>(ns));
+      txn_stats.latency.record(static_cast<std::uint64_t>(ns));
+    }
+    ++i;
+    // The run loop's checks between two iterations; any that stops the stream is left to it.
+    if (timing) last_end_ = done;
+    if (i >= limit || worker_.over_budget() || cut_ != CutReason::kNone || worker_.stopping()) {
+      return std::nullopt;
+    }
+    // Without latency recording the clock is needed only for a deadline.
+    if (timing) {
+      from = done;
+    } else if (deadline_) {
+      from = Clock::now();
+    }
+    if (deadline_ && from >= *deadline_) return std::nullopt;
+    last_end_.reset();
+  }
+}
+
 awaitable<OpOutcome> Strand::datagram_later(const OpPlan& op, Direction direction,
                                             std::uint64_t bytes, bool blocked) {
   const bool writing = direction == Direction::kWrite;
@@ -197,12 +316,22 @@ awaitable<OpOutcome> Strand::datagram_later(const OpPlan& op, Direction directio
     Connection* c = find(op.common.connection);
     if (c == nullptr) co_return not_connected(op);
     if (blocked) {
-      const auto what = writing ? transport::Wait::kWritable : transport::Wait::kReadable;
-      if (auto stop = co_await wait_ready(c->link, what, writing ? "udp write" : "udp read")) {
+      // wait_ready's steps, in this frame: a stream's receiver that keeps up waits every few
+      // datagrams, and wait_ready's own frame was an allocation and a resumption per wait.
+      error_code ec = asio::error::operation_aborted;
+      if (cut_ == CutReason::kNone) {  // a cut that came while runnable (see wait_ready)
+        active_ = &c->link;
+        worker_.budget_renewed();
+        std::tie(ec) = co_await std::get<transport::UdpConnection>(c->link).wait(
+            writing ? transport::Wait::kWritable : transport::Wait::kReadable);
+        active_ = nullptr;
+      }
+      if (ec) {
         if (!writing && cut_ == CutReason::kTimeout) {
           co_return OpOutcome{OpOutcome::Status::kLost, ErrorKind::kTimedOut, {}};
         }
-        co_return *stop;
+        if (ec == asio::error::operation_aborted) co_return aborted_outcome();
+        co_return failure_from(ec, writing ? "udp write" : "udp read");
       }
     } else {
       co_await worker_.yield();

@@ -74,23 +74,26 @@ Arrival DatagramReceiver::arrive(const DatagramHeader& header, std::uint64_t now
   Arrival a;
   if (!seen_) seen_ = std::make_unique<std::bitset<kWindow>>();
   const std::uint64_t seq = header.seq;
+  // Indices are taken modulo kWindow, so operator[] (no bounds check) is safe: this runs once
+  // per datagram received.
+  std::bitset<kWindow>& seen = *seen_;
   if (seq >= next_) {
     a.gap = seq - next_;
     // Clear the bits of the sequence numbers skipped (they may still come, late) and of this one.
     if (seq - next_ >= kWindow) {
-      seen_->reset();
+      seen.reset();
     } else {
-      for (std::uint64_t s = next_; s < seq; ++s) seen_->reset(s % kWindow);
+      for (std::uint64_t s = next_; s < seq; ++s) seen[s % kWindow] = false;
     }
-    seen_->set(seq % kWindow);
+    seen[seq % kWindow] = true;
     next_ = seq + 1;
   } else if (next_ - seq > kWindow) {
     a.late = true;  // too old to tell from a duplicate: counted as the late arrival it most likely is
-  } else if (seen_->test(seq % kWindow)) {
+  } else if (seen[seq % kWindow]) {
     a.duplicate = true;
     return a;
   } else {
-    seen_->set(seq % kWindow);
+    seen[seq % kWindow] = true;
     a.late = true;
   }
   // RFC 3550: J += (|D| - J) / 16, D the change in transit time between consecutive arrivals.
