@@ -30,22 +30,28 @@ constexpr auto kAwait = asio::as_tuple(asio::use_awaitable);
 /// How long a busy think spins before it lets the rest of its worker run (and sees a cut).
 constexpr auto kSpinSlice = std::chrono::microseconds(50);
 
-/// The most a stream read asks for at once, whatever its flowop's size. Small reads drain the
-/// receive queue sooner, and on loopback that halves the *sender's* kernel time per byte (its
-/// sendto runs the receiving socket's input): one 64 KiB stream went from 0.55 to 1.16 of
-/// stream_ref's throughput with 16 KiB asks instead of 64 KiB (8 KiB: 1.17, 32 KiB: 0.80, 256 KiB:
-/// 0.52; docs/performance.md, bench/bulk_vs_stream_ref.sh). A ping-pong's messages are smaller,
-/// so its reads still come back short, which is how a drained socket is recognised.
+/// The most a stream read asks for at once, whatever its flowop's size, when its peer writes
+/// from memory. Its peer's copy into the socket is then the bottleneck, and small reads drain
+/// the receive queue sooner, which on loopback cut the *sender's* kernel time per byte (its send
+/// runs the receiving socket's input): one 64 KiB stream went from 0.44-0.52 of stream_ref's
+/// throughput with 256 KiB or 64 KiB asks to 1.46 with 16 KiB (docs/performance.md,
+/// bench/bulk_vs_stream_ref.sh). A ping-pong's messages are smaller, so nothing changes there.
 constexpr std::size_t kStreamReadAsk = 16 * 1024;
+/// The same when the peer sends with sendfile (the slave's recvfile, the mirror of a sendfile):
+/// the sender copies nothing, the reader is the bottleneck, and fewer, larger reads cost it less
+/// (sendfile: 0.49 of stream_ref -f with 16 KiB asks, 0.93 with 256 KiB).
+constexpr std::size_t kZeroCopyPeerReadAsk = 256 * 1024;
 
 /// A stream read that must wait for at least this many bytes asks the kernel to wake it only when
 /// they are there (or kMaxWakeAfter of them), not at each arrival: see Strand::expect. Below it
 /// (a ping-pong's messages) the mark stays at 1 and costs no system call.
 constexpr std::uint64_t kWakeFrom = 16 * 1024;
 
-/// What a stream read asks for: see kStreamReadAsk.
-std::span<char> stream_ask(std::span<char> buffer) {
-  return buffer.first(std::min(buffer.size(), kStreamReadAsk));
+/// What a stream read for flowop `op` asks for: see kStreamReadAsk.
+std::span<char> stream_ask(std::span<char> buffer, const OpPlan& op) {
+  const bool zero_copy_peer = std::holds_alternative<profile::RecvFileOp>(op.spec);
+  return buffer.first(std::min(buffer.size(), zero_copy_peer ? kZeroCopyPeerReadAsk
+                                                             : kStreamReadAsk));
 }
 
 std::uint64_t elapsed_ns(std::chrono::steady_clock::time_point from,
@@ -598,7 +604,7 @@ std::optional<OpOutcome> Strand::read_now(PendingRead& r) {
   // A cut is seen by read_begin (see wait_ready).
   while (tcp != nullptr && cut_ == CutReason::kNone) {
     // As read_begin asks: a short read tells the reactor the socket drained.
-    const transport::IoResult io = tcp->read_now(stream_ask(worker_.buffer()));
+    const transport::IoResult io = tcp->read_now(stream_ask(worker_.buffer(), *r.op));
     if (io.would_block()) return std::nullopt;
     if (auto end = read_end(r, io.ec, io.bytes)) return end;
     if (worker_.over_budget()) return std::nullopt;  // give way: the rest through the event loop
@@ -615,7 +621,7 @@ std::optional<OpOutcome> Strand::read_begin(PendingRead& r, std::span<char>& int
   // of a ping-pong otherwise). Bytes beyond the flowop's wait in the stash for the next read.
   expect(*r.c, r.left);
   const std::span<char> buffer = worker_.buffer();
-  into = r.ahead ? stream_ask(buffer)
+  into = r.ahead ? stream_ask(buffer, *r.op)
                  : buffer.first(static_cast<std::size_t>(std::min(
                        {r.left, r.chunk.value_or(r.left), std::uint64_t{buffer.size()}})));
   active_ = &r.c->link;
