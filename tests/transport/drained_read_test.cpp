@@ -145,26 +145,39 @@ TEST(DrainedRead, EndOfFileEndsAQueuedRead) {
 
 // Data and the end of the stream that come together raise one edge; the read of the data is
 // short, and a read that then waited for another edge would wait forever.
-TEST(DrainedRead, DataAndTheEndOfTheStreamTogetherEndTheNextRead) {
+/// 100 bytes and the end of the stream, sent together 20 ms after two reads of a drained socket
+/// (its wake-up mark at `mark`) were started one after the other: what each returned.
+struct DataThenEnd {
+  bool ended = false;  ///< both reads returned within the hang guard
+  std::size_t first = 0;
+  boost::system::error_code second;
+};
+DataThenEnd read_data_then_end(std::size_t mark) {
   Pair p;
   std::array<char, 64 * 1024> buf{};
   EXPECT_TRUE(p.ours->read_now(buf).would_block());  // drained: the next read waits for epoll
-  std::size_t got = 0;
-  boost::system::error_code last;
+  p.ours->wake_after(mark);
+  DataThenEnd r;
   asio::steady_timer later(p.io);
-  EXPECT_TRUE(p.run([&]() -> asio::awaitable<void> {
+  r.ended = p.run([&]() -> asio::awaitable<void> {
     later.expires_after(20ms);
     later.async_wait([&](const boost::system::error_code&) {
       p.send(100);
       p.peer.close();
     });
     auto [ec1, n1] = co_await p.ours->read(buf);
-    got = n1;
+    r.first = n1;
     auto [ec2, n2] = co_await p.ours->read(buf);
-    last = ec2;
-  }));
-  EXPECT_EQ(got, 100U);
-  EXPECT_EQ(last, asio::error::eof);
+    r.second = ec2;
+  });
+  return r;
+}
+
+TEST(DrainedRead, DataAndTheEndOfTheStreamTogetherEndTheNextRead) {
+  const DataThenEnd r = read_data_then_end(1);
+  EXPECT_TRUE(r.ended);
+  EXPECT_EQ(r.first, 100U);
+  EXPECT_EQ(r.second, asio::error::eof);
 }
 
 // The same through read_now, as a strand reads: the short read must not mark the socket drained.
@@ -307,26 +320,10 @@ TEST(WakeAfter, AWaitingReadIsWokenWhenTheMarkIsReachedNotBefore) {
 }
 
 TEST(WakeAfter, EndOfStreamWakesAReadBelowTheMark) {
-  Pair p;
-  std::array<char, 64 * 1024> buf{};
-  EXPECT_TRUE(p.ours->read_now(buf).would_block());
-  p.ours->wake_after(30'000);
-  std::size_t got = 0;
-  boost::system::error_code last;
-  asio::steady_timer later(p.io);
-  EXPECT_TRUE(p.run([&]() -> asio::awaitable<void> {
-    later.expires_after(20ms);
-    later.async_wait([&](const boost::system::error_code&) {
-      p.send(100);
-      p.peer.close();
-    });
-    auto [ec1, n1] = co_await p.ours->read(buf);
-    got = n1;
-    auto [ec2, n2] = co_await p.ours->read(buf);
-    last = ec2;
-  }));
-  EXPECT_EQ(got, 100U);
-  EXPECT_EQ(last, asio::error::eof);
+  const DataThenEnd r = read_data_then_end(30'000);
+  EXPECT_TRUE(r.ended);
+  EXPECT_EQ(r.first, 100U);
+  EXPECT_EQ(r.second, asio::error::eof);
 }
 
 TEST(WakeAfter, LoweringTheMarkWakesAReadForWhatIsAlreadyThere) {
