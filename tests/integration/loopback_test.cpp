@@ -111,7 +111,7 @@ TEST(Loopback, PingPongWithLocalSlave) {
 TEST(Loopback, SrcaddrConnectsFromTheGivenAddresses) {
   TempDir dir;
   const auto profile = dir.write(
-      "pp.xml", test::pingpong("$t", "300ms", "", "$h protocol=tcp srcaddr=127.0.0.2-127.0.0.5"));
+      "pp.xml", test::pingpong("$t", "300ms", "", "$h srcaddr=127.0.0.2-127.0.0.5"));
   const auto out = dir.path() / "r.json";
   const auto r = run_volley({"run", profile, "--local", "--set", "t=8", "--json", out, "-q"});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
@@ -122,7 +122,7 @@ TEST(Loopback, SrcaddrThatIsNotThisHostsFailsTheRunNamingIt) {
   TempDir dir;
   // 198.51.100.0/24 is documentation's (RFC 5737): on no interface here.
   const auto profile =
-      dir.write("pp.xml", test::pingpong("$t", "300ms", "", "$h protocol=tcp srcaddr=198.51.100.7"));
+      dir.write("pp.xml", test::pingpong("$t", "300ms", "", "$h srcaddr=198.51.100.7"));
   const auto r = run_volley({"run", profile, "--local", "--set", "t=2"});
   EXPECT_EQ(r.exit_code, 1) << r.err << r.out;
   const std::string all = r.out + r.err;
