@@ -1082,10 +1082,9 @@ awaitable<void> MasterRun::run() {
   } else if (!st.failure.empty()) {
     report_.status = report::RunStatus::kFailed;
     report_.failure = st.failure;
-  } else if (report_.master.result.failed_strands > 0) {
+  } else if (auto stopped = report::find_stopped_strands(report_); !stopped.empty()) {
     report_.status = report::RunStatus::kFailed;
-    report_.failure = fmt::format("{} strand(s) stopped on an error (flowops without canfail)",
-                                  report_.master.result.failed_strands);
+    report_.failure = std::move(stopped);
   } else if (auto problem = report::find_result_problem(report_, settings_.allow_empty);
              !problem.empty()) {
     report_.status = report::RunStatus::kFailed;

@@ -242,7 +242,9 @@ json to_json(const engine::RunResult& r) {
                        {"is_duration", w.is_duration}});
   }
   json errors = json::array();
-  for (const auto& e : r.error_samples) errors.push_back({{"where", e.where}, {"message", e.message}});
+  for (const auto& e : r.error_samples) {
+    errors.push_back({{"where", e.where}, {"message", e.message}, {"stopped", e.stopped}});
+  }
   json processes = json::array();
   for (const auto& p : r.processes) processes.push_back(process_to_json(p));
   return json{{"groups", std::move(groups)},
@@ -280,7 +282,8 @@ std::optional<engine::RunResult> run_result_from_json(const json& j, std::string
     r.connections_established = checked_uint(j.at("connections_established"));
     r.failed_strands = checked_uint(j.at("failed_strands"));
     for (const auto& e : j.at("error_samples")) {
-      r.error_samples.push_back({e.at("where").get<std::string>(), e.at("message").get<std::string>()});
+      r.error_samples.push_back({e.at("where").get<std::string>(),
+                                 e.at("message").get<std::string>(), e.value("stopped", false)});
     }
     if (const auto p = j.find("processes"); p != j.end()) {
       for (const auto& record : *p) r.processes.push_back(process_from_json(record));

@@ -11,8 +11,8 @@ ErrorKind classify(const boost::system::error_code& ec) {
   if (ec == e::eof || ec == e::broken_pipe || ec == e::shut_down) return ErrorKind::kPeerClosed;
   if (ec == e::timed_out) return ErrorKind::kTimedOut;
   if (ec == e::not_connected || ec == e::bad_descriptor) return ErrorKind::kNotConnected;
-  if (ec == e::host_unreachable || ec == e::network_unreachable || ec == boost::system::errc::address_not_available ||
-      ec == e::network_down) {
+  if (ec == boost::system::errc::address_not_available) return ErrorKind::kAddrUnavailable;
+  if (ec == e::host_unreachable || ec == e::network_unreachable || ec == e::network_down) {
     return ErrorKind::kUnreachable;
   }
   return ErrorKind::kOther;

@@ -253,10 +253,14 @@ bool Strand::account_op(const TxnPlan& txn, const OpPlan& op, OpOutcome& out,
       refused_at_header(op, out);
       ++stats.counters.errors[static_cast<std::size_t>(out.error)];
       ++worker_.slot(txn.slot).counters.errors[static_cast<std::size_t>(out.error)];
-      worker_.note_error(where(op), out.message.take());
+      worker_.note_error(where(op), out.message.take(), !op.common.canfail);
       if (!op.common.canfail) {
         failed_ = true;
         return false;
+      }
+      if (std::holds_alternative<profile::ConnectOp>(op.spec) ||
+          std::holds_alternative<profile::AcceptOp>(op.spec)) {
+        ++failed_opens_;
       }
       return cut_ != CutReason::kEnded && cut_ != CutReason::kStopped;
   }
@@ -893,10 +897,19 @@ void Strand::refused_at_header(const OpPlan& op, OpOutcome& out) {
 }
 
 OpOutcome Strand::not_connected(const OpPlan& op) {
+  // A pool one short because a connect with canfail failed is the usual cause: say so, so that
+  // the run's failure explains itself.
+  const std::string why =
+      failed_opens_ == 0
+          ? std::string()
+          : fmt::format(" ({} connect or accept operation{} of this strand failed earlier, "
+                        "allowed by canfail)",
+                        failed_opens_, failed_opens_ == 1 ? "" : "s");
   return OpOutcome{OpOutcome::Status::kFailed, ErrorKind::kNotConnected,
-                   fmt::format("{}: connection {} is not open", op.type,
+                   fmt::format("{}: connection {} is not open{}", op.type,
                                op.common.connection == 0 ? std::string("(anonymous)")
-                                                         : std::to_string(op.common.connection))};
+                                                         : std::to_string(op.common.connection),
+                               why)};
 }
 
 OpOutcome Strand::aborted_outcome() {

@@ -1,5 +1,6 @@
 #include "worker.hpp"
 
+#include <algorithm>
 #include <limits>
 
 #include <boost/asio/as_tuple.hpp>
@@ -220,9 +221,12 @@ void Worker::count_connection(bool established) {
   }
 }
 
-void Worker::note_error(std::string where, std::string message) {
-  if (error_samples_.size() < kMaxErrorSamples) {
-    error_samples_.push_back(ErrorSample{std::move(where), std::move(message)});
+void Worker::note_error(std::string where, std::string message, bool stopped) {
+  const bool first_stop =
+      stopped && std::none_of(error_samples_.begin(), error_samples_.end(),
+                              [](const ErrorSample& e) { return e.stopped; });
+  if (error_samples_.size() < kMaxErrorSamples || first_stop) {
+    error_samples_.push_back(ErrorSample{std::move(where), std::move(message), stopped});
   }
 }
 

@@ -115,7 +115,9 @@ class Worker {
     ++step_connected_[{target, port}];
   }
   ConnectGate& connect_gate() { return connect_gate_; }
-  void note_error(std::string where, std::string message);
+  /// Keeps the first errors; `stopped`: the error stopped its strand (kept even past the limit
+  /// when it is this worker's first such, so the run's failure can name it).
+  void note_error(std::string where, std::string message, bool stopped = false);
 
   /// Results gathered on this worker; call after join().
   std::vector<SlotStats> take_totals();

@@ -1,11 +1,14 @@
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
+#include <string_view>
 #include <vector>
 
 #include "text_layout.hpp"
 #include "text_sections.hpp"
 #include "volley/report/json_report.hpp"
+#include "volley/report/result_checks.hpp"
 #include "volley/report/text_report.hpp"
 #include "volley/report/units_format.hpp"
 
@@ -25,6 +28,27 @@ std::string wrapped_list(std::string head, const std::vector<std::string>& items
       line = std::string(indent, ' ') + piece;
     } else {
       line += (line.empty() || line.back() == ' ' ? "" : " ") + piece;
+    }
+  }
+  return out + line + "\n";
+}
+
+/// `text`'s words after `head`, wrapped before 80 columns with `indent` spaces.
+std::string wrapped_words(std::string head, std::string_view text, std::size_t indent) {
+  std::string out;
+  std::string line = std::move(head);
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const std::size_t end = std::min(text.find(' ', at), text.size());
+    const std::string_view word = text.substr(at, end - at);
+    at = end + 1;
+    if (line.size() + 1 + word.size() > 79 && line.size() > indent) {
+      out += line + "\n";
+      line = std::string(indent, ' ');
+      line += word;
+    } else {
+      line += ' ';
+      line += word;
     }
   }
   return out + line + "\n";
@@ -54,10 +78,40 @@ std::string run_header_section(const RunReport& report) {
                               : std::string("did not begin"));
   }
   if (!report.failure.empty()) out += fmt::format("  failure: {}\n", report.failure);
-  const auto& samples = report.master.result.error_samples;
-  if (!samples.empty()) {
-    out += "  first errors:\n";
-    for (const auto& s : samples) out += fmt::format("    {}: {}\n", s.where, s.message);
+  // Failed operations, whoever counted them: an "ok" run with failures is ok only because
+  // canfail allowed them, and that must be read here, not pieced together from the tables.
+  if (const std::string failed = failed_operations_by_kind(report); !failed.empty()) {
+    out += wrapped_words(report.status == RunStatus::kOk
+                             ? "  failed operations, allowed by canfail (all steps):"
+                             : "  failed operations (all steps):",
+                         failed, 4);
+  }
+  const auto sample_lines = [&out](const std::string& side,
+                                   const std::vector<engine::ErrorSample>& samples) {
+    if (samples.empty()) return;
+    out += fmt::format("  first errors{}:\n", side);
+    std::string last;
+    std::size_t repeated = 0;
+    const auto flush = [&] {
+      if (repeated > 0) out += fmt::format("      (and {} more like it)\n", repeated);
+      repeated = 0;
+    };
+    for (const auto& s : samples) {
+      std::string line = fmt::format("    {}: {}{}\n", s.where, s.message,
+                                     s.stopped ? " (stopped its strand)" : "");
+      if (line == last) {
+        ++repeated;
+        continue;
+      }
+      flush();
+      out += line;
+      last = std::move(line);
+    }
+    flush();
+  };
+  sample_lines("", report.master.result.error_samples);
+  for (const auto& slave : report.slaves) {
+    sample_lines(", slave " + slave.host, slave.result.error_samples);
   }
   return out;
 }

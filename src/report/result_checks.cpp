@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "volley/report/comparison.hpp"
 
@@ -112,8 +113,12 @@ std::string find_datagram_excess(const RunReport& report) {
 /// the connections one side opened are the ones its peer's mirror took. A profile that moves no
 /// bytes (connect, then disconnect) gives the byte rule nothing to catch, and a slave whose
 /// mirror missed connections the kernel had completed for the master used to leave the run "ok".
-/// Excused as the byte rule is: a flowop with errors on either side (canfail), a missing slave;
-/// and a step bounded by time, whose cut may end a connect after the peer accepted it.
+/// Failures (canfail) are accounted, not excused: a connect that failed opened nothing the peer
+/// could take (its header never went whole), and an accept that failed did take a connection
+/// (setting its options failed), so the connects' operations equal the accepts' operations plus
+/// the accepts' errors, exactly. Excused: a timed-out connect or accept (the connection may still
+/// have come, or gone, after the timeout), a missing slave, and a step bounded by time, whose cut
+/// may end a connect after the peer accepted it.
 std::string find_connection_disagreement(const RunReport& report) {
   const engine::RunResult& master = report.master.result;
   const auto is_connection = [](const std::string& type) {
@@ -135,11 +140,22 @@ std::string find_connection_disagreement(const RunReport& report) {
           if (!at || *at >= theirs.size() || !is_connection(theirs[*at].type)) continue;
           const engine::SlotCounters& a = mine.stats.counters;
           const engine::SlotCounters& b = theirs[*at].stats.counters;
-          if (a.error_total() != 0 || b.error_total() != 0 || a.ops == b.ops) continue;
+          constexpr auto kTimedOut = static_cast<std::size_t>(engine::ErrorKind::kTimedOut);
+          if (a.errors[kTimedOut] != 0 || b.errors[kTimedOut] != 0) continue;
+          const bool master_connects = mine.type == "connect";
+          const engine::SlotCounters& acceptor = master_connects ? b : a;
+          const std::uint64_t connected = master_connects ? a.ops : b.ops;
+          if (connected == acceptor.ops + acceptor.error_total()) continue;
+          const std::string failed =
+              b.error_total() == 0 ? std::string()
+                                   : fmt::format(" and failed {} time(s)", b.error_total());
           return fmt::format(
-              "connections disagree with slave {} in step {}: group '{}' flowop {} ({}) opened {} "
-              "and the slave's {} took {}",
-              slave.host, t, master.groups[g].name, f, mine.type, a.ops, theirs[*at].type, b.ops);
+              "connections disagree with slave {} in step {}: group '{}' flowop {} ({}) opened {}{} "
+              "and the slave's {} took {}{}",
+              slave.host, t, master.groups[g].name, f, mine.type, a.ops,
+              a.error_total() == 0 ? std::string()
+                                   : fmt::format(" and failed {} time(s)", a.error_total()),
+              theirs[*at].type, b.ops, failed);
         }
       }
     }
@@ -147,6 +163,48 @@ std::string find_connection_disagreement(const RunReport& report) {
   return {};
 }
 }  // namespace
+
+std::string find_stopped_strands(const RunReport& report) {
+  const auto stopped = [](const std::string& side, const engine::RunResult& r) -> std::string {
+    if (r.failed_strands == 0) return {};
+    const auto first = std::find_if(r.error_samples.begin(), r.error_samples.end(),
+                                    [](const engine::ErrorSample& e) { return e.stopped; });
+    return fmt::format("{} strand(s) of {} stopped on an error of a flowop without canfail{}",
+                       r.failed_strands, side,
+                       first == r.error_samples.end()
+                           ? std::string()
+                           : fmt::format(", first {}: {}", first->where, first->message));
+  };
+  if (std::string problem = stopped("the master", report.master.result); !problem.empty()) {
+    return problem;
+  }
+  for (const SideReport& slave : report.slaves) {
+    if (!slave.missing.empty()) continue;
+    if (std::string problem = stopped("slave " + slave.host, slave.result); !problem.empty()) {
+      return problem;
+    }
+  }
+  return {};
+}
+
+std::string failed_operations_by_kind(const RunReport& report) {
+  std::vector<std::string> sides;
+  const auto add = [&sides](const std::string& side, const engine::RunResult& r) {
+    const Totals t = all_totals(r);
+    std::vector<std::string> kinds;
+    for (std::size_t k = 0; k < engine::kErrorKindCount; ++k) {
+      if (t.errors[k] == 0) continue;
+      kinds.push_back(
+          fmt::format("{} {}", engine::to_string(static_cast<engine::ErrorKind>(k)), t.errors[k]));
+    }
+    if (!kinds.empty()) sides.push_back(fmt::format("{}: {}", side, fmt::join(kinds, ", ")));
+  };
+  add("master", report.master.result);
+  for (const SideReport& slave : report.slaves) {
+    if (slave.missing.empty()) add("slave " + slave.host, slave.result);
+  }
+  return fmt::format("{}", fmt::join(sides, "; "));
+}
 
 std::string find_result_problem(const RunReport& report, bool allow_empty) {
   if (!allow_empty) {

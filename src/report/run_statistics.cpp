@@ -8,6 +8,7 @@
 #include "text_layout.hpp"
 #include "text_sections.hpp"
 #include "volley/report/comparison.hpp"
+#include "volley/report/result_checks.hpp"
 #include "volley/report/units_format.hpp"
 
 namespace volley::report::detail {
@@ -57,6 +58,12 @@ std::string run_statistics_section(const RunReport& report) {
   if (report.slaves.empty()) return out + rule(rule_width);
   out += rule(rule_width);
   out += difference_row("Difference(%)", width, sum);
+  if (const std::string failed = failed_operations_by_kind(report); !failed.empty()) {
+    // The Errors column counts operations that failed; they are not in Operations, so a
+    // difference there is read with them (by kind in the header's "failed operations").
+    out += "  (Errors: failed operations, not counted in Operations; by side and kind in the\n"
+           "  header's \"failed operations\")\n";
+  }
   if (!sum.missing.empty()) {
     out += fmt::format("  (no comparison: {})\n", sum.missing);
   } else if (several) {

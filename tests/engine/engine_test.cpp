@@ -275,7 +275,8 @@ TEST(Classify, ErrnoValuesFromTheSystemCategory) {
   EXPECT_EQ(classify(sys(ECONNREFUSED)), ErrorKind::kRefused);
   EXPECT_EQ(classify(sys(ECONNRESET)), ErrorKind::kReset);
   EXPECT_EQ(classify(sys(ETIMEDOUT)), ErrorKind::kTimedOut);
-  EXPECT_EQ(classify(sys(EADDRNOTAVAIL)), ErrorKind::kUnreachable);
+  EXPECT_EQ(classify(sys(EADDRNOTAVAIL)), ErrorKind::kAddrUnavailable);
+  EXPECT_EQ(classify(sys(EHOSTUNREACH)), ErrorKind::kUnreachable);
   EXPECT_EQ(classify(sys(EPIPE)), ErrorKind::kPeerClosed);
 }
 
@@ -285,6 +286,7 @@ TEST(ErrorKindNames, AreStable) {
   EXPECT_EQ(to_string(ErrorKind::kPeerClosed), "peer_closed");
   EXPECT_EQ(to_string(ErrorKind::kTimedOut), "timed_out");
   EXPECT_EQ(to_string(ErrorKind::kOther), "other");
+  EXPECT_EQ(to_string(ErrorKind::kAddrUnavailable), "addr_unavailable");
 }
 
 /// One group of `strands` strands running one transaction of `flowops` (an hour by default).

@@ -165,16 +165,85 @@ TEST(ResultChecks, FewerConnectionsAcceptedThanTheMasterOpenedIsNotOk) {
             "opened 4 and the slave's accept took 3");
 }
 
-TEST(ResultChecks, ConnectionCountsAreExcusedByErrorsOrACut) {
-  RunReport errors = correct_run();
-  errors.slaves[0].result.groups[0].transactions[0].flowops[0].stats.counters.ops -= 1;
-  errors.master.result.groups[0].transactions[0].flowops[0].stats.counters
-      .errors[static_cast<std::size_t>(engine::ErrorKind::kRefused)] = 1;
-  EXPECT_EQ(find_result_problem(errors, false), "");
+constexpr auto kRefused = static_cast<std::size_t>(engine::ErrorKind::kRefused);
+constexpr auto kAddrUnavailable = static_cast<std::size_t>(engine::ErrorKind::kAddrUnavailable);
+
+TEST(ResultChecks, FailedConnectsAndAcceptsAreCountedNotExcused) {
+  // A connect that failed (canfail) opened nothing the slave could take: the counts still agree.
+  RunReport connect_failed = correct_run();
+  connect_failed.slaves[0].result.groups[0].transactions[0].flowops[0].type = "accept";
+  connect_failed.master.result.groups[0].transactions[0].flowops[0].stats.counters
+      .errors[kAddrUnavailable] = 3;
+  EXPECT_EQ(find_result_problem(connect_failed, false), "");
+  // Errors no longer excuse a slave that took fewer connections than the master opened: with
+  // canfail's errors on the master's connects, the slave's mirror missing one still fails.
+  connect_failed.slaves[0].result.groups[0].transactions[0].flowops[0].stats.counters.ops -= 1;
+  EXPECT_EQ(find_result_problem(connect_failed, false),
+            "connections disagree with slave slave1 in step 0: group 'g0' flowop 0 (connect) "
+            "opened 4 and failed 3 time(s) and the slave's accept took 3");
+  // An accept that failed had taken the connection: its errors count with its operations.
+  RunReport accept_failed = correct_run();
+  accept_failed.slaves[0].result.groups[0].transactions[0].flowops[0].type = "accept";
+  engine::SlotCounters& accept =
+      accept_failed.slaves[0].result.groups[0].transactions[0].flowops[0].stats.counters;
+  accept.ops -= 1;
+  accept.errors[kRefused] = 1;
+  EXPECT_EQ(find_result_problem(accept_failed, false), "");
+  accept.errors[kRefused] = 2;  // one more failure than the connections it could have met
+  EXPECT_NE(find_result_problem(accept_failed, false).find("connections disagree"),
+            std::string::npos);
+}
+
+TEST(ResultChecks, ConnectionCountsAreExcusedByATimeoutOrACut) {
+  RunReport timeout = correct_run();
+  timeout.slaves[0].result.groups[0].transactions[0].flowops[0].stats.counters.ops -= 1;
+  timeout.master.result.groups[0].transactions[0].flowops[0].stats.counters
+      .errors[static_cast<std::size_t>(engine::ErrorKind::kTimedOut)] = 1;
+  EXPECT_EQ(find_result_problem(timeout, false), "");
   RunReport cut = correct_run();
   cut.slaves[0].result.groups[0].transactions[0].flowops[0].stats.counters.ops -= 1;
   cut.master.result.windows[0].is_duration = true;  // a cut may end a connect the peer accepted
   EXPECT_EQ(find_result_problem(cut, false), "");
+}
+
+TEST(StoppedStrands, NoneInACorrectRun) { EXPECT_EQ(find_stopped_strands(correct_run()), ""); }
+
+TEST(StoppedStrands, TheMastersNameTheirFirstStoppingError) {
+  RunReport r = correct_run();
+  r.master.result.failed_strands = 2;
+  r.master.result.error_samples = {{"g0/connect/connect (strand 1)", "connect: refused", false},
+                                   {"g0/disconnect/disconnect (strand 0)",
+                                    "disconnect: connection (anonymous) is not open", true}};
+  EXPECT_EQ(find_stopped_strands(r),
+            "2 strand(s) of the master stopped on an error of a flowop without canfail, first "
+            "g0/disconnect/disconnect (strand 0): disconnect: connection (anonymous) is not open");
+}
+
+TEST(StoppedStrands, ASlavesStrandThatStoppedFailsTheRunToo) {
+  // The master saw nothing wrong, but the slave's mirror stopped half way: its counts fall short
+  // of the master's, and the run used to say "ok" (uperf's canfail.xml under load).
+  RunReport r = correct_run();
+  r.slaves[0].result.failed_strands = 1;
+  r.slaves[0].result.error_samples = {
+      {"g0/disconnect/disconnect (strand 0)", "disconnect: connection (anonymous) is not open",
+       true}};
+  EXPECT_EQ(find_stopped_strands(r),
+            "1 strand(s) of slave slave1 stopped on an error of a flowop without canfail, first "
+            "g0/disconnect/disconnect (strand 0): disconnect: connection (anonymous) is not open");
+  r.slaves[0].missing = "lost slave slave1";  // its absence is the run's failure already
+  EXPECT_EQ(find_stopped_strands(r), "");
+}
+
+TEST(FailedOperations, ByKindAndSideOverAllSteps) {
+  RunReport r = correct_run();
+  EXPECT_EQ(failed_operations_by_kind(r), "");
+  r.master.result.groups[0].transactions[0].flowops[0].stats.counters.errors[kAddrUnavailable] = 7;
+  r.master.result.groups[0].transactions[2].flowops[0].stats.counters
+      .errors[static_cast<std::size_t>(engine::ErrorKind::kNotConnected)] = 7;
+  r.slaves[0].result.groups[0].transactions[2].flowops[0].stats.counters
+      .errors[static_cast<std::size_t>(engine::ErrorKind::kNotConnected)] = 7;
+  EXPECT_EQ(failed_operations_by_kind(r),
+            "master: not_connected 7, addr_unavailable 7; slave slave1: not_connected 7");
 }
 
 }  // namespace

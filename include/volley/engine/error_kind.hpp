@@ -15,17 +15,21 @@ enum class ErrorKind : std::uint8_t {
   kPeerClosed,    ///< the peer closed the connection while a read or write wanted more
   kTimedOut,      ///< the flowop's `timeout=` passed
   kNotConnected,  ///< a flowop used a connection that is not open
-  kUnreachable,   ///< host or network unreachable, address not available
+  kUnreachable,   ///< host or network unreachable
   kFile,          ///< sendfile could not open or read its file
   kOther,         ///< anything else (the first few are logged with their message)
+  /// EADDRNOTAVAIL: no local address and port to connect from (the ephemeral ports are all in
+  /// use, TIME_WAIT included, or srcaddr= is not an address of this host). Last, so the kinds
+  /// before it keep their place in the control protocol's arrays.
+  kAddrUnavailable,
 };
-inline constexpr std::size_t kErrorKindCount = 8;
+inline constexpr std::size_t kErrorKindCount = 9;
 
 /// Stable snake_case names, used as JSON keys and in text reports.
 constexpr std::string_view to_string(ErrorKind kind) {
   constexpr std::array<std::string_view, kErrorKindCount> kNames = {
-      "refused", "reset", "peer_closed", "timed_out", "not_connected", "unreachable", "file",
-      "other"};
+      "refused", "reset",  "peer_closed", "timed_out",       "not_connected",
+      "unreachable", "file", "other",       "addr_unavailable"};
   return kNames[static_cast<std::size_t>(kind)];
 }
 

@@ -38,6 +38,10 @@ struct TxnWindow {
 struct ErrorSample {
   std::string where;    ///< group/txn/flowop
   std::string message;  ///< error_code message plus peer
+  /// This error stopped its strand (its flowop has no canfail): the run failed on it. The first
+  /// such error of each worker is kept even when the samples are full.
+  bool stopped = false;
+  friend bool operator==(const ErrorSample&, const ErrorSample&) = default;
 };
 
 /// One process of one side: a side spread over processes (docs/architecture.md, "Processes") has

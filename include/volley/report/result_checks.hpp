@@ -16,4 +16,15 @@ namespace volley::report {
 /// missing are skipped: their absence already failed the run. Thread: any.
 [[nodiscard]] std::string find_result_problem(const RunReport& report, bool allow_empty);
 
+/// Strands that stopped on an error of a flowop without canfail, on the master or on any slave
+/// that reported, as one sentence naming the side and its first such error; "" when none did.
+/// A slave's strand that stops leaves the rest of its mirror undone, so the run failed even when
+/// the master saw nothing wrong. Thread: any.
+[[nodiscard]] std::string find_stopped_strands(const RunReport& report);
+
+/// The operations that failed and that canfail let the run go on after, over all steps, by side
+/// and kind: "master: addr_unavailable 137, not_connected 137; slave 10.0.0.2: not_connected
+/// 137"; "" when no operation failed. Thread: any.
+[[nodiscard]] std::string failed_operations_by_kind(const RunReport& report);
+
 }  // namespace volley::report
