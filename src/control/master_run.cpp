@@ -166,6 +166,9 @@ struct MasterRun::State {
     std::vector<std::uint16_t> shard_ports = {};  ///< a slave spread over processes: one port each
     std::uint32_t data_mask = 0;  ///< from the handshake: masks the run token in `load`
     std::uint64_t intervals_answered = 0;  ///< its interval_counts so far (they come in order)
+    /// Its TCP data connections to the master since the run began, as of its last step_done
+    /// (absent from a slave older than this key).
+    std::optional<std::uint64_t> connected_to_master;
   };
 
   EventQueue<MasterEvent> events;
@@ -373,6 +376,7 @@ awaitable<void> MasterRun::run() {
       } else if (type == "step_done") {
         if (const auto step = uint_field(m->message, "step")) {
           s.steps_done = static_cast<std::size_t>(*step);
+          s.connected_to_master = uint_field(m->message, "connected_to_master");
         } else {
           fail(fmt::format("slave {} sent a malformed step_done", s.address.host));
         }
@@ -577,11 +581,22 @@ awaitable<void> MasterRun::run() {
   auto all_slaves = [&](auto pred) {
     return std::all_of(st.slaves.begin(), st.slaves.end(), pred);
   };
+  // The TCP data connections the slaves made to this engine's listeners, when every slave said
+  // (its step_done) and this process holds all of the master's listeners (no child processes).
+  auto slaves_connected_to_master = [&]() -> std::optional<std::uint64_t> {
+    if (st.children) return std::nullopt;
+    std::uint64_t sum = 0;
+    for (const auto& s : st.slaves) {
+      if (!s.connected_to_master) return std::nullopt;
+      sum += *s.connected_to_master;
+    }
+    return sum;
+  };
 
   // 1. Reach every slave.
   for (std::size_t i = 0; i < settings_.slaves.size() && st.failure.empty(); ++i) {
     const SlaveAddress& address = settings_.slaves[i];
-    st.slaves.push_back(State::Slave{address, {}, {}, false, false, false, {}, {}, {}, {}, Clock::now(), Clock::now(), {}, {}, {}, {}, 0});
+    st.slaves.push_back(State::Slave{address, {}, {}, false, false, false, {}, {}, {}, {}, Clock::now(), Clock::now(), {}, {}, {}, {}, 0, 0, {}});
     tcp::resolver resolver(context_);
     auto [resolve_ec, endpoints] = co_await resolver.async_resolve(
         address.control_host, std::to_string(address.control_port), kAwait);
@@ -832,14 +847,16 @@ awaitable<void> MasterRun::run() {
                 if (!timed && !watching && !st.slaves.empty() &&
                     all_slaves([&](const State::Slave& s) { return s.steps_done && *s.steps_done >= step; })) {
                   watching = true;
-                  st.engine->end_txn(step, kStuckAfter);
+                  st.engine->end_txn(step, kStuckAfter, slaves_connected_to_master());
                 }
                 return false;
               },
               local_step_limit(step), fmt::format("the master's own strands to end step {}", step))) {
         break;
       }
-      if (watching && st.engine->quiet_cut() == step) {
+      // Accepts that waited for connections the slaves never made (their connects failed, and
+      // their counts say so) end the step as the slave's accepts end on the master's count.
+      if (watching && st.engine->quiet_cut() == step && !st.engine->quiet_cut_only_accepts()) {
         st.stuck_step = step;
         fail(fmt::format("step {}: every slave had ended its share of this iterations step, but "
                          "master strands still waited {} ms later for data or connections that "

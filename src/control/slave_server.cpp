@@ -474,6 +474,8 @@ asio::awaitable<void> SlaveServer::converse(Session& s) {
       json out = message("step_done", {{"step", done->step}});
       // A master's child: its connects, which its parent adds up for each slave's end_step.
       if (s.run->master_side) out["connected"] = host_port_counts_to_json(s.run->engine->connected());
+      // Its connects to the master: the master ends its accepts there (connected_to_master).
+      out["connected_to_master"] = s.run->engine->connected_to_peer();
       if (!sent || !co_await send(std::move(out))) s.end_reason = "send failed";
       if (s.run->ended && *s.run->ended == done->step) {
         if (!co_await report_missing_connections(s, done->step)) s.end_reason = "send failed";

@@ -243,6 +243,11 @@ void Engine::arm_quiescence(std::size_t txn, std::uint64_t last_progress, int qu
     }
     if (long_spell && needed > polls_needed) ++long_accept_waits_;
     quiet_cut_ = txn;
+    quiet_cut_only_accepts_ =
+        peer_connected_ && accepted_connections() >= *peer_connected_ &&
+        std::all_of(workers_.begin(), workers_.end(), [](const auto& w) {
+          return w->only_accepting();
+        });
     for (auto& w : workers_) w->post_cut(txn, CutReason::kEnded);
   });
 }
@@ -257,7 +262,8 @@ void Engine::add_step_connected(
   const std::lock_guard lock(step_written_mutex_);
   for (const auto& [key, n] : counts) {
     // By the host's name in `targets` (set before the start, so the pointers are stable); a
-    // slave's connects back to its master are not counted.
+    // slave's connects back to its master are counted apart.
+    if (config_.peer && key.first == &*config_.peer) connected_to_peer_ += n;
     for (const auto& [host, target] : config_.targets) {
       if (&target == key.first) connected_[{host, key.second}] += n;
     }
@@ -267,6 +273,11 @@ void Engine::add_step_connected(
 std::map<std::pair<std::string, std::uint16_t>, std::uint64_t> Engine::connected() const {
   const std::lock_guard lock(step_written_mutex_);
   return connected_;
+}
+
+std::uint64_t Engine::connected_to_peer() const {
+  const std::lock_guard lock(step_written_mutex_);
+  return connected_to_peer_;
 }
 
 std::vector<ConnectionBytes> Engine::take_step_written() {

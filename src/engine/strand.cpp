@@ -60,6 +60,11 @@ std::uint64_t elapsed_ns(std::chrono::steady_clock::time_point from,
   return d > 0 ? static_cast<std::uint64_t>(d) : 0;
 }
 
+bool opens_connection(const OpPlan& op) {
+  return std::holds_alternative<profile::ConnectOp>(op.spec) ||
+         std::holds_alternative<profile::AcceptOp>(op.spec);
+}
+
 /// The connection's own call, whatever its protocol: a jump through the variant's index.
 template <class F>
 decltype(auto) on(transport::AnyConnection& link, F&& f) {
@@ -245,6 +250,7 @@ bool Strand::account_op(const TxnPlan& txn, const OpPlan& op, OpOutcome& out,
       return true;
     case OpOutcome::Status::kExpired:
       ++stats.counters.expired;
+      if (opens_connection(op)) ++failed_opens_;
       return false;
     case OpOutcome::Status::kLost:
       ++stats.counters.datagrams.timeouts;
@@ -258,10 +264,7 @@ bool Strand::account_op(const TxnPlan& txn, const OpPlan& op, OpOutcome& out,
         failed_ = true;
         return false;
       }
-      if (std::holds_alternative<profile::ConnectOp>(op.spec) ||
-          std::holds_alternative<profile::AcceptOp>(op.spec)) {
-        ++failed_opens_;
-      }
+      if (opens_connection(op)) ++failed_opens_;
       return cut_ != CutReason::kEnded && cut_ != CutReason::kStopped;
   }
   return true;
@@ -902,9 +905,10 @@ OpOutcome Strand::not_connected(const OpPlan& op) {
   const std::string why =
       failed_opens_ == 0
           ? std::string()
-          : fmt::format(" ({} connect or accept operation{} of this strand failed earlier, "
-                        "allowed by canfail)",
-                        failed_opens_, failed_opens_ == 1 ? "" : "s");
+          : fmt::format(" ({} connect or accept operation{} of this strand failed or {} cut "
+                        "earlier, allowed by canfail or by the end of its step)",
+                        failed_opens_, failed_opens_ == 1 ? "" : "s",
+                        failed_opens_ == 1 ? "was" : "were");
   return OpOutcome{OpOutcome::Status::kFailed, ErrorKind::kNotConnected,
                    fmt::format("{}: connection {} is not open{}", op.type,
                                op.common.connection == 0 ? std::string("(anonymous)")

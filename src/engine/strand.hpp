@@ -242,7 +242,8 @@ class Strand {
   std::optional<Clock::time_point> last_end_;
   CutReason cut_ = CutReason::kNone;
   bool failed_ = false;
-  /// Connects and accepts that failed and canfail let pass: a later "not open" says so.
+  /// Connects and accepts that failed (canfail let them pass) or were cut: a later "not open"
+  /// says so.
   std::uint64_t failed_opens_ = 0;
   std::uint64_t op_seq_ = 0;  ///< tells a late timeout from the operation it was armed for
   std::uint32_t txn_slot_ = 0;

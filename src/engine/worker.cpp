@@ -157,6 +157,7 @@ void Worker::on_release(std::size_t txn, Clock::time_point start) {
   if (stopping_) return;
   released_ = txn + 1;
   done_in_txn_ = 0;
+  unfinished_.store(strands_.size(), std::memory_order_relaxed);
   txn_start_ = start;
   release_timer_.cancel();
   release_timer_.expires_at(Clock::time_point::max());
@@ -201,6 +202,7 @@ void Worker::cut(std::size_t txn, CutReason reason) {
 }
 
 void Worker::strand_done(std::size_t txn) {
+  unfinished_.fetch_sub(1, std::memory_order_relaxed);
   if (++done_in_txn_ < strands_.size() || stopping_) return;
   cut_timer_.cancel();
   engine_.add_step_written(std::move(step_written_));

@@ -87,6 +87,11 @@ class Worker {
   [[nodiscard]] bool accepting() const { return accepting_.load(std::memory_order_relaxed) > 0; }
   void accept_wait_begins() { accepting_.fetch_add(1, std::memory_order_relaxed); }
   void accept_wait_ends() { accepting_.fetch_sub(1, std::memory_order_relaxed); }
+  /// Every strand still inside the released step waits in an accept (none waits for data).
+  [[nodiscard]] bool only_accepting() const {
+    return unfinished_.load(std::memory_order_relaxed) ==
+           accepting_.load(std::memory_order_relaxed);
+  }
 
   // Worker-affine, used by strands.
   Engine& engine() { return engine_; }
@@ -154,6 +159,8 @@ class Worker {
   boost::asio::steady_timer cut_timer_;
   std::size_t released_ = 0;  ///< transactions released: strands may run txn < released_
   std::size_t done_in_txn_ = 0;
+  /// strands_.size() - done_in_txn_, readable from the controlling thread (only_accepting()).
+  std::atomic<std::size_t> unfinished_{0};
   Clock::time_point txn_start_{};
   bool stopping_ = false;
   std::atomic<std::uint64_t> progress_{0};

@@ -20,7 +20,7 @@ std::string both_ways_profile(const std::string& host, const std::string& protoc
     <transaction iterations="1"><flowop type="accept" options="remotehost={0} protocol={1} conn=2"/></transaction>
     <transaction duration="{2}">
       <flowop type="write" options="size=1k conn=2"/>
-      <flowop type="read" options="size=16 conn=2"/>
+      <flowop type="read" options="size=32 conn=2"/>
     </transaction>
     <transaction iterations="1"><flowop type="disconnect" options="conn=2"/></transaction>
   </group>

@@ -20,6 +20,14 @@
 //   operations than its writer (one per strand for a ping-pong whose slave writes first, a socket
 //   buffer's worth for a stream), never more than the writer's plus those cut (`expired`).
 //   think and nop have no peer.
+// - Failed operations (canfail: tests/canfail.xml's connects, when the machine runs out of
+//   ephemeral ports) are errors, not operations, and are accounted exactly, never waved through:
+//   a connect that failed opened nothing, so the connects' operations equal the peers' accepts
+//   plus the accepts' errors (and the other way round for an accept); any other flowop with
+//   errors on either side must have as many operations plus errors as its peer has (each
+//   execution either completed or failed, on both sides: tests/canfail.xml's disconnects of a
+//   connection never made fail as not_connected on both). The run's header lists every failure
+//   by kind.
 // - UDP: the receiver counts what arrived, never more than was sent; any shortfall is loss the
 //   report shows (its UDP section's `lost` column), never a silent difference.
 #include <gtest/gtest.h>
@@ -135,6 +143,32 @@ void expect_datagrams_accounted(const std::string& where, const json& mine,
   }
 }
 
+/// A run that failed only because the machine ran out of ephemeral ports (a loaded CI host with
+/// 100,000 sockets in TIME_WAIT): connects with canfail failed as addr_unavailable, and a later
+/// flowop without canfail (tests/canfail.xml's disconnect) met a connection never made, stopped
+/// its strand and failed the run saying so, as uperf does. Why the case cannot be checked, or ""
+/// for any other outcome (checked in full, so any other failure still fails).
+std::string out_of_ports(const ProcessResult& r, const json& doc) {
+  if (r.exit_code != 1 || doc["status"] != "failed") return {};
+  const std::string failure = doc["failure"].is_string() ? doc["failure"].get<std::string>() : "";
+  if (failure.find("stopped on an error of a flowop without canfail") == std::string::npos ||
+      failure.find("failed or were cut earlier, allowed by canfail") == std::string::npos) {
+    return {};
+  }
+  std::uint64_t no_port = 0;
+  for (const json& g : doc["groups"]) {
+    for (const json& t : g["transactions"]) {
+      for (const json& f : t["flowops"]) no_port += u(f["errors"], "addr_unavailable");
+    }
+  }
+  if (no_port == 0 || r.out.find("failed operations (all steps): master:") == std::string::npos) {
+    return {};
+  }
+  return fmt::format("the machine ran out of ephemeral ports: {} connects failed as "
+                     "addr_unavailable, and the run failed saying so: {}",
+                     no_port, failure);
+}
+
 // The case's name in gtest's messages (not 64 raw bytes).
 void PrintTo(const ProfileCase& c, std::ostream* os) { *os << c.file << " proto=" << c.proto; }
 
@@ -176,9 +210,10 @@ TEST_P(UperfProfileRun, TwoSecondsWithEqualCountsOnBothSides) {
   args.insert(args.end(), {"--set", "proto=" + GetParam().proto});
   const ProcessResult r = run_volley(args, 180s);
   ASSERT_FALSE(r.timed_out) << "the run hung:\n" << r.err;
-  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const json doc = read_json(out);
-  ASSERT_FALSE(doc.is_discarded());
+  ASSERT_FALSE(doc.is_discarded()) << r.out << r.err;
+  if (const std::string why = out_of_ports(r, doc); !why.empty()) GTEST_SKIP() << why;
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   ASSERT_EQ(doc["status"], "ok") << doc["failure"];
   ASSERT_GE(doc["slaves"].size(), 1U);
   for (const json& slave : doc["slaves"]) ASSERT_TRUE(slave["missing"].is_null()) << slave["missing"];
@@ -213,20 +248,37 @@ TEST_P(UperfProfileRun, TwoSecondsWithEqualCountsOnBothSides) {
         written += u(mine, "bytes_written");
         read += u(mine, "bytes_read");
         std::uint64_t peer_ops = 0;
+        std::uint64_t peer_errors = 0;
         std::uint64_t expired = u(mine, "expired");
         for (const json& p : peers) {
           peers_read += u(p, "bytes_read");
           peers_written += u(p, "bytes_written");
           peer_ops += u(p, "ops");
+          peer_errors += u(p["errors"], "total");
           expired += u(p, "expired");
         }
         const std::string type = mine["type"];
         if (type == "think" || type == "nop") continue;  // a slave's mirror need not run them
         const std::uint64_t ops = u(mine, "ops");
-        const std::string said = fmt::format("{}: the master did {} operations, its peers {} ({} cut)",
-                                             where, ops, peer_ops, expired);
-        if (!cut_by_time) {
-          EXPECT_EQ(ops, peer_ops) << said;
+        const std::uint64_t errors = u(mine["errors"], "total");
+        const std::string said =
+            fmt::format("{}: the master did {} operations ({} failed), its peers {} ({} failed; "
+                        "{} cut)",
+                        where, ops, errors, peer_ops, peer_errors, expired);
+        if (errors + peer_errors != 0) {
+          // Every failure is said in the report's header, by kind.
+          EXPECT_NE(r.out.find("failed operations, allowed by canfail (all steps):"),
+                    std::string::npos)
+              << r.out;
+        }
+        if (!cut_by_time && (type == "connect" || type == "accept")) {
+          // A connect that failed opened nothing; an accept that failed had taken a connection.
+          const bool master_connects = type == "connect";
+          EXPECT_EQ(master_connects ? ops : peer_ops,
+                    master_connects ? peer_ops + peer_errors : ops + errors)
+              << said;
+        } else if (!cut_by_time) {
+          EXPECT_EQ(ops + errors, peer_ops + peer_errors) << said;
         } else if (type == "read" || type == "recv") {
           EXPECT_LE(ops, peer_ops + expired) << said;
         } else if (type == "write" || type == "send" || type.rfind("sendfile", 0) == 0) {

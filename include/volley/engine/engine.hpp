@@ -156,6 +156,13 @@ class Engine {
   [[nodiscard]] std::map<std::pair<std::string, std::uint16_t>, std::uint64_t> connected() const;
   /// The last step end_txn() cut after its quiet spell (controlling thread).
   [[nodiscard]] std::optional<std::size_t> quiet_cut() const { return quiet_cut_; }
+  /// Whether that cut found every strand still in the step waiting in an accept, with every
+  /// connection the peer said it established taken (end_txn's peer_connected): what they waited
+  /// for was never made (the peer's connects failed, which its own counts say), not lost.
+  [[nodiscard]] bool quiet_cut_only_accepts() const { return quiet_cut_only_accepts_; }
+  /// Slave: the TCP data connections its strands established to its master since the run began,
+  /// up to the last step every worker finished (the master's end of an accept step).
+  [[nodiscard]] std::uint64_t connected_to_peer() const;
   /// After on_txn_done(txn): what the strands wrote on each connection they still have open
   /// during that step (what the peer's drain waits for). Controlling thread.
   std::vector<ConnectionBytes> take_step_written();
@@ -242,6 +249,8 @@ class Engine {
   std::set<std::uint16_t> tcp_ports_;           ///< every TCP data listener's bound port
   std::optional<std::uint64_t> peer_connected_;  ///< the pending end_txn()'s peer count
   std::uint64_t long_accept_waits_ = 0;
+  bool quiet_cut_only_accepts_ = false;
+  std::uint64_t connected_to_peer_ = 0;  ///< see connected_to_peer(); guarded as connected_
   /// See connected(); guarded by step_written_mutex_.
   std::map<std::pair<std::string, std::uint16_t>, std::uint64_t> connected_;
   mutable std::mutex step_written_mutex_;  ///< workers add at the end of a step, control takes
