@@ -1,6 +1,7 @@
 #include "volley/report/result_checks.hpp"
 
 #include <algorithm>
+#include <initializer_list>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -44,15 +45,26 @@ std::string find_empty_work(const RunReport& report) {
   return {};
 }
 
+/// Errors that can leave bytes in flight (a reset, a peer that closed, a timeout...): those
+/// that found no connection at all (not_connected: its connect had failed; addr_unavailable: a
+/// connect with no local port) moved nothing, and excuse nothing.
+std::uint64_t errors_losing_bytes(const Totals& t) {
+  std::uint64_t n = t.error_total();
+  for (const auto kind : {engine::ErrorKind::kNotConnected, engine::ErrorKind::kAddrUnavailable}) {
+    n -= t.errors[static_cast<std::size_t>(kind)];
+  }
+  return n;
+}
+
 /// The byte rule, per slave and per step (transaction index): what the master wrote to the slave
 /// in that step the slave read, and what the slave wrote the master read, exactly. The
 /// end-of-step drain makes this hold however the step ended, cut included: each side reads what
 /// the other wrote before the next step starts. It covers the streams (TCP) only, UDP included
 /// in the same profile or not: datagrams are lost by design, and find_datagram_excess checks
-/// them. Excused: a step in which either side counted an error on its streams (canfail lets a
-/// run go on after a reset, or after a timed-out operation that left its stream mid-message, and
-/// the bytes then lost are not a counting fault), and a missing slave (its absence already
-/// failed the run).
+/// them. Excused: a step in which either side counted an error that can lose bytes on its
+/// streams (canfail lets a run go on after a reset, or after a timed-out operation that left its
+/// stream mid-message, and the bytes then lost are not a counting fault), and a missing slave
+/// (its absence already failed the run).
 std::string find_byte_disagreement(const RunReport& report) {
   std::size_t steps = report.master.result.windows.size();
   for (const auto& g : report.master.result.groups) steps = std::max(steps, g.transactions.size());
@@ -62,7 +74,7 @@ std::string find_byte_disagreement(const RunReport& report) {
       const std::vector<std::size_t> only{step};
       const Totals master = master_share(report, slave.host, &only, Traffic::kStreams);
       const Totals theirs = timed_totals(slave.result, only, Traffic::kStreams);
-      if (master.error_total() != 0 || theirs.error_total() != 0) continue;
+      if (errors_losing_bytes(master) != 0 || errors_losing_bytes(theirs) != 0) continue;
       if (theirs.bytes_read != master.bytes_written) {
         return fmt::format(
             "bytes disagree with slave {} in step {}: the master wrote {} bytes to it and it "

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -52,27 +53,34 @@ class Canfail : public ::testing::Test {
   const std::string& ns() const { return namespaces_[0]; }
 
   /// Runs a one-strand profile of two steps: `open` (a connect or an accept, `options` added)
-  /// `kIterations` times, then as many disconnects (`close_options` added).
+  /// `kIterations` times, then as many disconnects (`close_options` added); `extra` arguments.
   ProcessResult run(const std::string& open, const std::string& options,
-                    const std::string& close_options) {
+                    const std::string& close_options, const std::vector<std::string>& extra = {}) {
+    return run_profile(fmt::format(R"(<transaction iterations="{0}">
+      <flowop type="{1}" options="remotehost=$h protocol=tcp {2}"/>
+    </transaction>
+    <transaction iterations="{0}">
+      <flowop type="disconnect" options="{3}"/>
+    </transaction>)",
+                                   kIterations, open, options, close_options),
+                       extra);
+  }
+
+  /// Runs a one-strand profile of `transactions` with the master in the namespace.
+  ProcessResult run_profile(const std::string& transactions,
+                            const std::vector<std::string>& extra = {}) {
     const fs::path profile = dir_.path() / "canfail.xml";
     std::ofstream(profile) << R"(<?xml version="1.0"?>
 <profile name="out of ports">
   <group nthreads="1">
-    <transaction iterations=")"
-                           << kIterations << R"(">
-      <flowop type=")" << open << R"(" options="remotehost=$h protocol=tcp )" << options
-                           << R"("/>
-    </transaction>
-    <transaction iterations=")"
-                           << kIterations << R"(">
-      <flowop type="disconnect" options=")" << close_options << R"("/>
-    </transaction>
+    )" << transactions << R"(
   </group>
 </profile>
 )";
-    Process master(netns_exec(ns(), {VOLLEY_BINARY, "run", profile.string(), "-P", "20000", "--set",
-                                     "h=127.0.0.1", "--json", json_path().string()}));
+    std::vector<std::string> command{VOLLEY_BINARY, "run", profile.string(), "-P", "20000",
+                                     "--set", "h=127.0.0.1", "--json", json_path().string()};
+    command.insert(command.end(), extra.begin(), extra.end());
+    Process master(netns_exec(ns(), command));
     ProcessResult r = master.wait(60s);
     EXPECT_FALSE(r.timed_out) << "the run hung:\n" << r.out << r.err << slave_->log();
     doc_ = json::parse(std::ifstream(json_path()), nullptr, false);
@@ -132,6 +140,50 @@ TEST_F(Canfail, ConnectsOutOfPortsEndOkOnlyWithEveryFailureCountedAndSaid) {
       << r.out;
   EXPECT_NE(r.out.find("(Errors: failed operations, not counted in Operations"), std::string::npos)
       << r.out;
+}
+
+TEST_F(Canfail, WritesOnAConnectionNeverOpenedAreCountedAlikeOnBothSides) {
+  // One step: connect, write, disconnect, each with canfail. The master closes first, so each
+  // closed connection holds its port in TIME_WAIT (not reused: tcp_tw_reuse 0), and its connects
+  // run out; the flowops after each failed connect find no connection (not_connected) and move
+  // nothing. The slave's mirror takes the connections made, and its step ends on the master's
+  // count of them.
+  Process no_reuse(netns_exec(ns(), {"/bin/sh", "-c", "echo 0 > /proc/sys/net/ipv4/tcp_tw_reuse"}));
+  ASSERT_EQ(no_reuse.wait(20s).exit_code, 0);
+  const ProcessResult r = run_profile(R"(<transaction iterations="200">
+      <flowop type="connect" options="remotehost=$h protocol=tcp canfail"/>
+      <flowop type="write" options="size=100 canfail"/>
+      <flowop type="disconnect" options="canfail"/>
+    </transaction>)");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const json& master_ops = doc_.at("groups")[0].at("transactions")[0].at("flowops");
+  const json& slave_ops = slave().at("groups")[0].at("transactions")[0].at("flowops");
+  const std::uint64_t opened = u(master_ops[0], "ops");
+  const std::uint64_t no_port = u(master_ops[0].at("errors"), "addr_unavailable");
+  EXPECT_GT(no_port, 0U);
+  EXPECT_EQ(opened + no_port, kIterations);
+  for (std::size_t f = 1; f < 3; ++f) {
+    EXPECT_EQ(u(master_ops[f], "ops"), opened) << master_ops[f].dump();
+    EXPECT_EQ(u(master_ops[f].at("errors"), "not_connected"), no_port) << master_ops[f].dump();
+    EXPECT_EQ(u(slave_ops[f], "ops"), opened) << slave_ops[f].dump();
+  }
+  // Every byte the master wrote the slave read: failures that found no connection moved none,
+  // and do not excuse the byte rule.
+  EXPECT_EQ(u(master_ops[1], "bytes_written"), 100 * opened);
+  EXPECT_EQ(u(slave_ops[1], "bytes_read"), 100 * opened);
+}
+
+TEST_F(Canfail, UperfsLayoutKeepsItsTableAndSaysTheAllowedFailuresOnStderr) {
+  const ProcessResult r = run("connect", "canfail", "canfail", {"--uperf-output", "Ra"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const std::uint64_t no_port = u(flowop(doc_, 0).at("errors"), "addr_unavailable");
+  EXPECT_GT(no_port, 0U);
+  EXPECT_NE(r.out.find("Run Statistics"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("volley: failed operations, allowed by canfail (all steps): master: "
+                       "not_connected " +
+                       std::to_string(no_port) + ", addr_unavailable " + std::to_string(no_port)),
+            std::string::npos)
+      << r.err;
 }
 
 TEST_F(Canfail, ADisconnectWithoutCanfailOfAConnectionNeverOpenedFailsTheRunSayingWhy) {

@@ -103,6 +103,17 @@ TEST(ResultChecks, ErrorsOrMissingSlavesSkipTheByteRule) {
   EXPECT_EQ(find_result_problem(r, false), "");
 }
 
+TEST(ResultChecks, FailuresThatMovedNoBytesDoNotSkipTheByteRule) {
+  // A write or read on a connection whose connect failed (canfail) found no connection: it
+  // moved nothing, so it cannot explain bytes that went missing.
+  RunReport r = correct_run();
+  r.slaves[0].result.groups[1].transactions[1].flowops[0].stats.counters.bytes_read -= 100;
+  for (const auto kind : {engine::ErrorKind::kNotConnected, engine::ErrorKind::kAddrUnavailable}) {
+    rr_read(r.master.result).errors[static_cast<std::size_t>(kind)] = 1;
+  }
+  EXPECT_NE(find_result_problem(r, false).find("bytes disagree"), std::string::npos);
+}
+
 /// `r` with a UDP write added to the master's stream transaction and its mirror read on the
 /// slave: `sent` datagrams of 100 bytes sent, `received` of them arrived.
 RunReport with_udp_flowop(RunReport r, std::uint64_t sent, std::uint64_t received) {
