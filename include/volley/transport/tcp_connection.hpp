@@ -64,6 +64,11 @@ class TcpConnection {
   ResumingRead read_resuming(std::span<char> into) {
     return ResumingRead{socket_, *reactor_, boost::asio::buffer(into.data(), into.size())};
   }
+  /// Where the reactor keeps this socket's state (Asio's descriptor_state), which the event loop
+  /// touches first when the socket is ready: for a prefetch (see Strand::Successor).
+  const void* reactor_state() {
+    return drained_detail::SocketAccess::implementation(socket_).reactor_data_;
+  }
   /// A read now, without the event loop, unless the socket is known drained (then would_block
   /// without a system call): a reader that finds data keeps reading in place (see read_now in
   /// drained_read.hpp); a short read marks the socket drained for the next read().
