@@ -13,8 +13,16 @@
 # received (from the master's --json; the slower sender under the tool keeps loss small). The
 # reference is iperf3 -u -b 0 -l 1472 (its client under callgrind, per datagram it sent).
 #
+# Cache misses (-x cachegrind): the same two runs under valgrind --tool=cachegrind with a simulated
+# first-level data cache of 32 KiB and a last level of 1 MiB (this machine's L1d and its per-core
+# L2; the VM has no hardware counters to count the real ones): data reads and writes that miss
+# each level, per transaction, user space only. Instructions do not move with the connection
+# count; these do: at thousands of connections each round trip touches per-connection state
+# (the strand, its connection, Asio's descriptor state, the coroutine frame) that is no longer
+# in cache. Run it with -c 4096 against -c 16.
+#
 # usage: bench/callgrind_per_transaction.sh [-m pingpong|crr|bulk|udp] [-c CONNS] [-b BUILD_DIR]
-#        [-n "N1 N2"] [-x callgrind|strace|both]
+#        [-n "N1 N2"] [-x callgrind|strace|both|cachegrind]
 set -euo pipefail
 shopt -s extglob
 mode=pingpong conns=16 iters="200 1200" tools=both
@@ -27,7 +35,7 @@ while (($#)); do
     *) args+=("$1"); shift ;;
   esac
 done
-usage='[-m pingpong|crr|bulk|udp] [-c CONNS] [-n "N1 N2"] [-x callgrind|strace|both] [-b BUILD_DIR]'
+usage='[-m pingpong|crr|bulk|udp] [-c CONNS] [-n "N1 N2"] [-x callgrind|strace|both|cachegrind] [-b BUILD_DIR]'
 source "$(dirname "$0")/lib.sh"
 bench_init "${args[@]+"${args[@]}"}"
 read -r n1 n2 <<<"$iters"
@@ -165,6 +173,39 @@ if [[ ($tools == callgrind || $tools == both) && $mode != udp ]]; then
   if [[ -n ${CALLGRIND_KEEP:-} ]]; then
     cp "$work/cg$n2.master" "$CALLGRIND_KEEP.master"; cp "$work/cg$n2.slave" "$CALLGRIND_KEEP.slave"
     cp "$work/ref.cg" "$CALLGRIND_KEEP.ref"
+  fi
+fi
+
+if [[ $tools == cachegrind ]]; then
+  cache=(valgrind -q --tool=cachegrind --cache-sim=yes --D1=32768,8,64 --LL=1048576,16,64
+    --I1=32768,8,64 --cachegrind-out-file=)
+  # EVENT of a cachegrind output file's summary (events: Ir I1mr ILmr Dr D1mr DLmr Dw D1mw DLmw).
+  event() {  # FILE EVENT
+    awk -v e="$2" '/^events:/ { for (i = 2; i <= NF; i++) if ($i == e) col = i - 1 }
+      /^summary:/ { print $(col + 1); exit }' "$1"
+  }
+  misses() {  # FILE LEVEL(D1|DL): data reads and writes that missed LEVEL
+    echo $(($(event "$1" "${2}mr") + $(event "$1" "${2}mw")))
+  }
+  for n in $n1 $n2; do run_pair "cc$n" "$n" "${cache[@]}"; done
+  refbin=$(bench_ref "${ref[0]}")
+  out=$("${cache[@]:0:${#cache[@]}-1}" "${cache[-1]}$work/ref.cc" "$refbin" "${ref[@]:1}" \
+    -d 3 -w 0 2>/dev/null)
+  count=$(awk -v r="$(bench_field "$out" "$ref_count")" -v d="$(bench_field "$out" duration)" \
+    -v m="$mode" 'BEGIN{ if (m == "bulk") print r * 1e9 / 8 * d / 65536; else print r * d }')
+  for level in D1 DL; do
+    m=$(per_txn "$(misses "$work/cc$n1.master" $level)" "$(misses "$work/cc$n2.master" $level)")
+    s=$(per_txn "$(misses "$work/cc$n1.slave" $level)" "$(misses "$work/cc$n2.slave" $level)")
+    r=$(awk -v i="$(misses "$work/ref.cc" $level)" -v c="$count" 'BEGIN{printf "%.1f", i/c}')
+    name=$([[ $level == D1 ]] && echo "first-level (32 KiB)" || echo "last-level (1 MiB)")
+    echo "data cache misses per transaction, $name: volley master $m, slave $s," \
+      "both $((m + s)); ${ref[0]} (both ends) $r"
+  done
+  if [[ -n ${CALLGRIND_KEEP:-} ]]; then
+    # Both runs: cg_diff KEEP.n1.master KEEP.master | cg_annotate /dev/stdin shows one round trip's.
+    cp "$work/cc$n2.master" "$CALLGRIND_KEEP.master"; cp "$work/cc$n2.slave" "$CALLGRIND_KEEP.slave"
+    cp "$work/cc$n1.master" "$CALLGRIND_KEEP.n1.master"; cp "$work/cc$n1.slave" "$CALLGRIND_KEEP.n1.slave"
+    cp "$work/ref.cc" "$CALLGRIND_KEEP.ref"
   fi
 fi
 

@@ -122,7 +122,8 @@ bench_volley() {
 #   bench_json FILE FIELD
 # FIELD: rate (transactions/s), gbit (Gbit/s), us_master / us_slave / us_both (process CPU of
 # that end per transaction), us_kb_master / us_kb_slave / us_kb_both (per KiB moved one way).
-# Process CPU is over the whole run (set-up and warm-up included), so it slightly overstates.
+# Process CPU is the report's timed part (both duration steps, warm-up included; set-up excluded)
+# over the transactions of those steps.
 bench_json() {
   python3 - "$1" "$2" <<'PY'
 import json, sys

@@ -61,18 +61,21 @@ class Strand {
       std::span<char> buffer);
 
  private:
+  /// The counts, touched by every operation, come first and together, ahead of the connection
+  /// itself (whose socket state follows them): at thousands of connections each line an
+  /// operation touches is a cache miss (bench/callgrind_per_transaction.sh -x cachegrind).
   struct Connection {
     Connection(std::uint32_t conn_id, transport::AnyConnection connection,
                std::uint32_t conn_serial = 0)
-        : id(conn_id), link(std::move(connection)), serial(conn_serial) {}
+        : id(conn_id), serial(conn_serial), link(std::move(connection)) {}
     std::uint32_t id = 0;
-    transport::AnyConnection link;
+    std::uint32_t serial = 0;  ///< see ConnectionBytes
     /// Bytes a read took from the socket beyond what its flowop wanted: the next reads' (and the
     /// step drain's) first. A count only: what was read is never looked at, so not kept.
     std::uint64_t stash = 0;
-    std::uint32_t serial = 0;        ///< see ConnectionBytes
     std::uint64_t step_read = 0;     ///< bytes read on it in the current step
     std::uint64_t step_written = 0;  ///< bytes written on it in the current step
+    transport::AnyConnection link;
   };
 
   /// At a step's release: the step's byte counts start at 0, and its random streams afresh.
@@ -149,6 +152,10 @@ class Strand {
   /// not wake its reader before they are there (one wake-up per message, not per arrival; on
   /// loopback that is the sender's CPU: its send runs the receiver's wake-up).
   static void expect(Connection& c, std::uint64_t bytes);
+  /// A TCP read of connection `c` completed and the strand resumes: it tells the strand whose read
+  /// completed before it where its state lies, and prefetches its own successor's (see
+  /// Successor). `frame` is an address in run_txn's frame.
+  void resumed_after_read(Connection& c, transport::TcpConnection& tcp, const void* frame);
   /// Consumes up to `most` stashed bytes of `c` (see Connection::stash); returns how many.
   static std::uint64_t take_stash(Connection& c, std::uint64_t most);
   enum class Direction { kRead, kWrite };
@@ -220,10 +227,39 @@ class Strand {
   OpOutcome aborted_outcome();
   std::string where(const OpPlan& op) const;
 
+  // What every operation touches first and together (two cache lines, not five: at thousands of
+  // connections each is a miss per operation), what set-up and rare paths touch after.
   Worker& worker_;
+  std::vector<Connection> connections_;  ///< oldest first; one id may have several (a pool)
+  transport::AnyConnection* active_ = nullptr;  ///< the connection of the operation in progress
+  CutReason cut_ = CutReason::kNone;
+  bool failed_ = false;
+  bool in_txn_ = false;
+  std::uint32_t txn_slot_ = 0;
+  /// At thousands of connections every round trip's state (the strand, its connection, its
+  /// frame, the reactor's state for its socket) has left the cache by the time its answer comes,
+  /// and each line is a miss (~28 a round trip per end: bench/callgrind_per_transaction.sh -x
+  /// cachegrind). The order in which a worker's reads complete repeats round after round (97%
+  /// of the time at 4,096 connections: the peer answers in the order it was asked), so each strand
+  /// keeps where the state of the strand that came after it last time lies, and prefetches it
+  /// when its own read completes: its own work (a system call or two) covers the fetch.
+  struct Successor {
+    const void* strand = nullptr;
+    const void* connection = nullptr;
+    const void* reactor_state = nullptr;
+    const void* frame = nullptr;
+  };
+  Successor successor_;
+  std::optional<Clock::time_point> deadline_;
+  /// When the last operation of the last iteration ended, if nothing ran since (no yield): the
+  /// next iteration starts then, without reading the clock again.
+  std::optional<Clock::time_point> last_end_;
+  std::uint64_t iteration_bytes_read_ = 0;
+  std::uint64_t iteration_bytes_written_ = 0;
+  std::uint64_t op_seq_ = 0;  ///< tells a late timeout from the operation it was armed for
+  std::size_t txn_ = 0;
   std::size_t group_;
   std::uint64_t index_;
-  std::vector<Connection> connections_;  ///< oldest first; one id may have several (a pool)
   /// Accepted, not yet taken.
   std::vector<std::pair<std::uint32_t, std::vector<transport::AnyConnection>>> inbox_;
   std::optional<std::uint32_t> awaiting_conn_;  ///< accept waits for this connection
@@ -231,24 +267,11 @@ class Strand {
   /// Per-flowop timeout=; made at the first operation that has one (a timer is 120 bytes, and
   /// most strands never need it).
   std::unique_ptr<boost::asio::steady_timer> op_timer_;
-  transport::AnyConnection* active_ = nullptr;  ///< the connection of the operation in progress
   std::vector<std::pair<std::uint32_t, RandomStream>> streams_;  ///< per connection id, lazily
   std::vector<std::pair<std::uint32_t, std::uint32_t>> opened_;  ///< per connection id: serials used
-  std::size_t txn_ = 0;
-  bool in_txn_ = false;
-  std::optional<Clock::time_point> deadline_;
-  /// When the last operation of the last iteration ended, if nothing ran since (no yield): the
-  /// next iteration starts then, without reading the clock again.
-  std::optional<Clock::time_point> last_end_;
-  CutReason cut_ = CutReason::kNone;
-  bool failed_ = false;
   /// Connects and accepts that failed (canfail let them pass) or were cut: a later "not open"
   /// says so.
   std::uint64_t failed_opens_ = 0;
-  std::uint64_t op_seq_ = 0;  ///< tells a late timeout from the operation it was armed for
-  std::uint32_t txn_slot_ = 0;
-  std::uint64_t iteration_bytes_read_ = 0;
-  std::uint64_t iteration_bytes_written_ = 0;
 };
 
 }  // namespace volley::engine

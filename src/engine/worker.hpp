@@ -105,6 +105,9 @@ class Worker {
   std::vector<ConnectionBytes>& step_written() { return step_written_; }
   SlotStats& slot(std::uint32_t id) { return interval_[id]; }
   /// An operation or a system call completed: what a slave's quiescence watches.
+  /// The strand whose read completed last on this worker, replaced by `s`
+  /// (see Strand::Successor).
+  Strand* exchange_last_resumed(Strand* s) { return std::exchange(last_resumed_, s); }
   void count_progress() { progress_.store(progress_local_ += 1, std::memory_order_relaxed); }
   /// Counts one unit of inline work (an operation, a system call); true when the strand running
   /// now has used the worker's budget and must give way with yield(). A compare, no clock read.
@@ -152,6 +155,7 @@ class Worker {
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> guard_;
   std::thread thread_;
   std::vector<std::unique_ptr<Strand>> strands_;
+  Strand* last_resumed_ = nullptr;  ///< see exchange_last_resumed
   std::vector<SlotStats> interval_;  ///< recorded into by strands
   std::vector<SlotStats> totals_;    ///< interval_ is folded in at every take
   std::vector<char> buffer_;
