@@ -54,6 +54,31 @@ std::string wrapped_words(std::string head, std::string_view text, std::size_t i
   return out + line + "\n";
 }
 
+/// One side's first errors, one line each, a run of the same error folded into its first line.
+std::string first_errors(const std::string& side, const std::vector<engine::ErrorSample>& samples) {
+  if (samples.empty()) return {};
+  std::string out = fmt::format("  first errors{}:\n", side);
+  std::string last;
+  std::size_t repeated = 0;
+  const auto fold = [&] {
+    if (repeated > 0) out += fmt::format("      (and {} more like it)\n", repeated);
+    repeated = 0;
+  };
+  for (const auto& s : samples) {
+    std::string line = fmt::format("    {}: {}{}\n", s.where, s.message,
+                                   s.stopped ? " (stopped its strand)" : "");
+    if (line == last) {
+      ++repeated;
+      continue;
+    }
+    fold();
+    out += line;
+    last = std::move(line);
+  }
+  fold();
+  return out;
+}
+
 std::string steps_text(const std::vector<std::size_t>& steps) {
   if (steps.empty()) return "none";
   return fmt::format("{}", fmt::join(steps, " "));
@@ -86,32 +111,9 @@ std::string run_header_section(const RunReport& report) {
                              : "  failed operations (all steps):",
                          failed, 4);
   }
-  const auto sample_lines = [&out](const std::string& side,
-                                   const std::vector<engine::ErrorSample>& samples) {
-    if (samples.empty()) return;
-    out += fmt::format("  first errors{}:\n", side);
-    std::string last;
-    std::size_t repeated = 0;
-    const auto flush = [&] {
-      if (repeated > 0) out += fmt::format("      (and {} more like it)\n", repeated);
-      repeated = 0;
-    };
-    for (const auto& s : samples) {
-      std::string line = fmt::format("    {}: {}{}\n", s.where, s.message,
-                                     s.stopped ? " (stopped its strand)" : "");
-      if (line == last) {
-        ++repeated;
-        continue;
-      }
-      flush();
-      out += line;
-      last = std::move(line);
-    }
-    flush();
-  };
-  sample_lines("", report.master.result.error_samples);
+  out += first_errors("", report.master.result.error_samples);
   for (const auto& slave : report.slaves) {
-    sample_lines(", slave " + slave.host, slave.result.error_samples);
+    out += first_errors(", slave " + slave.host, slave.result.error_samples);
   }
   return out;
 }

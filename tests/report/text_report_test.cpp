@@ -146,6 +146,34 @@ TEST(FinalReportStatus, FailedRunShowsReason) {
   EXPECT_TRUE(contains(text, "failure: slave1 stopped answering"));
 }
 
+TEST(FinalReportStatus, FailedOperationsAndEachSidesFirstErrorsAreInTheHeader) {
+  // An ok run with failures is ok only because canfail allowed them: the header says which, on
+  // which side, and each side's first errors, a run of the same one folded.
+  RunReport r = testing::make_report();
+  r.slaves[0].result.groups[0].transactions[0].flowops[0].stats.counters
+      .errors[static_cast<std::size_t>(engine::ErrorKind::kNotConnected)] = 3;
+  const engine::ErrorSample no_port{"g0/connect/connect (strand 0)",
+                                    "connect to 10.0.0.2: Cannot assign requested address", false};
+  r.master.result.error_samples = {no_port, no_port, no_port};
+  r.slaves[0].result.error_samples = {
+      {"g0/disconnect/disconnect (strand 0)", "disconnect: connection (anonymous) is not open",
+       true}};
+  std::string text = format_final_report(r);
+  EXPECT_TRUE(contains(text, "  failed operations, allowed by canfail (all steps): master: reset "
+                             "2; slave\n    slave1: not_connected 3\n"))
+      << text;
+  EXPECT_TRUE(contains(text, "  first errors:\n    g0/connect/connect (strand 0): connect to "
+                             "10.0.0.2: Cannot assign requested address\n      (and 2 more like "
+                             "it)\n  first errors, slave slave1:\n    g0/disconnect/disconnect "
+                             "(strand 0): disconnect: connection (anonymous) is not open (stopped "
+                             "its strand)\n"))
+      << text;
+  EXPECT_TRUE(contains(text, "(Errors: failed operations, not counted in Operations;")) << text;
+  r.status = RunStatus::kFailed;
+  text = format_final_report(r);
+  EXPECT_TRUE(contains(text, "  failed operations (all steps): master: reset 2;")) << text;
+}
+
 TEST(FinalReportStatus, EmptyReport) {
   const std::string text = format_final_report(RunReport{});
   EXPECT_TRUE(contains(text, "Run Statistics"));
