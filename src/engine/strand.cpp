@@ -210,7 +210,7 @@ awaitable<void> Strand::run_txn(const TxnPlan& txn) {
               transport::ReadResult got;
               if (auto* tcp = std::get_if<transport::TcpConnection>(&r.c->link)) {
                 got = co_await tcp->read_resuming(into);  // no frame, no dispatch
-                resumed_after_read(*r.c, *tcp, &limit);
+                resumed_after_read(*r.c, *tcp, &limit, got);
               } else {
                 auto [ec, n] = co_await read_wait(r, into);
                 got = {ec, n};
@@ -258,9 +258,10 @@ void prefetch(const void* address, std::size_t bytes) {
 
 }  // namespace
 
-void Strand::resumed_after_read(Connection& c, transport::TcpConnection& tcp, const void* frame) {
+void Strand::resumed_after_read(Connection& c, transport::TcpConnection& tcp, const void* frame,
+                                const transport::ReadResult& got) {
   if (Strand* before = worker_.exchange_last_resumed(this); before != nullptr && before != this) {
-    before->successor_ = {this, &c, tcp.reactor_state(), frame};
+    before->successor_ = {this, &c, tcp.reactor_state(), frame, got.op, got.entry_frame};
   }
   const Successor& next = successor_;
   if (next.strand == nullptr) return;
@@ -274,6 +275,8 @@ void Strand::resumed_after_read(Connection& c, transport::TcpConnection& tcp, co
   prefetch(next.strand, kStrandHot);
   prefetch(next.connection, sizeof(Connection));
   if (next.reactor_state != nullptr) prefetch(next.reactor_state, kReactorState);
+  if (next.read_op != nullptr) prefetch(next.read_op, kReactorState);
+  if (next.entry_frame != nullptr) prefetch(next.entry_frame, kReactorState);
   prefetch(reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(next.frame) - kFrameBefore),
            kFrameBytes);
 }

@@ -155,7 +155,8 @@ class Strand {
   /// A TCP read of connection `c` completed and the strand resumes: it tells the strand whose read
   /// completed before it where its state lies, and prefetches its own successor's (see
   /// Successor). `frame` is an address in run_txn's frame.
-  void resumed_after_read(Connection& c, transport::TcpConnection& tcp, const void* frame);
+  void resumed_after_read(Connection& c, transport::TcpConnection& tcp, const void* frame,
+                          const transport::ReadResult& got);
   /// Consumes up to `most` stashed bytes of `c` (see Connection::stash); returns how many.
   static std::uint64_t take_stash(Connection& c, std::uint64_t most);
   enum class Direction { kRead, kWrite };
@@ -248,6 +249,8 @@ class Strand {
     const void* connection = nullptr;
     const void* reactor_state = nullptr;
     const void* frame = nullptr;
+    const void* read_op = nullptr;
+    const void* entry_frame = nullptr;
   };
   Successor successor_;
   std::optional<Clock::time_point> deadline_;

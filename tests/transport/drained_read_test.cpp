@@ -26,6 +26,7 @@
 #include <gtest/gtest.h>
 
 #include "volley/transport/tcp_connection.hpp"
+#include "support/tcp_pair.hpp"
 
 namespace {
 /// recv() calls that found nothing to read (EAGAIN), in this test binary.
@@ -53,38 +54,7 @@ namespace asio = boost::asio;
 using asio::ip::tcp;
 using namespace std::chrono_literals;
 
-/// A connected loopback pair: `ours` (non-blocking, as a strand's) and `peer` (blocking).
-struct Pair {
-  asio::io_context io{1};
-  std::optional<TcpConnection> ours;
-  tcp::socket peer{io};
-
-  Pair() {
-    tcp::acceptor acceptor(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
-    peer.connect(acceptor.local_endpoint());
-    tcp::socket accepted(io);
-    acceptor.accept(accepted);
-    accepted.non_blocking(true);
-    ours.emplace(std::move(accepted));
-  }
-  void send(std::size_t bytes) {
-    const std::string data(bytes, 'p');
-    asio::write(peer, asio::buffer(data));
-  }
-  /// Runs `body` to its end; false if it did not end within the hang guard.
-  template <class F>
-  bool run(F body) {
-    bool done = false;
-    asio::co_spawn(
-        io, [&]() -> asio::awaitable<void> {
-          co_await body();
-          done = true;
-        },
-        asio::detached);
-    io.run_for(10s);
-    return done;
-  }
-};
+using Pair = test::TcpPair;
 
 TEST(DrainedRead, DataSentAfterAShortReadCompletesTheNextRead) {
   Pair p;
@@ -92,7 +62,7 @@ TEST(DrainedRead, DataSentAfterAShortReadCompletesTheNextRead) {
   std::size_t first = 0;
   std::size_t second = 0;
   std::size_t third = 0;
-  asio::steady_timer later(p.io);
+  asio::steady_timer later(*p.io);
   EXPECT_TRUE(p.run([&]() -> asio::awaitable<void> {
     p.send(10);
     auto [ec1, n1] = co_await p.ours->read(buf);  // short: the socket is drained
@@ -131,12 +101,12 @@ TEST(DrainedRead, EndOfFileEndsAQueuedRead) {
   Pair p;
   std::array<char, 64> buf{};
   boost::system::error_code last;
-  asio::steady_timer later(p.io);
+  asio::steady_timer later(*p.io);
   EXPECT_TRUE(p.run([&]() -> asio::awaitable<void> {
     p.send(3);
     co_await p.ours->read(buf);
     later.expires_after(20ms);
-    later.async_wait([&](const boost::system::error_code&) { p.peer.close(); });
+    later.async_wait([&](const boost::system::error_code&) { p.peer->close(); });
     auto [ec, n] = co_await p.ours->read(buf);
     last = ec;
   }));
@@ -158,12 +128,12 @@ DataThenEnd read_data_then_end(std::size_t mark) {
   EXPECT_TRUE(p.ours->read_now(buf).would_block());  // drained: the next read waits for epoll
   p.ours->wake_after(mark);
   DataThenEnd r;
-  asio::steady_timer later(p.io);
+  asio::steady_timer later(*p.io);
   r.ended = p.run([&]() -> asio::awaitable<void> {
     later.expires_after(20ms);
     later.async_wait([&](const boost::system::error_code&) {
       p.send(100);
-      p.peer.close();
+      p.peer->close();
     });
     auto [ec1, n1] = co_await p.ours->read(buf);
     r.first = n1;
@@ -185,7 +155,7 @@ TEST(ReadNow, DataAndTheEndOfTheStreamTogetherAreBothRead) {
   Pair p;
   std::array<char, 64 * 1024> buf{};
   p.send(100);
-  p.peer.close();
+  p.peer->close();
   const IoResult data = p.ours->read_now(buf);
   EXPECT_EQ(data.bytes, 100U);
   EXPECT_FALSE(data.ec);
@@ -208,7 +178,7 @@ TEST(DrainedRead, CancelEndsAQueuedRead) {
   Pair p;
   std::array<char, 64> buf{};
   boost::system::error_code last;
-  asio::steady_timer later(p.io);
+  asio::steady_timer later(*p.io);
   EXPECT_TRUE(p.run([&]() -> asio::awaitable<void> {
     p.send(3);
     co_await p.ours->read(buf);
@@ -254,12 +224,12 @@ TEST(ReadNow, AnEdgeTheEventLoopSawLetsTheNextReadNowRead) {
   EXPECT_EQ(p.ours->read_now(buf).bytes, 10U);  // short: drained
   p.send(20);
   // (Work outstanding, as a worker with strands has: else poll() returns at once.)
-  auto busy = asio::make_work_guard(p.io);
-  p.io.poll();  // epoll_wait reports the edge: the reactor may read at once again
+  auto busy = asio::make_work_guard(*p.io);
+  p.io->poll();  // epoll_wait reports the edge: the reactor may read at once again
   const IoResult again = p.ours->read_now(buf);
   EXPECT_EQ(again.bytes, 20U);
-  p.peer.close();
-  p.io.poll();
+  p.peer->close();
+  p.io->poll();
   EXPECT_EQ(p.ours->read_now(buf).ec, asio::error::eof);
 }
 
@@ -270,7 +240,7 @@ TEST(ReadNow, NothingThereFailsOnceThenWaitsForTheEdge) {
   EXPECT_TRUE(p.ours->read_now(buf).would_block());  // tried: a new socket may have data
   EXPECT_TRUE(p.ours->read_now(buf).would_block());  // not tried again
   EXPECT_EQ(recv_would_block.load(), 1);
-  asio::steady_timer later(p.io);
+  asio::steady_timer later(*p.io);
   std::size_t got = 0;
   EXPECT_TRUE(p.run([&]() -> asio::awaitable<void> {
     later.expires_after(20ms);
@@ -309,7 +279,7 @@ TEST(WakeAfter, AWaitingReadIsWokenWhenTheMarkIsReachedNotBefore) {
   p.ours->wake_after(30'000);
   p.send(10'000);  // there before the read starts: without the mark it would end the read
   std::size_t got = 0;
-  asio::steady_timer later(p.io);
+  asio::steady_timer later(*p.io);
   EXPECT_TRUE(p.run([&]() -> asio::awaitable<void> {
     later.expires_after(50ms);
     later.async_wait([&](const boost::system::error_code&) { p.send(20'000); });
@@ -332,8 +302,8 @@ TEST(WakeAfter, LoweringTheMarkWakesAReadForWhatIsAlreadyThere) {
   EXPECT_TRUE(p.ours->read_now(buf).would_block());
   p.ours->wake_after(30'000);
   std::size_t got = 0;
-  asio::steady_timer send(p.io);
-  asio::steady_timer lower(p.io);
+  asio::steady_timer send(*p.io);
+  asio::steady_timer lower(*p.io);
   EXPECT_TRUE(p.run([&]() -> asio::awaitable<void> {
     send.expires_after(20ms);
     send.async_wait([&](const boost::system::error_code&) { p.send(5'000); });
@@ -350,8 +320,8 @@ TEST(WakeAfter, LoweringTheMarkWakesAReadForWhatIsAlreadyThere) {
 /// returns how many completed, and counts the reads that failed with EAGAIN in `would_block`.
 int ping_pong(int round_trips, bool asio_own, int& would_block) {
   Pair p;
-  p.peer.non_blocking(true);
-  TcpConnection other(std::move(p.peer));
+  p.peer->non_blocking(true);
+  TcpConnection other(std::move(*p.peer));
   int done = 0;
   auto side = [&](TcpConnection& c, bool starts) -> asio::awaitable<void> {
     std::array<char, 64> out{};
@@ -376,9 +346,9 @@ int ping_pong(int round_trips, bool asio_own, int& would_block) {
     }
   };
   recv_would_block = 0;
-  asio::co_spawn(p.io, side(*p.ours, true), asio::detached);
-  asio::co_spawn(p.io, side(other, false), asio::detached);
-  p.io.run_for(60s);
+  asio::co_spawn(*p.io, side(*p.ours, true), asio::detached);
+  asio::co_spawn(*p.io, side(other, false), asio::detached);
+  p.io->run_for(60s);
   would_block = recv_would_block.load();
   return done;
 }

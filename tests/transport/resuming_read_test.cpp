@@ -21,6 +21,7 @@
 #include <gtest/gtest.h>
 
 #include "volley/transport/tcp_connection.hpp"
+#include "support/tcp_pair.hpp"
 
 namespace volley::transport {
 namespace {
@@ -29,40 +30,7 @@ namespace asio = boost::asio;
 using asio::ip::tcp;
 using namespace std::chrono_literals;
 
-/// A connected loopback pair on one io_context: `ours` (non-blocking, as a strand's) and `peer`.
-struct Pair {
-  std::unique_ptr<asio::io_context> io = std::make_unique<asio::io_context>(1);
-  std::optional<TcpConnection> ours;
-  std::optional<tcp::socket> peer;
-
-  Pair() {
-    tcp::acceptor acceptor(*io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
-    peer.emplace(*io);
-    peer->connect(acceptor.local_endpoint());
-    tcp::socket accepted(*io);
-    acceptor.accept(accepted);
-    accepted.non_blocking(true);
-    ours.emplace(std::move(accepted));
-  }
-  void send(std::size_t bytes) {
-    const std::string data(bytes, 'r');
-    asio::write(*peer, asio::buffer(data));
-  }
-  /// Runs `body` to its end; false if it did not end within the hang guard.
-  template <class F>
-  bool run(F body) {
-    bool done = false;
-    asio::co_spawn(
-        *io,
-        [&]() -> asio::awaitable<void> {
-          co_await body();
-          done = true;
-        },
-        asio::detached);
-    io->run_for(10s);
-    return done;
-  }
-};
+using Pair = test::TcpPair;
 
 TEST(ResumingRead, ReadsWhatIsThereAndWaitsForWhatComesLater) {
   Pair p;

@@ -36,6 +36,11 @@ namespace volley::transport {
 struct ReadResult {
   boost::system::error_code ec;
   std::size_t bytes = 0;
+  /// Where the read's state lay, for a prefetch of the coroutine's next read (see
+  /// engine::Strand::Successor): the operation's memory (which the next read of the same
+  /// coroutine gets back from Asio's per-thread cache) and the coroutine's entry frame.
+  const void* op = nullptr;
+  const void* entry_frame = nullptr;
 };
 
 namespace resuming_detail {
@@ -69,7 +74,7 @@ class ResumingRecvOp : public drained_detail::RecvOpBase {
     // Out of the operation before its memory goes back to the per-thread cache, so that the
     // coroutine's next read finds the block there.
     Handler handler(std::move(o->handler_));
-    const ReadResult result{o->ec_, o->bytes_transferred_};
+    const ReadResult result{o->ec_, o->bytes_transferred_, o, handler.entry_point()};
     p.h = ad::addressof(handler);
     p.reset();
     // owner is null when the io_context is destroyed with the read queued: the handler's
