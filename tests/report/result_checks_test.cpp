@@ -217,6 +217,29 @@ TEST(ResultChecks, ConnectionCountsAreExcusedByATimeoutOrACut) {
   EXPECT_EQ(find_result_problem(cut, false), "");
 }
 
+TEST(ResultChecks, AFlowopTheSlaveCompletedFewerTimesIsNotOk) {
+  // uperf's canfail.xml under load: the slave's mirror cut in its disconnect step, disconnects
+  // short, in a run that moves no bytes and said "ok".
+  RunReport r = correct_run();
+  engine::SlotCounters& disconnect =
+      r.slaves[0].result.groups[0].transactions[2].flowops[0].stats.counters;
+  disconnect.ops -= 1;
+  disconnect.expired = 1;
+  const std::string said =
+      "operations disagree with slave slave1 in step 2: group 'g0' flowop 0 (disconnect) "
+      "completed 4 and the slave's disconnect completed 3 (0 cut on the master, 1 on the slave)";
+  EXPECT_EQ(find_result_problem(r, false), said);
+  // Failures that found no connection do not explain it; one that can end a stream early does.
+  disconnect.errors[static_cast<std::size_t>(engine::ErrorKind::kNotConnected)] = 2;
+  EXPECT_EQ(find_result_problem(r, false), said);
+  disconnect.errors[static_cast<std::size_t>(engine::ErrorKind::kReset)] = 1;
+  EXPECT_EQ(find_result_problem(r, false), "");
+  // A duration step's cut may leave either side an operation short (the byte rule holds there).
+  RunReport timed = correct_run();
+  timed.slaves[0].result.groups[0].transactions[1].flowops[0].stats.counters.ops -= 1;
+  EXPECT_EQ(find_result_problem(timed, false), "");
+}
+
 TEST(StoppedStrands, NoneInACorrectRun) { EXPECT_EQ(find_stopped_strands(correct_run()), ""); }
 
 TEST(StoppedStrands, TheMastersNameTheirFirstStoppingError) {
