@@ -15,8 +15,8 @@ bench_profile "$work/pp.xml" '$t' \
   "<flowop type=\"write\" options=\"size=$size\"/><flowop type=\"read\" options=\"size=$size\"/>" \
   '<flowop type="connect" options="remotehost=$h protocol=tcp"/>' '<flowop type="disconnect"/>'
 
-printf "%-6s %10s %10s %6s | %8s | %8s %8s %8s %6s\n" conns pp_epoll volley ratio \
-  "ref us" "master" "slave" "both" "cpu"
+printf "%-6s %10s %10s %6s | %8s | %8s %8s %8s %6s | %s\n" conns pp_epoll volley ratio \
+  "ref us" "master" "slave" "both" "cpu" "rounds (pp_epoll; volley)"
 for c in $conns; do
   for f in ref vol refcpu m s b; do : >"$work/$f"; done
   for ((r = 1; r <= rounds; r++)); do
@@ -31,9 +31,10 @@ for c in $conns; do
   done
   ref=$(median <"$work/ref") vol=$(median <"$work/vol") refcpu=$(median <"$work/refcpu")
   both=$(median <"$work/b")
-  printf "%-6s %10.0f %10.0f %6s | %8.2f | %8.2f %8.2f %8.2f %6s\n" "$c" "$ref" "$vol" \
+  printf "%-6s %10.0f %10.0f %6s | %8.2f | %8.2f %8.2f %8.2f %6s | %s; %s\n" "$c" "$ref" "$vol" \
     "$(ratio "$vol" "$ref")" "$refcpu" "$(median <"$work/m")" "$(median <"$work/s")" "$both" \
-    "$(ratio "$both" "$refcpu")"
+    "$(ratio "$both" "$refcpu")" "$(spread <"$work/ref")" "$(spread <"$work/vol")"
 done
-echo "rates: round trips/s; CPU: us per round trip; ratio = volley/pp_epoll (cpu: both ends/ref)"
+echo "rates: round trips/s; CPU: us per round trip; ratio = volley/pp_epoll (cpu: both ends/ref);" \
+  "rounds: the lowest and highest rate of each program's rounds"
 bench_footer
