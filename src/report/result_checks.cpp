@@ -120,6 +120,34 @@ std::string find_datagram_excess(const RunReport& report) {
   return {};
 }
 
+/// The first disagreement `check(slave, g, t, f, mine, theirs)` finds between a master's flowop
+/// and its peer flowop on a slave (peer_flowop), over every slave that answered and every step
+/// without a duration on either side that `counted(slave, t)` keeps: the walk the connection and
+/// operations rules share.
+template <class Counted, class Check>
+std::string first_peer_disagreement(const RunReport& report, Counted counted, Check check) {
+  const engine::RunResult& master = report.master.result;
+  for (const SideReport& slave : report.slaves) {
+    if (!slave.missing.empty()) continue;
+    for (std::size_t g = 0; g < master.groups.size() && g < slave.result.groups.size(); ++g) {
+      const auto& txns = master.groups[g].transactions;
+      for (std::size_t t = 0; t < txns.size() && t < slave.result.groups[g].transactions.size();
+           ++t) {
+        if (t < master.windows.size() && master.windows[t].is_duration) continue;
+        if (t < slave.result.windows.size() && slave.result.windows[t].is_duration) continue;
+        if (!counted(slave, t)) continue;
+        const auto& theirs = slave.result.groups[g].transactions[t].flowops;
+        for (std::size_t f = 0; f < txns[t].flowops.size(); ++f) {
+          const auto at = peer_flowop(report, slave.host, g, t, f);
+          if (!at || *at >= theirs.size()) continue;
+          std::string problem = check(slave, g, t, f, txns[t].flowops[f], theirs[*at]);
+          if (!problem.empty()) return problem;
+        }
+      }
+    }
+  }
+  return {};
+}
 
 /// The connection rule, per slave, per connect or accept flowop, in steps without a duration:
 /// the connections one side opened are the ones its peer's mirror took. A profile that moves no
@@ -132,47 +160,32 @@ std::string find_datagram_excess(const RunReport& report) {
 /// have come, or gone, after the timeout), a missing slave, and a step bounded by time, whose cut
 /// may end a connect after the peer accepted it.
 std::string find_connection_disagreement(const RunReport& report) {
-  const engine::RunResult& master = report.master.result;
   const auto is_connection = [](const std::string& type) {
     return type == "connect" || type == "accept";
   };
-  for (const SideReport& slave : report.slaves) {
-    if (!slave.missing.empty()) continue;
-    for (std::size_t g = 0; g < master.groups.size() && g < slave.result.groups.size(); ++g) {
-      const auto& txns = master.groups[g].transactions;
-      for (std::size_t t = 0; t < txns.size() && t < slave.result.groups[g].transactions.size();
-           ++t) {
-        if (t < master.windows.size() && master.windows[t].is_duration) continue;
-        if (t < slave.result.windows.size() && slave.result.windows[t].is_duration) continue;
-        const auto& theirs = slave.result.groups[g].transactions[t].flowops;
-        for (std::size_t f = 0; f < txns[t].flowops.size(); ++f) {
-          const engine::FlowopResult& mine = txns[t].flowops[f];
-          if (!is_connection(mine.type)) continue;
-          const auto at = peer_flowop(report, slave.host, g, t, f);
-          if (!at || *at >= theirs.size() || !is_connection(theirs[*at].type)) continue;
-          const engine::SlotCounters& a = mine.stats.counters;
-          const engine::SlotCounters& b = theirs[*at].stats.counters;
-          constexpr auto kTimedOut = static_cast<std::size_t>(engine::ErrorKind::kTimedOut);
-          if (a.errors[kTimedOut] != 0 || b.errors[kTimedOut] != 0) continue;
-          const bool master_connects = mine.type == "connect";
-          const engine::SlotCounters& acceptor = master_connects ? b : a;
-          const std::uint64_t connected = master_connects ? a.ops : b.ops;
-          if (connected == acceptor.ops + acceptor.error_total()) continue;
-          const std::string failed =
-              b.error_total() == 0 ? std::string()
-                                   : fmt::format(" and failed {} time(s)", b.error_total());
-          return fmt::format(
-              "connections disagree with slave {} in step {}: group '{}' flowop {} ({}) opened {}{} "
-              "and the slave's {} took {}{}",
-              slave.host, t, master.groups[g].name, f, mine.type, a.ops,
-              a.error_total() == 0 ? std::string()
-                                   : fmt::format(" and failed {} time(s)", a.error_total()),
-              theirs[*at].type, b.ops, failed);
-        }
-      }
-    }
-  }
-  return {};
+  return first_peer_disagreement(
+      report, [](const SideReport&, std::size_t) { return true; },
+      [&](const SideReport& slave, std::size_t g, std::size_t t, std::size_t f,
+          const engine::FlowopResult& mine, const engine::FlowopResult& peer) -> std::string {
+        if (!is_connection(mine.type) || !is_connection(peer.type)) return {};
+        const engine::SlotCounters& a = mine.stats.counters;
+        const engine::SlotCounters& b = peer.stats.counters;
+        constexpr auto kTimedOut = static_cast<std::size_t>(engine::ErrorKind::kTimedOut);
+        if (a.errors[kTimedOut] != 0 || b.errors[kTimedOut] != 0) return {};
+        const bool master_connects = mine.type == "connect";
+        const engine::SlotCounters& acceptor = master_connects ? b : a;
+        const std::uint64_t connected = master_connects ? a.ops : b.ops;
+        if (connected == acceptor.ops + acceptor.error_total()) return {};
+        const auto failed = [](const engine::SlotCounters& c) {
+          return c.error_total() == 0 ? std::string()
+                                      : fmt::format(" and failed {} time(s)", c.error_total());
+        };
+        return fmt::format(
+            "connections disagree with slave {} in step {}: group '{}' flowop {} ({}) opened {}{} "
+            "and the slave's {} took {}{}",
+            slave.host, t, report.master.result.groups[g].name, f, mine.type, a.ops, failed(a),
+            peer.type, b.ops, failed(b));
+      });
 }
 /// The operations rule, per slave, per step without a duration, per TCP flowop other than
 /// connect, accept (the connection rule's), think and nop: the master's flowop completed as many
@@ -183,42 +196,29 @@ std::string find_connection_disagreement(const RunReport& report) {
 /// rule is: a step with errors that can lose bytes on either side (a timeout's or a reset's
 /// stream may end an iteration early on one side only), a missing slave.
 std::string find_operation_disagreement(const RunReport& report) {
-  const engine::RunResult& master = report.master.result;
-  for (const SideReport& slave : report.slaves) {
-    if (!slave.missing.empty()) continue;
-    for (std::size_t g = 0; g < master.groups.size() && g < slave.result.groups.size(); ++g) {
-      const auto& txns = master.groups[g].transactions;
-      for (std::size_t t = 0; t < txns.size() && t < slave.result.groups[g].transactions.size();
-           ++t) {
-        if (t < master.windows.size() && master.windows[t].is_duration) continue;
-        if (t < slave.result.windows.size() && slave.result.windows[t].is_duration) continue;
+  return first_peer_disagreement(
+      report,
+      [&](const SideReport& slave, std::size_t t) {
         const std::vector<std::size_t> only{t};
-        if (errors_losing_bytes(master_share(report, slave.host, &only, Traffic::kStreams)) != 0 ||
-            errors_losing_bytes(timed_totals(slave.result, only, Traffic::kStreams)) != 0) {
-          continue;
+        return errors_losing_bytes(master_share(report, slave.host, &only, Traffic::kStreams)) ==
+                   0 &&
+               errors_losing_bytes(timed_totals(slave.result, only, Traffic::kStreams)) == 0;
+      },
+      [&](const SideReport& slave, std::size_t g, std::size_t t, std::size_t f,
+          const engine::FlowopResult& mine, const engine::FlowopResult& peer) -> std::string {
+        if (mine.type == "connect" || mine.type == "accept" || mine.type == "think" ||
+            mine.type == "nop") {
+          return {};
         }
-        const auto& theirs = slave.result.groups[g].transactions[t].flowops;
-        for (std::size_t f = 0; f < txns[t].flowops.size(); ++f) {
-          const engine::FlowopResult& mine = txns[t].flowops[f];
-          if (mine.type == "connect" || mine.type == "accept" || mine.type == "think" ||
-              mine.type == "nop") {
-            continue;
-          }
-          const auto at = peer_flowop(report, slave.host, g, t, f);
-          if (!at || *at >= theirs.size()) continue;
-          const engine::SlotCounters& a = mine.stats.counters;
-          const engine::SlotCounters& b = theirs[*at].stats.counters;
-          if (a.datagrams.any() || b.datagrams.any() || a.ops == b.ops) continue;
-          return fmt::format(
-              "operations disagree with slave {} in step {}: group '{}' flowop {} ({}) completed "
-              "{} and the slave's {} completed {} ({} cut on the master, {} on the slave)",
-              slave.host, t, master.groups[g].name, f, mine.type, a.ops, theirs[*at].type, b.ops,
-              a.expired, b.expired);
-        }
-      }
-    }
-  }
-  return {};
+        const engine::SlotCounters& a = mine.stats.counters;
+        const engine::SlotCounters& b = peer.stats.counters;
+        if (a.datagrams.any() || b.datagrams.any() || a.ops == b.ops) return {};
+        return fmt::format(
+            "operations disagree with slave {} in step {}: group '{}' flowop {} ({}) completed "
+            "{} and the slave's {} completed {} ({} cut on the master, {} on the slave)",
+            slave.host, t, report.master.result.groups[g].name, f, mine.type, a.ops, peer.type,
+            b.ops, a.expired, b.expired);
+      });
 }
 }  // namespace
 
