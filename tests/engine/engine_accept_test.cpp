@@ -171,6 +171,18 @@ TEST(AcceptOnWorkers, APortTheProfileNamesIsSharedByEveryWorker) {
   EXPECT_EQ(out.accepted.failed_strands, 0U);
 }
 
+/// A slave engine's configuration on loopback, 2 workers, token 7; `done` is set when its step
+/// ends.
+EngineConfig slave_config(std::promise<void>& done) {
+  EngineConfig a;
+  a.workers = 2;
+  a.token = 7;
+  a.slave_side = true;
+  a.listen_address = asio::ip::make_address("127.0.0.1");
+  a.on_txn_done = [&done](std::size_t) { done.set_value(); };
+  return a;
+}
+
 TEST(AcceptOnWorkers, AConnectionLateAfterTheMastersStepEndIsStillAccepted) {
   // 50,000 connects overflow an accept queue now and then: the kernel drops the handshake's last
   // ACK, the master counts the connection and ends its step, and the connection reaches the
@@ -179,12 +191,7 @@ TEST(AcceptOnWorkers, AConnectionLateAfterTheMastersStepEndIsStillAccepted) {
   // connection comes 300 ms after end_txn(), which knows the master's count.
   const Plan plan = plan_of(true, std::nullopt, 1, 1);
   std::promise<void> done;
-  EngineConfig a;
-  a.workers = 2;
-  a.token = 7;
-  a.slave_side = true;
-  a.listen_address = asio::ip::make_address("127.0.0.1");
-  a.on_txn_done = [&](std::size_t) { done.set_value(); };
+  EngineConfig a = slave_config(done);
   asio::io_context control;  // before the engine: end_txn's quiescence timer lives on it
   Engine slave(plan, std::move(a));
   ASSERT_EQ(slave.open_listeners(control), "");
@@ -220,12 +227,7 @@ TEST(AcceptOnWorkers, AConnectionLateAfterTheMastersStepEndIsStillAccepted) {
 std::uint64_t end_with_master_count(std::uint64_t master_count, std::uint64_t& accepted) {
   const Plan plan = plan_of(true, std::nullopt, 1, 2);
   std::promise<void> done;
-  EngineConfig a;
-  a.workers = 2;
-  a.token = 7;
-  a.slave_side = true;
-  a.listen_address = asio::ip::make_address("127.0.0.1");
-  a.on_txn_done = [&](std::size_t) { done.set_value(); };
+  EngineConfig a = slave_config(done);
   asio::io_context control;
   Engine slave(plan, std::move(a));
   EXPECT_EQ(slave.open_listeners(control), "");
