@@ -96,7 +96,8 @@ TEST(UdpSrcaddr, StrandsBindToTheirAddressesAndTheSlaveMirrorsThem) {
   TempDir dir;
   constexpr int kStrands = 4;
   constexpr std::uint64_t kIterations = 200;
-  const auto profile = dir.write("p.xml", udp_pingpong(kStrands, "127.0.0.2-127.0.0.3", kIterations));
+  const auto profile =
+      dir.write("p.xml", udp_pingpong(kStrands, "127.0.0.2-127.0.0.3", kIterations));
   const auto out = dir.path() / "r.json";
   Process run({VOLLEY_BINARY, "run", profile.string(), "--local", "--set", "h=127.0.0.1",
                "--json", out.string(), "-q"});
