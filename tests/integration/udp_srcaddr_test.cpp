@@ -2,14 +2,9 @@
 // strand's socket binds to its source address before the handshake, the slave answers and mirrors
 // the flow from that address, and an address that is not this host's fails the run naming it.
 #include <gtest/gtest.h>
-#include <sys/types.h>
 
 #include <chrono>
 #include <cstdint>
-#include <fstream>
-#include <iterator>
-#include <set>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <utility>
@@ -18,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/local_run.hpp"
+#include "support/proc_sockets.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
 
@@ -46,52 +42,6 @@ std::string udp_pingpong(int strands, const std::string& srcaddr, std::uint64_t 
                      strands, srcaddr, iterations);
 }
 
-/// The "A.B.C.D" of a /proc/net/udp{,6} address field ("0200007F:1F90", or its v4-mapped IPv6
-/// form "0000000000000000FFFF00000200007F:1F90"); empty when it is neither.
-std::string ipv4_of(const std::string& field) {
-  const std::string hex = field.substr(0, field.find(':'));
-  std::string v4;
-  if (hex.size() == 8) {
-    v4 = hex;
-  } else if (hex.size() == 32 && hex.substr(16, 8) == "FFFF0000") {
-    v4 = hex.substr(24, 8);
-  } else {
-    return {};
-  }
-  const auto word = static_cast<std::uint32_t>(std::stoul(v4, nullptr, 16));  // host order
-  return fmt::format("{}.{}.{}.{}", word & 0xFFU, (word >> 8U) & 0xFFU, (word >> 16U) & 0xFFU,
-                     word >> 24U);
-}
-
-/// What the UDP sockets of this host (this network namespace) look like now.
-struct UdpSockets {
-  std::set<std::string> local;   ///< the addresses sockets are bound to
-  std::set<std::string> remote;  ///< the addresses sockets are connected to
-};
-
-void add_sockets(const char* path, UdpSockets& into) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);  // the column titles
-  while (std::getline(in, line)) {
-    std::istringstream fields(line);
-    std::string slot;
-    std::string local;
-    std::string remote;
-    fields >> slot >> local >> remote;
-    if (const auto a = ipv4_of(local); !a.empty()) into.local.insert(a);
-    if (const auto a = ipv4_of(remote); !a.empty()) into.remote.insert(a);
-  }
-}
-
-/// Whether process `pid` is still running (not yet exited: a zombie is not).
-bool running(pid_t pid) {
-  std::ifstream in(fmt::format("/proc/{}/stat", pid));
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const auto name_end = stat.rfind(')');
-  return name_end != std::string::npos && name_end + 2 < stat.size() && stat[name_end + 2] != 'Z';
-}
-
 TEST(UdpSrcaddr, StrandsBindToTheirAddressesAndTheSlaveMirrorsThem) {
   TempDir dir;
   constexpr int kStrands = 4;
@@ -103,7 +53,7 @@ TEST(UdpSrcaddr, StrandsBindToTheirAddressesAndTheSlaveMirrorsThem) {
                "--json", out.string(), "-q"});
   // While it runs: master sockets bound to 127.0.0.2 and .3, slave sockets connected to them
   // (the slave's data socket of each flow is connected to the address the hello came from).
-  UdpSockets seen;
+  SocketAddresses seen;
   const auto give_up = std::chrono::steady_clock::now() + 30s;
   const auto all_seen = [&seen] {
     for (const char* a : {"127.0.0.2", "127.0.0.3"}) {
@@ -112,8 +62,8 @@ TEST(UdpSrcaddr, StrandsBindToTheirAddressesAndTheSlaveMirrorsThem) {
     return true;
   };
   while (!all_seen() && running(run.pid()) && std::chrono::steady_clock::now() < give_up) {
-    add_sockets("/proc/net/udp", seen);
-    add_sockets("/proc/net/udp6", seen);
+    add_socket_addresses("/proc/net/udp", seen);
+    add_socket_addresses("/proc/net/udp6", seen);
     std::this_thread::sleep_for(2ms);
   }
   const ProcessResult r = run.wait(60s);
