@@ -4,22 +4,32 @@
 // Asio 1.81's own async_read_some marks a read "exhausted" only when it returns 0 bytes, so after
 // every epoll edge its next read is tried at once: in a ping-pong (write, then read the answer)
 // that read fails with EAGAIN, one wasted system call per round trip on each end. This read
-// reports itself exhausted when the kernel says nothing is left to read: with TCP_INQ on
-// (enable_inq), each recvmsg returns the bytes still queued after it, and 1 when only the peer's
-// FIN is, since a read must still see the end of the stream. A short read alone does not tell:
-// data and a FIN that came together leave a short read and then no further edge, and a read that
-// waited for one would wait forever (test WakeAfter.EndOfStream*, DrainedRead.DataAndTheEnd*).
+// reports itself exhausted when it came back short (fewer bytes than asked: the kernel had no
+// more), unless the peer has closed its side. A short read alone does not tell that nothing is
+// left: data and a FIN that came together raise one edge, the read of the data is short, and a
+// read that then waited for another edge would wait forever (tests DrainedRead.DataAndTheEnd*,
+// WakeAfter.EndOfStream*). So every data socket is registered with EPOLLRDHUP as well
+// (watch_peer_close), and a short read counts as drained only while the descriptor's last events,
+// which the reactor keeps in its state, carry no EPOLLRDHUP, EPOLLHUP or EPOLLERR. A FIN that
+// comes after those events raises an edge of its own (epoll re-queues an edge-triggered descriptor
+// at every wake-up after its events were collected), and that edge lets the next read try at once.
 // Then the reactor clears its "try speculatively" flag under the descriptor's mutex, in the same
 // critical section as the recv, and the next read is queued without a system call until epoll's
 // next edge (data that arrives after the recv raises a new edge, so none is missed). Queuing a
-// read costs no epoll_ctl (unlike async_wait, which re-arms the descriptor). A full read with
-// nothing left is exhausted too: a stream reader is spared the read that would fail with EAGAIN.
+// read costs no epoll_ctl (unlike async_wait, which re-arms the descriptor).
 //
-// This reaches into Asio's detail namespace (reactor_op, the reactor's start_op, the socket's
-// implementation): pinned to Boost 1.81's epoll reactor by the static_assert below, and covered by
-// the engine's StrandIo and integration tests and by bench/callgrind_per_transaction.sh -x strace.
+// An earlier version learnt what was left from the kernel itself (TCP_INQ, a control message
+// with every recvmsg): exact, but recvmsg with a control buffer costs the kernel more per read
+// than recv (the message header and iovec copied in, the control message copied out): about
+// 0.4 us per ping-pong round trip, both ends (docs/performance.md).
+//
+// This reaches into Asio's detail namespace (reactor_op, the reactor's start_op, its epoll
+// descriptor, the socket's implementation): pinned to Boost 1.81's epoll reactor by the
+// static_assert below, and covered by the engine's StrandIo and integration tests, by
+// tests/transport/drained_read_test.cpp and by bench/callgrind_per_transaction.sh -x strace.
 // Thread: the socket's io_context's.
 #include <netinet/in.h>
+#include <sys/epoll.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
@@ -50,13 +60,6 @@ static_assert(std::is_same_v<boost::asio::detail::reactor, boost::asio::detail::
 
 namespace volley::transport {
 
-/// Asks the kernel to say, with each read of TCP socket `fd`, what is left to read (TCP_INQ);
-/// false if it cannot (then a short read is taken as "drained", which misses a pending FIN).
-inline bool enable_inq(int fd) {
-  const int on = 1;
-  return ::setsockopt(fd, IPPROTO_TCP, TCP_INQ, &on, sizeof on) == 0;
-}
-
 /// What one non-blocking read of a TCP socket did.
 struct Received {
   boost::system::error_code ec;  ///< would_block: nothing was there; eof: the end of the stream
@@ -64,20 +67,13 @@ struct Received {
   bool drained = false;  ///< nothing is left to read: the next read must wait for epoll's edge
 };
 
-/// One recvmsg(2) of TCP socket `fd` into `data`, without waiting, with what is left (TCP_INQ's
-/// count when enable_inq() took, else "drained" if the read came back short).
-inline Received receive_once(int fd, void* data, std::size_t size) {
+/// One recv(2) of TCP socket `fd` into `data`, without waiting. A short read is "drained" unless
+/// `peer_closing` (the peer's FIN may be queued behind the data: see the top of this file).
+inline Received receive_once(int fd, void* data, std::size_t size, bool peer_closing) {
   Received r;
-  iovec iov{data, size};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
   ssize_t n = 0;
   do {
-    n = ::recvmsg(fd, &msg, MSG_DONTWAIT);
+    n = ::recv(fd, data, size, MSG_DONTWAIT);
   } while (n < 0 && errno == EINTR);
   if (n < 0) {
     r.ec = errno == EAGAIN || errno == EWOULDBLOCK
@@ -92,14 +88,7 @@ inline Received receive_once(int fd, void* data, std::size_t size) {
     r.drained = true;
     return r;
   }
-  r.drained = r.bytes < size;  // without TCP_INQ's count
-  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
-    if (c->cmsg_level == IPPROTO_TCP && c->cmsg_type == TCP_CM_INQ) {
-      int left = 0;
-      std::memcpy(&left, CMSG_DATA(c), sizeof left);
-      r.drained = left == 0;
-    }
-  }
+  r.drained = r.bytes < size && !peer_closing;
   return r;
 }
 
@@ -132,10 +121,35 @@ struct SpeculativeOf {
   using type = bool (State::*)[ad::epoll_reactor::max_ops];
   friend constexpr type member(SpeculativeOf);
 };
+/// The events epoll last reported for the descriptor (the reactor keeps them there until the
+/// next report, and hands them to perform_io).
+struct LastEventsOf {
+  using type = unsigned int ad::scheduler_operation::*;
+  friend constexpr type member(LastEventsOf);
+};
+struct EpollFdOf {
+  using type = int ad::epoll_reactor::*;
+  friend constexpr type member(EpollFdOf);
+};
 template struct Grant<MutexOf, &State::mutex_>;
 template struct Grant<EventsOf, &State::registered_events_>;
 template struct Grant<QueuesOf, &State::op_queue_>;
 template struct Grant<SpeculativeOf, &State::try_speculative_>;
+template struct Grant<LastEventsOf, &ad::scheduler_operation::task_result_>;
+template struct Grant<EpollFdOf, &ad::epoll_reactor::epoll_fd_>;
+
+/// Whether the peer may have closed its side, so that a short read must not be taken as
+/// "drained": the descriptor is not watched for it (watch_peer_close failed), or epoll's last
+/// events for it said so. A FIN after those events raises an edge of its own.
+inline bool peer_closing(State* state) {
+  if (state == nullptr) return true;
+  const std::uint32_t registered = state->*member(EventsOf{});
+  // descriptor_state derives privately from scheduler_operation, where the events are kept: a
+  // C-style cast is the one conversion C++ allows to an inaccessible base.
+  const auto* op = (const ad::scheduler_operation*)state;  // NOLINT(google-readability-casting)
+  const unsigned int last = op->*member(LastEventsOf{});
+  return (registered & EPOLLRDHUP) == 0 || (last & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0;
+}
 
 /// The socket's reactor-side state (descriptor, flags, per-descriptor data), which basic_socket
 /// keeps protected: reached through a pointer to member named in a derived class, which C++
@@ -146,19 +160,49 @@ struct SocketAccess : Socket {
   }
 };
 
+}  // namespace drained_detail
+
+/// Adds EPOLLRDHUP to the events `reactor` (the socket's context's) watches on open TCP socket
+/// `socket`, so that epoll says when the peer closed its side (see the top of this file). One
+/// epoll_ctl; Asio's own later changes of the registration (EPOLLOUT for a write wait) keep it.
+/// False if the socket is not registered or the kernel refused: its short reads are then never
+/// taken as drained (correct, one read more per wait). Before the socket's first read.
+inline bool watch_peer_close(drained_detail::Socket& socket,
+                             boost::asio::detail::epoll_reactor& reactor) {
+  namespace dd = drained_detail;
+  auto& impl = dd::SocketAccess::implementation(socket);
+  dd::State* state = impl.reactor_data_;
+  if (state == nullptr) return false;
+  boost::asio::detail::conditionally_enabled_mutex::scoped_lock lock(state->*member(dd::MutexOf{}));
+  std::uint32_t& registered = state->*member(dd::EventsOf{});
+  if (registered == 0) return false;
+  epoll_event ev{};
+  ev.events = registered | EPOLLRDHUP;
+  ev.data.ptr = state;
+  if (::epoll_ctl(reactor.*member(dd::EpollFdOf{}), EPOLL_CTL_MOD, impl.socket_, &ev) != 0) {
+    return false;
+  }
+  registered = ev.events;
+  return true;
+}
+
+namespace drained_detail {
+
 /// reactive_socket_recv_op for one buffer, except that a read that left nothing (receive_once's
 /// `drained`) is "done and exhausted".
 class RecvOpBase : public ad::reactor_op {
  public:
-  RecvOpBase(ad::socket_type socket, boost::asio::mutable_buffer buffer,
+  RecvOpBase(ad::socket_type socket, State* state, boost::asio::mutable_buffer buffer,
              func_type complete_func)
       : ad::reactor_op(boost::system::error_code(), &RecvOpBase::do_perform, complete_func),
         socket_(socket),
+        state_(state),
         buffer_(buffer) {}
 
   static status do_perform(ad::reactor_op* base) {
     auto* o = static_cast<RecvOpBase*>(base);
-    const Received r = receive_once(o->socket_, o->buffer_.data(), o->buffer_.size());
+    const Received r = receive_once(o->socket_, o->buffer_.data(), o->buffer_.size(),
+                                    peer_closing(o->state_));
     if (r.ec == boost::asio::error::would_block) return not_done;  // wait for the edge
     o->ec_ = r.ec;
     o->bytes_transferred_ = r.bytes;
@@ -167,6 +211,7 @@ class RecvOpBase : public ad::reactor_op {
 
  private:
   ad::socket_type socket_;
+  State* state_;  // the socket's reactor state: its last events (peer_closing)
   boost::asio::mutable_buffer buffer_;
 };
 
@@ -175,9 +220,9 @@ class RecvOp : public RecvOpBase {
  public:
   BOOST_ASIO_DEFINE_HANDLER_PTR(RecvOp);
 
-  RecvOp(ad::socket_type socket, boost::asio::mutable_buffer buffer, Handler& handler,
-         const IoExecutor& io_ex)
-      : RecvOpBase(socket, buffer, &RecvOp::do_complete),
+  RecvOp(ad::socket_type socket, State* state, boost::asio::mutable_buffer buffer,
+         Handler& handler, const IoExecutor& io_ex)
+      : RecvOpBase(socket, state, buffer, &RecvOp::do_complete),
         handler_(std::move(handler)),
         work_(handler_, io_ex) {}
 
@@ -234,7 +279,8 @@ inline ReadNow read_now(drained_detail::Socket& socket, boost::asio::mutable_buf
     r.ec = boost::asio::error::would_block;
     return r;
   }
-  const Received got = receive_once(impl.socket_, buffer.data(), buffer.size());
+  const Received got =
+      receive_once(impl.socket_, buffer.data(), buffer.size(), drained_detail::peer_closing(state));
   r.ec = got.ec;
   r.bytes = got.bytes;
   if (got.drained && state->*member(drained_detail::EventsOf{}) != 0) {
@@ -257,7 +303,7 @@ auto async_read_drained(drained_detail::Socket& socket, boost::asio::detail::rea
         auto& impl = drained_detail::SocketAccess::implementation(socket);
         const bool is_continuation = boost_asio_handler_cont_helpers::is_continuation(handler);
         typename Op::ptr p = {ad::addressof(handler), Op::ptr::allocate(handler), nullptr};
-        p.p = new (p.v) Op(impl.socket_, buffer, handler, socket.get_executor());
+        p.p = new (p.v) Op(impl.socket_, impl.reactor_data_, buffer, handler, socket.get_executor());
         if (buffer.size() != 0 &&
             ((impl.state_ & ad::socket_ops::non_blocking) != 0 ||
              ad::socket_ops::set_internal_non_blocking(impl.socket_, impl.state_, true,

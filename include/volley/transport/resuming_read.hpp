@@ -63,8 +63,9 @@ class ResumingRecvOp : public drained_detail::RecvOpBase {
                 "own io_context (co_await ResumingRead)");
   BOOST_ASIO_DEFINE_HANDLER_PTR(ResumingRecvOp);
 
-  ResumingRecvOp(ad::socket_type socket, boost::asio::mutable_buffer buffer, Handler& handler)
-      : RecvOpBase(socket, buffer, &ResumingRecvOp::do_complete),
+  ResumingRecvOp(ad::socket_type socket, drained_detail::State* state,
+                 boost::asio::mutable_buffer buffer, Handler& handler)
+      : RecvOpBase(socket, state, buffer, &ResumingRecvOp::do_complete),
         handler_(std::move(handler)) {}
 
   static void do_complete(void* owner, ad::operation* base, const boost::system::error_code&,
@@ -109,7 +110,7 @@ struct ResumingRead {
           using Op = resuming_detail::ResumingRecvOp<decltype(handler)>;
           auto& impl = drained_detail::SocketAccess::implementation(socket);
           typename Op::ptr p = {ad::addressof(handler), Op::ptr::allocate(handler), nullptr};
-          p.p = new (p.v) Op(impl.socket_, buffer, handler);
+          p.p = new (p.v) Op(impl.socket_, impl.reactor_data_, buffer, handler);
           if (buffer.size() != 0 &&
               ((impl.state_ & ad::socket_ops::non_blocking) != 0 ||
                ad::socket_ops::set_internal_non_blocking(impl.socket_, impl.state_, true,

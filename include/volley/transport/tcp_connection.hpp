@@ -36,9 +36,8 @@ class TcpConnection {
       : reactor_(&boost::asio::use_service<boost::asio::detail::reactor>(
             boost::asio::query(socket.get_executor(), boost::asio::execution::context))),
         socket_(std::move(socket)) {
-    // Reads then say whether anything is left (see drained_read.hpp). Without it (a kernel
-    // before 4.18) a short read is taken as drained.
-    if (socket_.is_open()) enable_inq(socket_.native_handle());
+    // A short read is then taken as drained unless the peer closed (see drained_read.hpp).
+    if (socket_.is_open()) watch_peer_close(socket_, *reactor_);
   }
 
   IoResult try_read(std::span<char> into) {
@@ -102,12 +101,12 @@ class TcpConnection {
     boost::system::error_code ignored;
     socket_.close(ignored);
   }
-  /// Opens the socket of a connection made here (one that is accepted comes open), with reads
-  /// saying what is left (see the constructor).
+  /// Opens the socket of a connection made here (one that is accepted comes open), watched for
+  /// the peer's close (see the constructor).
   boost::system::error_code open(const boost::asio::ip::tcp& protocol) {
     boost::system::error_code ec;
     socket_.open(protocol, ec);
-    if (!ec) enable_inq(socket_.native_handle());
+    if (!ec) watch_peer_close(socket_, *reactor_);
     return ec;
   }
   /// For connecting and socket options.
