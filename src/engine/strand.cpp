@@ -188,10 +188,32 @@ awaitable<void> Strand::run_txn(const TxnPlan& txn) {
       for (std::uint64_t c = 0; c < op->common.count; ++c) {
         // Without a timer, the operation runs here rather than inside execute's frame.
         OpOutcome out;
+        std::optional<PendingRead> pending;  // a read that must wait: finished below
+        Connection* stream = nullptr;
         if (needs_timer(*op)) {
           out = co_await execute(*op);
         } else if (cut_ == CutReason::kEnded || cut_ == CutReason::kStopped) {
           out = aborted_outcome();
+        } else if (!begun_here && (stream = tcp_stream(*op)) != nullptr) {
+          // A TCP write or read (most operations of a ping-pong or a stream), begun here without
+          // start()'s dispatch and its Started variant.
+          if (const auto* w = std::get_if<profile::WriteOp>(&op->spec)) {
+            std::uint64_t left = draw_size(*op, w->size);
+            bool blocked = false;
+            if (auto end = write_now(*op, *stream, left, std::nullopt, blocked)) {
+              out = std::move(*end);
+            } else {
+              out = co_await send(*op, left, std::nullopt, blocked);
+            }
+          } else {
+            const std::uint64_t bytes = draw_size(*op, std::get<profile::ReadOp>(op->spec).size);
+            PendingRead r{&*op, stream, bytes, bytes, std::nullopt, true};
+            if (auto end = begin_read(r)) {
+              out = std::move(*end);
+            } else {
+              pending = r;
+            }
+          }
         } else {
           // (Not `?:`: GCC 12 miscompiles a co_await inside a conditional expression.)
           Started begun = begun_here ? std::move(*begun_here) : start(*op);
@@ -201,26 +223,29 @@ awaitable<void> Strand::run_txn(const TxnPlan& txn) {
           } else if (auto* later = std::get_if<awaitable<OpOutcome>>(&begun)) {
             out = co_await std::move(*later);
           } else {
-            // read_rest's loop, inline (see PendingRead).
-            PendingRead& r = std::get<PendingRead>(begun);
-            for (;;) {
-              std::span<char> into;
-              if (auto stop = read_begin(r, into)) {
-                out = std::move(*stop);
-                break;
-              }
-              transport::ReadResult got;
-              if (auto* tcp = std::get_if<transport::TcpConnection>(&r.c->link)) {
-                got = co_await tcp->read_resuming(into);  // no frame, no dispatch
-                resumed_after_read(*r.c, *tcp, &limit, got);
-              } else {
-                auto [ec, n] = co_await read_wait(r, into);
-                got = {ec, n};
-              }
-              if (auto end = read_end(r, got.ec, got.bytes)) {
-                out = std::move(*end);
-                break;
-              }
+            pending = std::get<PendingRead>(begun);
+          }
+        }
+        if (pending) {
+          // read_rest's loop, inline (see PendingRead).
+          PendingRead& r = *pending;
+          for (;;) {
+            std::span<char> into;
+            if (auto stop = read_begin(r, into)) {
+              out = std::move(*stop);
+              break;
+            }
+            transport::ReadResult got;
+            if (auto* tcp = std::get_if<transport::TcpConnection>(&r.c->link)) {
+              got = co_await tcp->read_resuming(into);  // no frame, no dispatch
+              resumed_after_read(*r.c, *tcp, &limit, got);
+            } else {
+              auto [ec, n] = co_await read_wait(r, into);
+              got = {ec, n};
+            }
+            if (auto end = read_end(r, got.ec, got.bytes)) {
+              out = std::move(*end);
+              break;
             }
           }
         }
@@ -336,7 +361,12 @@ std::optional<std::chrono::nanoseconds> Strand::op_timeout(const OpPlan& op) {
   return op.common.timeout ? op.common.timeout : udp_read_timeout(op);
 }
 
-bool Strand::needs_timer(const OpPlan& op) { return op_timeout(op).has_value(); }
+bool Strand::needs_timer(const OpPlan& op) {
+  // op_timeout's answer without building it: asked before every operation.
+  if (worker_.engine().config().slave_side) return false;
+  return op.common.timeout.has_value() ||
+         (std::holds_alternative<profile::ReadOp>(op.spec) && udp_read_timeout(op).has_value());
+}
 
 awaitable<OpOutcome> Strand::execute(const OpPlan& op) {
   if (cut_ == CutReason::kEnded || cut_ == CutReason::kStopped) co_return aborted_outcome();
@@ -633,16 +663,29 @@ Strand::Started Strand::receive(const OpPlan& op, std::uint64_t bytes,
   }
   PendingRead r{&op, c, bytes, bytes, chunk,
                 !chunk && on(c->link, [](const auto& link) { return link.reads_ahead(); })};
-  if (const std::uint64_t n = take_stash(*c, r.left); n > 0) {
-    add_read(op, n);
-    c->step_read += n;
+  if (auto end = begin_read(r)) return std::move(*end);
+  return r;
+}
+
+std::optional<OpOutcome> Strand::begin_read(PendingRead& r) {
+  Connection& c = *r.c;
+  if (const std::uint64_t n = take_stash(c, r.left); n > 0) {
+    add_read(*r.op, n);
+    c.step_read += n;
     r.left -= n;
   }
   if (r.left == 0) return OpOutcome{};
-  if (r.ahead) {
-    if (auto end = read_now(r)) return std::move(*end);
-  }
-  return r;
+  if (r.ahead) return read_now(r);
+  return std::nullopt;
+}
+
+Strand::Connection* Strand::tcp_stream(const OpPlan& op) {
+  const auto* w = std::get_if<profile::WriteOp>(&op.spec);
+  const auto* r = std::get_if<profile::ReadOp>(&op.spec);
+  if ((w == nullptr || w->chunk_bytes) && (r == nullptr || r->chunk_bytes)) return nullptr;
+  Connection* c = find(op.common.connection);
+  if (c == nullptr || !std::holds_alternative<transport::TcpConnection>(c->link)) return nullptr;
+  return c;
 }
 
 std::optional<OpOutcome> Strand::read_now(PendingRead& r) {
@@ -687,14 +730,16 @@ std::optional<OpOutcome> Strand::read_end(PendingRead& r, const error_code& ec, 
   add_read(*r.op, used);
   c.step_read += used;
   r.left -= used;
-  if (ec == asio::error::eof) {
-    return OpOutcome{OpOutcome::Status::kFailed, ErrorKind::kPeerClosed,
-                     fmt::format("read: peer closed the connection with {} of {} bytes "
-                                 "still to come",
-                                 r.left, r.bytes)};
+  if (ec) [[unlikely]] {
+    if (ec == asio::error::eof) {
+      return OpOutcome{OpOutcome::Status::kFailed, ErrorKind::kPeerClosed,
+                       fmt::format("read: peer closed the connection with {} of {} bytes "
+                                   "still to come",
+                                   r.left, r.bytes)};
+    }
+    if (ec == asio::error::operation_aborted) return aborted_outcome();
+    return failure_from(ec, "read");
   }
-  if (ec == asio::error::operation_aborted) return aborted_outcome();
-  if (ec) return failure_from(ec, "read");
   worker_.count_progress();
   if (r.left == 0) return OpOutcome{};
   return std::nullopt;

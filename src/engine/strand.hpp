@@ -134,6 +134,12 @@ class Strand {
   /// Reads exactly `bytes` on the op's connection, at most `chunk` per system call: what the
   /// stash holds and (TCP) what the socket has now (read_now) at once, the rest as a PendingRead.
   Started receive(const OpPlan& op, std::uint64_t bytes, std::optional<std::uint64_t> chunk);
+  /// The start of every read of `r`: what the stash holds, then (reading ahead) what the socket
+  /// has now. The outcome when that was all of it, else nullopt: the rest must wait.
+  std::optional<OpOutcome> begin_read(PendingRead& r);
+  /// The connection of `op` when it is a write or a read without chunk= on an open TCP
+  /// connection (run_txn begins those itself), else nullptr.
+  Connection* tcp_stream(const OpPlan& op);
   /// Reads what a TCP connection has now, in place, towards `r` while data is there: no trip
   /// through the event loop (and its epoll_wait) per read while a bulk reader keeps finding data.
   /// The outcome when the read is over; nullopt when the rest must wait (the socket is drained)

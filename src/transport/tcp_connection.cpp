@@ -10,10 +10,6 @@
 
 namespace volley::transport {
 
-bool IoResult::would_block() const {
-  return ec == boost::asio::error::would_block || ec == boost::asio::error::try_again;
-}
-
 IoResult TcpConnection::sendfile(int fd, off_t* offset, std::size_t bytes) {
   const ssize_t sent = ::sendfile(socket_.native_handle(), fd, offset, bytes);
   if (sent >= 0) return IoResult{static_cast<std::size_t>(sent), {}};

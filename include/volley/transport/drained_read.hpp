@@ -203,7 +203,7 @@ class RecvOpBase : public ad::reactor_op {
     auto* o = static_cast<RecvOpBase*>(base);
     const Received r = receive_once(o->socket_, o->buffer_.data(), o->buffer_.size(),
                                     peer_closing(o->state_));
-    if (r.ec == boost::asio::error::would_block) return not_done;  // wait for the edge
+    if (r.ec && r.ec == boost::asio::error::would_block) return not_done;  // wait for the edge
     o->ec_ = r.ec;
     o->bytes_transferred_ = r.bytes;
     return r.drained ? done_and_exhausted : done;
