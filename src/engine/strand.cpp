@@ -15,6 +15,7 @@
 #include <boost/asio/write.hpp>
 #include <fmt/format.h>
 
+#include "source_address.hpp"
 #include "volley/transport/closed_at_header.hpp"
 #include "volley/transport/connection_header.hpp"
 #include "volley/transport/socket_options.hpp"
@@ -479,24 +480,16 @@ awaitable<OpOutcome> Strand::do_connect(const OpPlan& op, const profile::Connect
   Socket& socket = tcp.socket();
   error_code ec = tcp.open(endpoint.protocol());
   if (!ec) ec = transport::apply_options(socket, c.connection);
-  const std::vector<std::string>& sources = c.connection.source_addresses;
   const std::string* source = nullptr;
-  if (!ec && !sources.empty()) {
-    // srcaddr=: strand by strand in turn, as each source address has its own ephemeral ports.
-    source = &sources[index_ % sources.size()];
-    const asio::ip::address address = asio::ip::make_address(*source, ec);
-    if (!ec && address.is_v4() != endpoint.address().is_v4()) {
-      ec = asio::error::address_family_not_supported;
-    }
-    if (!ec) socket.bind(asio::ip::tcp::endpoint(address, 0), ec);
+  if (!ec) {
+    source = bind_source(socket, c.connection.source_addresses, index_, endpoint.address(), ec);
   }
   if (ec) {
     gate.leave();
     close(op.common.connection);
     co_return failure_from(ec, source == nullptr
                                    ? std::string("socket")
-                                   : fmt::format("bind to srcaddr {} (to reach {})", *source,
-                                                 endpoint.address().to_string()));
+                                   : bind_source_context(*source, endpoint.address()));
   }
   if (cut_ != CutReason::kNone) {  // see wait_ready
     gate.leave();

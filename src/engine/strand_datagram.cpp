@@ -10,6 +10,7 @@
 #include <boost/asio/ip/udp.hpp>
 #include <fmt/format.h>
 
+#include "source_address.hpp"
 #include "strand.hpp"
 #include "volley/core/host_port.hpp"
 #include "volley/transport/datagram.hpp"
@@ -68,9 +69,13 @@ awaitable<OpOutcome> Strand::connect_udp(const OpPlan& op, const profile::Connec
     if (!ec) socket.set_option(asio::socket_base::receive_buffer_size(n), ec);
   }
   if (!ec) socket.non_blocking(true, ec);
+  // srcaddr= as for TCP; the slave answers the address the hello came from (UdpListener).
+  const std::string* source = nullptr;
+  if (!ec) source = bind_source(socket, c.connection.source_addresses, index_, address, ec);
   if (ec) {
     close(id);
-    co_return failure_from(ec, "udp socket");
+    co_return failure_from(
+        ec, source == nullptr ? std::string("udp socket") : bind_source_context(*source, address));
   }
   const auto hello = transport::encode(who);
   const std::uint32_t token = worker_.engine().config().token;

@@ -125,10 +125,6 @@ std::optional<FlowopSpec> build(ParseContext& ctx, FlowopDraft& d, std::size_t e
       const bool proto = require(ctx, d, element_offset, given(d, "protocol"),
                                  "protocol=tcp (uperf has no default protocol)");
       if (!host || !proto) return std::nullopt;
-      if (!d.connection.source_addresses.empty() && d.connection.protocol != Protocol::kTcp) {
-        ctx.error(d.given["srcaddr"], "option 'srcaddr' is for protocol=tcp only (yet)");
-        return std::nullopt;
-      }
       if (d.kind == FlowopKind::kConnect) return ConnectOp{d.connection};
       return AcceptOp{d.connection};
     }

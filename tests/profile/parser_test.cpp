@@ -146,7 +146,21 @@ TEST(Parser, BadSourceAddressesAreLocatedErrors) {
   expect_error("remotehost=h protocol=tcp srcaddr=10.0.0.1-::1", "not of one family");
   expect_error("remotehost=h protocol=tcp srcaddr=10.0.0.0-10.0.255.255", "the most is 4096");
   expect_error("remotehost=h protocol=tcp srcaddr=2001:db8::1-2001:db9::1", "more than 4096");
-  expect_error("remotehost=h protocol=udp srcaddr=10.0.0.1", "for protocol=tcp only");
+  // The same checks, with the same locations, for a UDP connect.
+  expect_error("remotehost=h protocol=udp srcaddr=host.example", "is not an address");
+  expect_error("remotehost=h protocol=udp srcaddr=10.0.0.9-10.0.0.1", "runs backwards");
+}
+
+TEST(Parser, SourceAddressesServeUdpAsTcp) {
+  const std::string xml =
+      "<profile><group><transaction><flowop type=\"connect\" options=\"remotehost=h "
+      "protocol=udp srcaddr=127.0.0.2-127.0.0.3\"/></transaction></group></profile>";
+  EXPECT_EQ(diagnostics_of(xml), "");
+  const Profile p = parse_ok(xml);
+  const auto& c =
+      std::get<ConnectOp>(p.groups.at(0).transactions.at(0).flowops.at(0).spec).connection;
+  EXPECT_EQ(c.protocol, Protocol::kUdp);
+  EXPECT_EQ(c.source_addresses, (std::vector<std::string>{"127.0.0.2", "127.0.0.3"}));
 }
 
 TEST(Parser, ReadWriteOptions) {

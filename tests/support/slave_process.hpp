@@ -31,6 +31,8 @@ class SlaveProcess {
   SlaveProcess(const SlaveProcess&) = delete;
   SlaveProcess& operator=(const SlaveProcess&) = delete;
 
+  /// Its PID (that of `volley` itself: `ip netns exec` execs it), e.g. for /proc/PID/net.
+  [[nodiscard]] pid_t pid() const { return process_.pid(); }
   /// Signals the slave (SIGSTOP to freeze a link, SIGKILL to kill a host).
   void signal(int sig) const { process_.signal(sig); }
   /// SIGCONT, SIGTERM and a wait of at most `limit` (then SIGKILL); what it printed. A second

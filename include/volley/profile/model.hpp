@@ -38,9 +38,9 @@ struct ConnectionOptions {
   std::optional<std::uint64_t> window_bytes;   ///< wndsz: SO_SNDBUF and SO_RCVBUF
   bool tcp_nodelay = false;
   std::string congestion_control;              ///< cc=NAME; empty means the system default
-  /// srcaddr=A or A-B (connect, tcp): the addresses a connect binds to before it connects, strand
-  /// by strand in turn, in order; empty: the kernel picks. Each source address has its own
-  /// ephemeral ports (about 28,000 per source, destination and port).
+  /// srcaddr=A or A-B (connect; tcp or udp): the addresses a connect binds to before it
+  /// connects, strand by strand in turn, in order; empty: the kernel picks. Each source address
+  /// has its own ephemeral ports (about 28,000 per source, destination and port).
   std::vector<std::string> source_addresses;
   friend bool operator==(const ConnectionOptions&, const ConnectionOptions&) = default;
 };
