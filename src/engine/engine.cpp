@@ -16,6 +16,9 @@ namespace {
 /// How often, and for how many quiet polls, a slave waits for in-flight data before it cuts the
 /// strands of a transaction the master has finished.
 constexpr auto kQuiescencePoll = std::chrono::milliseconds(10);
+/// The most a slave step's end waits, in all, for workers that are runnable but make no progress
+/// (see arm_quiescence).
+constexpr auto kStarvedGrace = std::chrono::seconds(2);
 }  // namespace
 
 Engine::Engine(const Plan& plan, EngineConfig config)
@@ -206,6 +209,7 @@ void Engine::end_txn(std::size_t txn, std::chrono::milliseconds quiet_for,
   // The previous step's poll may still be running (it stops only after quiet polls, and the next
   // step keeps it busy). It is superseded: its step ended on this side before the master went on.
   ++quiesce_generation_;
+  starved_polls_ = 0;
   const auto polls = std::max<std::int64_t>(1, quiet_for / kQuiescencePoll);
   arm_quiescence(txn, progress(), 0, static_cast<int>(std::min<std::int64_t>(polls, 1'000'000)));
 }
@@ -227,7 +231,20 @@ void Engine::arm_quiescence(std::size_t txn, std::uint64_t last_progress, int qu
     // thousands of connects, a loaded machine can leave the accept loop idle for 30 ms).
     const bool queued = std::any_of(listeners_.begin(), listeners_.end(),
                                     [](const auto& l) { return l.listener->queued() > 0; });
-    const int quiet = now == last_progress && !thinking() && !queued ? quiet_polls + 1 : 0;
+    // A worker thread that is runnable yet made no progress is waiting for a CPU, not for the
+    // master: on a loaded machine, with thousands of strands, one can wait longer than the quiet
+    // spell, and cutting its strands then ended them with operations unanswered (uperf's
+    // canfail.xml, a 10,000-connection storm, once in a full test run). At most kStarvedGrace
+    // of such polls a step, so that a worker that runs without counting progress cannot hold the
+    // step open.
+    bool starved = false;
+    if (now == last_progress && starved_polls_ < kStarvedGrace / kQuiescencePoll) {
+      starved = std::any_of(workers_.begin(), workers_.end(),
+                            [](const auto& w) { return w->runnable(); });
+      if (starved) ++starved_polls_;
+    }
+    const int quiet =
+        now == last_progress && !thinking() && !queued && !starved ? quiet_polls + 1 : 0;
     // Knowing how many connections the peer established, the long spell is needed only while
     // some are missing; not knowing, whenever a strand still waits for one.
     const bool long_spell =

@@ -669,6 +669,11 @@ Strand::Started Strand::receive(const OpPlan& op, std::uint64_t bytes,
 
 std::optional<OpOutcome> Strand::begin_read(PendingRead& r) {
   Connection& c = *r.c;
+  // A message of kWakeFrom or more comes as a stream: its reads count what is left, exactly,
+  // rather than take a short read as the end of what is there (see transport::DrainRule).
+  if (auto* tcp = std::get_if<transport::TcpConnection>(&c.link)) {
+    tcp->count_reads(r.bytes >= kWakeFrom);
+  }
   if (const std::uint64_t n = take_stash(c, r.left); n > 0) {
     add_read(*r.op, n);
     c.step_read += n;

@@ -1,12 +1,17 @@
 #include "worker.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <fstream>
 #include <limits>
+#include <string>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <fmt/format.h>
 
 #include "strand.hpp"
 
@@ -52,7 +57,22 @@ void Worker::start() {
       }
     });
   }
-  thread_ = std::thread([this] { context_.run(); });
+  thread_ = std::thread([this] {
+    tid_.store(static_cast<int>(::gettid()), std::memory_order_relaxed);
+    context_.run();
+  });
+}
+
+bool Worker::runnable() const {
+  const int tid = tid_.load(std::memory_order_relaxed);
+  if (tid == 0) return false;
+  // The state is the first field after the command name, which is in parentheses and may itself
+  // hold spaces and parentheses: read from the last ')'.
+  std::ifstream stat(fmt::format("/proc/self/task/{}/stat", tid));
+  std::string line;
+  if (!std::getline(stat, line)) return false;
+  const auto close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'R';
 }
 
 void Worker::join() {

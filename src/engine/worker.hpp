@@ -79,6 +79,10 @@ class Worker {
   [[nodiscard]] std::uint64_t progress() const {
     return progress_.load(std::memory_order_relaxed);
   }
+  /// Whether the worker's thread is runnable now (running, or ready and waiting for a CPU), by
+  /// the kernel's own account of it (/proc/self/task/TID/stat): a thread blocked in epoll_wait is
+  /// not. False when it cannot tell (thread not started, /proc unreadable). Any thread.
+  [[nodiscard]] bool runnable() const;
   [[nodiscard]] bool thinking() const { return thinking_.load(std::memory_order_relaxed) > 0; }
   /// Around a think: a thinking strand is not stuck, so quiescence does not cut it.
   void think_begins() { thinking_.fetch_add(1, std::memory_order_relaxed); }
@@ -154,6 +158,7 @@ class Worker {
   boost::asio::io_context context_{BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO};
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> guard_;
   std::thread thread_;
+  std::atomic<int> tid_{0};  ///< the thread's kernel id, once it runs (runnable())
   std::vector<std::unique_ptr<Strand>> strands_;
   Strand* last_resumed_ = nullptr;  ///< see exchange_last_resumed
   std::vector<SlotStats> interval_;  ///< recorded into by strands

@@ -3,11 +3,15 @@
 
 #include <gtest/gtest.h>
 
+#include <pthread.h>
+#include <sched.h>
+
 #include <array>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <future>
+#include <optional>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -288,6 +292,90 @@ TEST(ErrorKindNames, AreStable) {
   EXPECT_EQ(to_string(ErrorKind::kOther), "other");
   EXPECT_EQ(to_string(ErrorKind::kAddrUnavailable), "addr_unavailable");
 }
+
+/// Pins the calling thread to `cpu`; false when it cannot be.
+bool pin_to(std::size_t cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  return ::pthread_setaffinity_np(::pthread_self(), sizeof set, &set) == 0;
+}
+
+TEST(EngineQuiescence, AWorkerWaitingForACpuIsNotCutAtTheStepsEnd) {
+  // Seen once in a full test run on the loaded 2-CPU machine: uperf's canfail.xml (10,000
+  // connects, then 10,000 disconnects) ended with 8,352 disconnects on the slave against the
+  // master's 10,000. The master ended its step; the slave's worker, still closing, waited for a
+  // CPU for longer than the quiet spell (30 ms without progress), and the slave cut its strand.
+  // Here the slave's worker, pinned to CPU 0, is inside a step of 5,000,000 nops when a real-time
+  // thread takes CPU 0 for 300 ms and the master's end of the step arrives: the step must still
+  // complete.
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "needs 2 CPUs";
+  profile::Transaction setup;
+  setup.bound = profile::Iterations{1};
+  setup.flowops = {flowop("nop", profile::NopOp{})};
+  constexpr std::uint64_t kIterations = 5'000'000;
+  profile::Transaction busy;
+  busy.bound = profile::Iterations{kIterations};
+  busy.flowops = {flowop("nop", profile::NopOp{})};
+  profile::Group group;
+  group.nthreads = 1;
+  group.transactions = {setup, busy};
+  profile::Profile p;
+  p.groups = {group};
+  const Plan plan = compile_or_fail(p);
+
+  asio::io_context control;
+  std::array<std::atomic<bool>, 2> done{};
+  EngineConfig config;
+  config.workers = 1;
+  config.slave_side = true;
+  config.listen_address = asio::ip::make_address("127.0.0.1");
+  config.on_txn_done = [&done](std::size_t txn) { done.at(txn) = true; };
+  Engine engine(plan, std::move(config));
+  ASSERT_EQ(engine.open_listeners(control), "");
+  ASSERT_TRUE(pin_to(0));
+  engine.start();  // the worker's thread inherits CPU 0
+  ASSERT_TRUE(pin_to(1));  // the control thread (the quiescence polls) runs on CPU 1
+  engine.release(0);
+  for (int i = 0; i < 500 && !done[0]; ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_TRUE(done[0]);
+
+  // The strand runs its nops; then a real-time thread spins on CPU 0 for 300 ms: the worker is
+  // runnable but gets no CPU, and meanwhile the master's step ends.
+  engine.release(1);
+  std::this_thread::sleep_for(20ms);
+  std::atomic<int> hog_state{0};  // 1: holding CPU 0, -1: could not
+  std::thread hog([&hog_state] {
+    sched_param param{};
+    param.sched_priority = 1;
+    if (!pin_to(0) || ::pthread_setschedparam(::pthread_self(), SCHED_FIFO, &param) != 0) {
+      hog_state = -1;
+      return;
+    }
+    hog_state = 1;
+    const auto until = std::chrono::steady_clock::now() + 300ms;
+    while (std::chrono::steady_clock::now() < until) {
+    }
+  });
+  while (hog_state == 0) std::this_thread::yield();
+  if (hog_state < 0) {
+    hog.join();
+    engine.stop();
+    engine.finish();
+    GTEST_SKIP() << "cannot run a SCHED_FIFO thread here (needs CAP_SYS_NICE)";
+  }
+  engine.end_txn(1, 30ms, std::nullopt);  // the master's step is over
+  const auto deadline = std::chrono::steady_clock::now() + 10s;  // a hang guard
+  while (!done[1] && std::chrono::steady_clock::now() < deadline) control.run_for(20ms);
+  hog.join();
+  EXPECT_TRUE(done[1]);
+  engine.stop();
+  const RunResult r = engine.finish();
+  EXPECT_EQ(r.groups.at(0).transactions.at(1).stats.counters.ops, kIterations)
+      << "the slave cut a strand whose worker was only waiting for a CPU";
+  EXPECT_EQ(r.failed_strands, 0U);
+}
+
 
 /// One group of `strands` strands running one transaction of `flowops` (an hour by default).
 Plan one_txn_plan(std::vector<profile::Flowop> flowops, std::uint64_t strands = 2,

@@ -249,6 +249,8 @@ class Engine {
   std::set<std::uint16_t> tcp_ports_;           ///< every TCP data listener's bound port
   std::optional<std::uint64_t> peer_connected_;  ///< the pending end_txn()'s peer count
   std::uint64_t long_accept_waits_ = 0;
+  /// Quiescence polls of the current step that found a worker runnable without progress.
+  std::int64_t starved_polls_ = 0;
   bool quiet_cut_only_accepts_ = false;
   std::uint64_t connected_to_peer_ = 0;  ///< see connected_to_peer(); guarded as connected_
   /// See connected(); guarded by step_written_mutex_.

@@ -64,8 +64,8 @@ class ResumingRecvOp : public drained_detail::RecvOpBase {
   BOOST_ASIO_DEFINE_HANDLER_PTR(ResumingRecvOp);
 
   ResumingRecvOp(ad::socket_type socket, drained_detail::State* state,
-                 boost::asio::mutable_buffer buffer, Handler& handler)
-      : RecvOpBase(socket, state, buffer, &ResumingRecvOp::do_complete),
+                 boost::asio::mutable_buffer buffer, DrainRule rule, Handler& handler)
+      : RecvOpBase(socket, state, buffer, rule, &ResumingRecvOp::do_complete),
         handler_(std::move(handler)) {}
 
   static void do_complete(void* owner, ad::operation* base, const boost::system::error_code&,
@@ -97,6 +97,7 @@ struct ResumingRead {
   drained_detail::Socket& socket;
   boost::asio::detail::reactor& reactor;
   boost::asio::mutable_buffer buffer;
+  DrainRule rule = DrainRule::kShortRead;
 
   /// An asynchronous operation (Asio's is_async_operation): the coroutine's await_transform
   /// calls this with its own handler. (Constrained: await_transform also probes whether this is
@@ -110,7 +111,7 @@ struct ResumingRead {
           using Op = resuming_detail::ResumingRecvOp<decltype(handler)>;
           auto& impl = drained_detail::SocketAccess::implementation(socket);
           typename Op::ptr p = {ad::addressof(handler), Op::ptr::allocate(handler), nullptr};
-          p.p = new (p.v) Op(impl.socket_, impl.reactor_data_, buffer, handler);
+          p.p = new (p.v) Op(impl.socket_, impl.reactor_data_, buffer, rule, handler);
           if (buffer.size() != 0 &&
               ((impl.state_ & ad::socket_ops::non_blocking) != 0 ||
                ad::socket_ops::set_internal_non_blocking(impl.socket_, impl.state_, true,

@@ -57,14 +57,25 @@ class TcpConnection {
   [[nodiscard]] bool reads_ahead() const { return true; }
   ReadAwaitable read(std::span<char> into) {
     return async_read_drained(socket_, *reactor_, boost::asio::buffer(into.data(), into.size()),
-                              kWaitToken);
+                              rule_, kWaitToken);
+  }
+  /// How the reads from now on tell that they drained the socket (see DrainRule): counted for a
+  /// stream of large messages, by the short read for small ones. A system call (TCP_INQ on) the
+  /// first time it is counted.
+  void count_reads(bool counted) {
+    if (!counted) {
+      rule_ = DrainRule::kShortRead;
+    } else if (rule_ != DrainRule::kCounted) {
+      if (!inq_) inq_ = enable_inq(socket_.native_handle());
+      if (inq_) rule_ = DrainRule::kCounted;
+    }
   }
   /// The same read as a strand's coroutine co_awaits it (`ReadResult r = co_await
   /// link.read_resuming(into)`): its completion resumes the coroutine in place, without Asio's
   /// initiation frame and executor dispatch (see resuming_read.hpp). Only in a coroutine on this
   /// socket's io_context.
   ResumingRead read_resuming(std::span<char> into) {
-    return ResumingRead{socket_, *reactor_, boost::asio::buffer(into.data(), into.size())};
+    return ResumingRead{socket_, *reactor_, boost::asio::buffer(into.data(), into.size()), rule_};
   }
   /// Where the reactor keeps this socket's state (Asio's descriptor_state), which the event loop
   /// touches first when the socket is ready: for a prefetch (see Strand::Successor).
@@ -75,7 +86,8 @@ class TcpConnection {
   /// without a system call): a reader that finds data keeps reading in place (see read_now in
   /// drained_read.hpp); a short read marks the socket drained for the next read().
   IoResult read_now(std::span<char> into) {
-    const ReadNow r = transport::read_now(socket_, boost::asio::buffer(into.data(), into.size()));
+    const ReadNow r =
+        transport::read_now(socket_, boost::asio::buffer(into.data(), into.size()), rule_);
     return IoResult{r.bytes, r.ec};
   }
   /// Wakes a waiting reader only once `bytes` are queued (SO_RCVLOWAT; the end of the stream and
@@ -132,6 +144,8 @@ class TcpConnection {
   // at thousands of connections misses fewer cache lines.
   boost::asio::detail::reactor* reactor_;  // the socket's context's: found once, used per read
   int wake_after_ = 1;                     // the socket's SO_RCVLOWAT (Linux's default: 1)
+  DrainRule rule_ = DrainRule::kShortRead;
+  bool inq_ = false;  // TCP_INQ is on (count_reads)
   Socket socket_;
 };
 
