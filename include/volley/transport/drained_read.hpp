@@ -18,10 +18,12 @@
 // next edge (data that arrives after the recv raises a new edge, so none is missed). Queuing a
 // read costs no epoll_ctl (unlike async_wait, which re-arms the descriptor).
 //
-// An earlier version learnt what was left from the kernel itself (TCP_INQ, a control message
-// with every recvmsg): exact, but recvmsg with a control buffer costs the kernel more per read
-// than recv (the message header and iovec copied in, the control message copied out): about
-// 0.4 us per ping-pong round trip, both ends (docs/performance.md).
+// That is the rule for small messages (DrainRule::kShortRead, a plain recv). A stream of large
+// messages reads with recvmsg and TCP_INQ, the kernel's own count of what is left (kCounted):
+// exact, so a read that came back short while the rest was arriving reads on, but recvmsg with a
+// control buffer costs the kernel more per read (the message header and iovec copied in, the
+// control message copied out): about 0.5 us per ping-pong round trip, both ends, when every read
+// was counted (docs/performance.md).
 //
 // This reaches into Asio's detail namespace (reactor_op, the reactor's start_op, its epoll
 // descriptor, the socket's implementation): pinned to Boost 1.81's epoll reactor by the
@@ -29,8 +31,8 @@
 // tests/transport/drained_read_test.cpp and by bench/callgrind_per_transaction.sh -x strace.
 // Thread: the socket's io_context's.
 #include <netinet/in.h>
-#include <sys/epoll.h>
 #include <netinet/tcp.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 
 #include <cerrno>

@@ -7,7 +7,6 @@
 #include <sys/types.h>
 
 #include <cerrno>
-
 #include <span>
 #include <tuple>
 #include <utility>
