@@ -19,6 +19,9 @@ constexpr auto kQuiescencePoll = std::chrono::milliseconds(10);
 /// The most a slave step's end waits, in all, for workers that are runnable but make no progress
 /// (see arm_quiescence).
 constexpr auto kStarvedGrace = std::chrono::seconds(2);
+/// How many negotiated TCP ports a data listener tries before it gives up finding one whose
+/// number is free for UDP too.
+constexpr int kUdpPortAttempts = 8;
 }  // namespace
 
 Engine::Engine(const Plan& plan, EngineConfig config)
@@ -114,38 +117,48 @@ std::string Engine::open_listeners(asio::io_context& control) {
     // that the peer's port_for(s) (list index s % size) names strand s's worker. A port the
     // profile names: every worker listens on it, sharing it (SO_REUSEPORT).
     for (std::uint64_t copy = 0; copy < (port == 0 ? copies : 1); ++copy) {
-      std::uint16_t bound = port;
       for (std::uint32_t w = 0; w < n_workers; ++w) {
-        auto listener = std::make_unique<transport::DataListener>(
-            workers_[w]->context(), config_.token,
-            [this, w](const transport::ConnectionHeader& header, asio::ip::tcp::socket socket) {
-              route(w, header, std::move(socket));
-            },
-            config_.header_timeout, config_.on_rejected_connection);
-        if (auto error = listener->open(config_.listen_address, port, window, port != 0);
-            !error.empty()) {
-          listeners_.clear();
-          udp_listeners_.clear();
-          return error;
+        // A negotiated TCP port is the kernel's pick; its UDP twin (below) may already be some
+        // other socket's ephemeral UDP port. Then both are picked again, a few times.
+        std::unique_ptr<transport::DataListener> listener;
+        std::unique_ptr<transport::UdpListener> udp_listener;
+        // Kept open until a pair is found, so that the kernel does not pick the same port again.
+        std::vector<std::unique_ptr<transport::DataListener>> passed_over;
+        const bool with_udp = udp && (port == 0 || w == 0);
+        for (int attempt = 0;; ++attempt) {
+          if (listener) passed_over.push_back(std::move(listener));
+          listener = std::make_unique<transport::DataListener>(
+              workers_[w]->context(), config_.token,
+              [this, w](const transport::ConnectionHeader& header, asio::ip::tcp::socket socket) {
+                route(w, header, std::move(socket));
+              },
+              config_.header_timeout, config_.on_rejected_connection);
+          if (auto error = listener->open(config_.listen_address, port, window, port != 0);
+              !error.empty()) {
+            listeners_.clear();
+            udp_listeners_.clear();
+            return error;
+          }
+          if (!with_udp) break;
+          // UDP connections say hello on the same port number: the peer knows only that one.
+          udp_listener = std::make_unique<transport::UdpListener>(
+              control, config_.token,
+              [this](const transport::ConnectionHeader& header, asio::ip::udp::socket socket) {
+                route_udp(header, std::move(socket));
+              });
+          auto error = udp_listener->open(config_.listen_address, listener->port(), window);
+          if (error.empty()) break;
+          if (port != 0 || attempt + 1 >= kUdpPortAttempts) {
+            listeners_.clear();
+            udp_listeners_.clear();
+            return error;
+          }
         }
         if (copy == 0 && w == 0) listener_ports_[port] = listener->port();
         tcp_ports_.insert(listener->port());
         if (port == 0) negotiated_ports_.push_back(listener->port());
-        if (w == 0 || port == 0) bound = listener->port();
         listeners_.push_back({w, std::move(listener)});
-        // UDP connections say hello on the same port number: the peer knows only that one.
-        if (!udp || (port != 0 && w > 0)) continue;
-        auto udp_listener = std::make_unique<transport::UdpListener>(
-            control, config_.token,
-            [this](const transport::ConnectionHeader& header, asio::ip::udp::socket socket) {
-              route_udp(header, std::move(socket));
-            });
-        if (auto error = udp_listener->open(config_.listen_address, bound, window); !error.empty()) {
-          listeners_.clear();
-          udp_listeners_.clear();
-          return error;
-        }
-        udp_listeners_.push_back(std::move(udp_listener));
+        if (udp_listener) udp_listeners_.push_back(std::move(udp_listener));
       }
     }
   }
