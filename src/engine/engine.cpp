@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "strand.hpp"
 #include "worker.hpp"
 
@@ -20,7 +22,8 @@ constexpr auto kQuiescencePoll = std::chrono::milliseconds(10);
 /// (see arm_quiescence).
 constexpr auto kStarvedGrace = std::chrono::seconds(2);
 /// How many negotiated TCP ports a data listener tries before it gives up finding one whose
-/// number is free for UDP too.
+/// number is free for UDP too. Each try is a port not tried before (see open_listeners), so with
+/// a fair share of the ephemeral range free for UDP, 8 failures in a row mean a nearly full range.
 constexpr int kUdpPortAttempts = 8;
 }  // namespace
 
@@ -98,6 +101,17 @@ std::string Engine::open_listeners(asio::io_context& control) {
   const std::uint64_t n_workers = workers_.size();
   const std::uint64_t queues = (accepts + backlog - 1) / backlog;
   const std::uint64_t copies = std::clamp<std::uint64_t>((queues + n_workers - 1) / n_workers, 1, 64);
+  // TCP listeners whose number was taken for UDP: kept open until every listener is open, so that
+  // the kernel picks a new port each time (also for the next worker's and copy's listeners).
+  std::vector<std::unique_ptr<transport::DataListener>> passed_over;
+  const auto fail = [this](std::string error) {
+    listeners_.clear();
+    udp_listeners_.clear();
+    listener_ports_.clear();
+    tcp_ports_.clear();
+    negotiated_ports_.clear();
+    return error;
+  };
   for (const std::uint16_t port : plan_.accept_ports) {
     std::optional<std::uint64_t> window;
     bool udp = false;
@@ -118,14 +132,13 @@ std::string Engine::open_listeners(asio::io_context& control) {
     // profile names: every worker listens on it, sharing it (SO_REUSEPORT).
     for (std::uint64_t copy = 0; copy < (port == 0 ? copies : 1); ++copy) {
       for (std::uint32_t w = 0; w < n_workers; ++w) {
-        // A negotiated TCP port is the kernel's pick; its UDP twin (below) may already be some
-        // other socket's ephemeral UDP port. Then both are picked again, a few times.
+        // UDP connections say hello on the same port number: the peer knows only that one. A
+        // negotiated TCP port is the kernel's pick, and its number may already be some other
+        // socket's UDP port (e.g. another run's ephemeral one); then the pair is picked again.
+        const bool with_udp = udp && (port == 0 || w == 0);
         std::unique_ptr<transport::DataListener> listener;
         std::unique_ptr<transport::UdpListener> udp_listener;
-        // Kept open until a pair is found, so that the kernel does not pick the same port again.
-        std::vector<std::unique_ptr<transport::DataListener>> passed_over;
-        const bool with_udp = udp && (port == 0 || w == 0);
-        for (int attempt = 0;; ++attempt) {
+        for (int attempt = 1;; ++attempt) {
           if (listener) passed_over.push_back(std::move(listener));
           listener = std::make_unique<transport::DataListener>(
               workers_[w]->context(), config_.token,
@@ -135,12 +148,9 @@ std::string Engine::open_listeners(asio::io_context& control) {
               config_.header_timeout, config_.on_rejected_connection);
           if (auto error = listener->open(config_.listen_address, port, window, port != 0);
               !error.empty()) {
-            listeners_.clear();
-            udp_listeners_.clear();
-            return error;
+            return fail(error);
           }
           if (!with_udp) break;
-          // UDP connections say hello on the same port number: the peer knows only that one.
           udp_listener = std::make_unique<transport::UdpListener>(
               control, config_.token,
               [this](const transport::ConnectionHeader& header, asio::ip::udp::socket socket) {
@@ -148,10 +158,14 @@ std::string Engine::open_listeners(asio::io_context& control) {
               });
           auto error = udp_listener->open(config_.listen_address, listener->port(), window);
           if (error.empty()) break;
-          if (port != 0 || attempt + 1 >= kUdpPortAttempts) {
-            listeners_.clear();
-            udp_listeners_.clear();
-            return error;
+          // A port the profile names is the user's to free; it is not ours to pick another.
+          if (port != 0) return fail(error);
+          if (attempt == kUdpPortAttempts) {
+            return fail(fmt::format(
+                "{} ({} negotiated ports in a row had their number taken for UDP by other "
+                "sockets: too few free ephemeral ports; widen net.ipv4.ip_local_port_range or run "
+                "fewer UDP runs at once)",
+                error, kUdpPortAttempts));
           }
         }
         if (copy == 0 && w == 0) listener_ports_[port] = listener->port();

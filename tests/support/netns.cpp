@@ -67,15 +67,21 @@ std::vector<std::string> netns_exec(const std::string& ns, const std::vector<std
   return full;
 }
 
-bool reachable_from(const std::string& ns, const std::string& address, std::uint16_t port) {
-  bool ok = false;
+bool in_namespace(const std::string& ns, const std::function<void()>& f) {
+  bool entered = false;
   std::thread([&] {
     const int nsfd = ::open(("/var/run/netns/" + ns).c_str(), O_RDONLY | O_CLOEXEC);
     if (nsfd < 0) return;
-    const bool entered = ::setns(nsfd, CLONE_NEWNET) == 0;
+    entered = ::setns(nsfd, CLONE_NEWNET) == 0;
     ::close(nsfd);
-    if (entered) ok = accepts_connections(address, port);
+    if (entered) f();
   }).join();
+  return entered;
+}
+
+bool reachable_from(const std::string& ns, const std::string& address, std::uint16_t port) {
+  bool ok = false;
+  in_namespace(ns, [&] { ok = accepts_connections(address, port); });
   return ok;
 }
 

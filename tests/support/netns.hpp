@@ -4,6 +4,7 @@
 // deleted by the destructor whatever happens. Programs run inside one with `ip netns exec`, which
 // execs them: the PID a test holds is the program's own. Needs root (CAP_NET_ADMIN) and `ip`.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,11 @@ std::string nft_in(const std::string& ns, const std::vector<std::string>& args);
 
 /// The argument vector that runs `command` inside namespace `ns`.
 std::vector<std::string> netns_exec(const std::string& ns, const std::vector<std::string>& command);
+
+/// Runs `f` on a thread of ours that joined namespace `ns` (a network namespace is per thread;
+/// a socket stays in the namespace it was made in, whoever holds it later); false when the thread
+/// could not join it (then `f` did not run).
+bool in_namespace(const std::string& ns, const std::function<void()>& f);
 
 /// Whether a TCP connect from inside namespace `ns` to address:port (IPv4, or IPv6 such as
 /// "2001:2::2") succeeds now. A thread of ours joins the namespace for the attempt: a network
