@@ -11,14 +11,16 @@
 // on Linux >= 4.6 never, as a SO_REUSEADDR listener's bind scans the odd offsets of the range's
 // lower half first (40001, 40003, ...) and kFreeTwin is even. Without the retry the run fails;
 // with it, 8 distinct picks reach kFreeTwin. The master is in a namespace of its own, so its
-// control connection's port does not take one of the 8. Needs root (CAP_NET_ADMIN) and `ip`:
-// skipped otherwise.
+// control connection's port does not take one of the 8. Also: two workers (two pairs), every
+// twin taken (the run fails, saying what happened and what to do), and a port the profile names
+// (not picked again). Needs root (CAP_NET_ADMIN) and `ip`: skipped otherwise.
 //
 //   master 198.18.7.1 ── veth ── 198.18.7.2 slave (ports 40000-40015 shaped as above)
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -49,6 +51,7 @@ constexpr const char* kSlave = "198.18.7.2";
 constexpr std::uint16_t kControlPort = 20000;
 constexpr std::uint16_t kLow = 40000;      // the slave's ephemeral ports: kLow..kLow+15
 constexpr std::uint16_t kFreeTwin = 40006;  // the one pickable TCP port whose UDP twin is free
+constexpr std::uint16_t kOtherFreeTwin = 40004;  // a second one, for a second worker
 constexpr std::uint64_t kIterations = 50;
 
 /// Sockets bound to 0.0.0.0:PORT (which conflicts with a bind to any address), a TCP one
@@ -113,29 +116,31 @@ class DataPortPairing : public ::testing::Test {
   const std::string& s() const { return hosts_[1]; }
 
   /// Holds, in the slave's namespace, TCP on the range's upper half and UDP on every port of its
-  /// lower half but `free_twin` (none: 0).
-  void hold_ports(std::uint16_t free_twin) {
+  /// lower half but the `free_twins`.
+  void hold_ports(const std::vector<std::uint16_t>& free_twins) {
     std::string problem;
     ASSERT_TRUE(in_namespace(s(), [&] {
       for (std::uint16_t p = kLow; p < kLow + 16 && problem.empty(); ++p) {
-        if (p != free_twin) problem = held_.hold(p < kLow + 8 ? SOCK_DGRAM : SOCK_STREAM, p);
+        if (std::find(free_twins.begin(), free_twins.end(), p) != free_twins.end()) continue;
+        problem = held_.hold(p < kLow + 8 ? SOCK_DGRAM : SOCK_STREAM, p);
       }
     }));
     ASSERT_EQ(problem, "");
   }
 
-  /// Starts a one-worker, one-process slave (one negotiated port to pair), then runs a
-  /// one-strand UDP ping-pong from the master's namespace; what the master printed.
-  ProcessResult run() {
+  /// Starts a one-process slave of `workers` workers (a negotiated port to pair per worker),
+  /// then runs a UDP ping-pong of `strands` strands (their connects with `options` added) from
+  /// the master's namespace; what the master printed.
+  ProcessResult run(int workers = 1, int strands = 1, const std::string& options = "") {
     slave_.emplace(netns_exec(s(), serve_command(listen_address(kSlave, kControlPort),
                                                  {"-q", "--key-file", key_.string(), "--workers",
-                                                  "1", "--processes", "1"})),
+                                                  std::to_string(workers), "--processes", "1"})),
                    kSlave, kControlPort, m());
     EXPECT_TRUE(reachable_from(m(), kSlave, kControlPort)) << slave_->log();
     const fs::path profile = dir_.write("p.xml", fmt::format(R"XML(<?xml version="1.0"?>
 <profile name="udp pair">
-  <group nthreads="1">
-    <transaction iterations="1"><flowop type="connect" options="remotehost=$s protocol=udp"/></transaction>
+  <group nthreads="{}">
+    <transaction iterations="1"><flowop type="connect" options="remotehost=$s protocol=udp {}"/></transaction>
     <transaction iterations="{}">
       <flowop type="write" options="size=64"/>
       <flowop type="read" options="size=64"/>
@@ -144,7 +149,7 @@ class DataPortPairing : public ::testing::Test {
   </group>
 </profile>
 )XML",
-                                                             kIterations));
+                                                             strands, options, kIterations));
     Process master(netns_exec(m(), {VOLLEY_BINARY, "run", profile.string(), "-P",
                                     std::to_string(kControlPort), "--set",
                                     fmt::format("s={}", kSlave), "--json", json_path().string(),
@@ -156,6 +161,21 @@ class DataPortPairing : public ::testing::Test {
 
   fs::path json_path() const { return dir_.path() / "r.json"; }
 
+  /// Whether the run of `strands` strands mirrored every byte of its ping-pong both ways.
+  void expect_every_byte_mirrored(int strands) const {
+    const json doc = read_json(json_path());
+    ASSERT_FALSE(doc.is_discarded());
+    EXPECT_EQ(doc["status"], "ok") << doc["failure"];
+    const json& mine = doc.at("groups").at(0).at("transactions").at(1).at("flowops");
+    const json& theirs =
+        doc.at("slaves").at(0).at("groups").at(0).at("transactions").at(1).at("flowops");
+    const std::uint64_t bytes = static_cast<std::uint64_t>(strands) * kIterations * 64;
+    EXPECT_EQ(mine.at(0).at("bytes_written").get<std::uint64_t>(), bytes);
+    EXPECT_EQ(theirs.at(0).at("bytes_read").get<std::uint64_t>(), bytes);
+    EXPECT_EQ(theirs.at(1).at("bytes_written").get<std::uint64_t>(), bytes);
+    EXPECT_EQ(mine.at(1).at("bytes_read").get<std::uint64_t>(), bytes);
+  }
+
   Namespaces hosts_{{"volley-pairm", "volley-pairs"}};
   TempDir dir_;
   fs::path key_;
@@ -164,24 +184,25 @@ class DataPortPairing : public ::testing::Test {
 };
 
 TEST_F(DataPortPairing, ANegotiatedPortWhoseUdpTwinIsTakenIsPickedAgain) {
-  hold_ports(kFreeTwin);
+  hold_ports({kFreeTwin});
   const ProcessResult r = run();
   slave_->stop();
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out << slave_->log();
-  const json doc = read_json(json_path());
-  ASSERT_FALSE(doc.is_discarded());
-  EXPECT_EQ(doc["status"], "ok") << doc["failure"];
-  const json& mine = doc.at("groups").at(0).at("transactions").at(1).at("flowops");
-  const json& theirs = doc.at("slaves").at(0).at("groups").at(0).at("transactions").at(1).at("flowops");
-  const std::uint64_t bytes = kIterations * 64;
-  EXPECT_EQ(mine.at(0).at("bytes_written").get<std::uint64_t>(), bytes);
-  EXPECT_EQ(theirs.at(0).at("bytes_read").get<std::uint64_t>(), bytes);
-  EXPECT_EQ(theirs.at(1).at("bytes_written").get<std::uint64_t>(), bytes);
-  EXPECT_EQ(mine.at(1).at("bytes_read").get<std::uint64_t>(), bytes);
+  expect_every_byte_mirrored(1);
+}
+
+// Two workers, a negotiated port each, two free twins among the 8 picks: the second worker's
+// pairing must not give up on the ports the first one passed over.
+TEST_F(DataPortPairing, EveryWorkersNegotiatedPortIsPaired) {
+  hold_ports({kOtherFreeTwin, kFreeTwin});
+  const ProcessResult r = run(2, 2);
+  slave_->stop();
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out << slave_->log();
+  expect_every_byte_mirrored(2);
 }
 
 TEST_F(DataPortPairing, EveryUdpTwinTakenFailsTheRunSayingSo) {
-  hold_ports(0);
+  hold_ports({});
   const ProcessResult r = run();
   slave_->stop();
   EXPECT_EQ(r.exit_code, 1) << r.err << r.out;
@@ -192,6 +213,20 @@ TEST_F(DataPortPairing, EveryUdpTwinTakenFailsTheRunSayingSo) {
   // It says that the number was not the profile's, that it was tried again, and what to do.
   EXPECT_NE(r.err.find("8 negotiated ports in a row"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("ip_local_port_range"), std::string::npos) << r.err;
+}
+
+// A port the profile names is not ours to change: its UDP twin taken fails the run at once,
+// naming it.
+TEST_F(DataPortPairing, AProfilesPortWhoseUdpTwinIsTakenFailsAtOnce) {
+  hold_ports({kFreeTwin});
+  const ProcessResult r = run(1, 1, "port=40003");
+  slave_->stop();
+  EXPECT_EQ(r.exit_code, 1) << r.err << r.out;
+  EXPECT_NE(r.err.find("cannot listen for UDP data connections on 198.18.7.2:40003: Address "
+                       "already in use"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("negotiated"), std::string::npos) << r.err;
 }
 
 }  // namespace
