@@ -355,14 +355,14 @@ void Strand::account_iteration(const TxnPlan& txn, Clock::time_point intended,
 }
 
 std::optional<std::chrono::nanoseconds> Strand::op_timeout(const OpPlan& op) {
-  // timeout= is the master's: a slave follows the master's data, so its mirror of a timed-out
-  // write reads exactly the bytes that were sent, and is cut with the step.
-  if (worker_.engine().config().slave_side) return std::nullopt;
+  if (!needs_timer(op)) return std::nullopt;
   return op.common.timeout ? op.common.timeout : udp_read_timeout(op);
 }
 
 bool Strand::needs_timer(const OpPlan& op) {
-  // op_timeout's answer without building it: asked before every operation.
+  // Asked before every operation, so without building op_timeout's value. timeout= is the
+  // master's: a slave follows the master's data, so its mirror of a timed-out write reads
+  // exactly the bytes that were sent, and is cut with the step.
   if (worker_.engine().config().slave_side) return false;
   return op.common.timeout.has_value() ||
          (std::holds_alternative<profile::ReadOp>(op.spec) && udp_read_timeout(op).has_value());

@@ -214,32 +214,42 @@ TEST(Engine, StopBeforeReleaseFinishesWithoutWork) {
   EXPECT_EQ(r.groups.at(0).transactions.at(0).stats.counters.ops, 0U);
 }
 
+/// One strand: a set-up step of one nop, then `second`.
+Plan after_one_nop(profile::Transaction second) {
+  profile::Transaction setup;
+  setup.bound = profile::Iterations{1};
+  setup.flowops = {flowop("nop", profile::NopOp{})};
+  profile::Group group;
+  group.nthreads = 1;
+  group.transactions = {setup, std::move(second)};
+  profile::Profile p;
+  p.groups = {group};
+  return compile_or_fail(p);
+}
+
+/// A slave's engine of one worker on 127.0.0.1, marking each step in `done` as it ends.
+EngineConfig slave_config(std::array<std::atomic<bool>, 2>& done) {
+  EngineConfig config;
+  config.workers = 1;
+  config.slave_side = true;
+  config.listen_address = asio::ip::make_address("127.0.0.1");
+  config.on_txn_done = [&done](std::size_t txn) { done.at(txn) = true; };
+  return config;
+}
+
 TEST(Engine, SlaveCutOfAStepIsNotLostToTheStaleQuiescencePollOfThePreviousStep) {
   // The rare hang of issue 8 (a slave that never sends step_done after a timed step): the slave's
   // quiescence poll for step 0 was still running when end_txn(1) re-armed the shared timer, its
   // handler already queued; it then re-armed the timer for step 0, cancelling step 1's poll, and
   // finally cut step 0 (long done), so step 1 was never cut. Here the two timers are made to
   // expire in that order on purpose: a timer due before the step-0 poll delivers end_txn(1).
-  profile::Transaction setup;
-  setup.bound = profile::Iterations{1};
-  setup.flowops = {flowop("nop", profile::NopOp{})};
   profile::Transaction timed;  // a slave mirror with nothing to answer: it waits to be cut
   timed.bound = profile::Duration{10s};
-  profile::Group group;
-  group.nthreads = 1;
-  group.transactions = {setup, timed};
-  profile::Profile p;
-  p.groups = {group};
-  const Plan plan = compile_or_fail(p);
+  const Plan plan = after_one_nop(timed);
 
   asio::io_context control;
   std::array<std::atomic<bool>, 2> done{};
-  EngineConfig config;
-  config.workers = 1;
-  config.slave_side = true;
-  config.listen_address = asio::ip::make_address("127.0.0.1");
-  config.on_txn_done = [&done](std::size_t txn) { done.at(txn) = true; };
-  Engine engine(plan, std::move(config));
+  Engine engine(plan, slave_config(done));
   ASSERT_EQ(engine.open_listeners(control), "");
   engine.start();
   engine.release(0);
@@ -310,28 +320,15 @@ TEST(EngineQuiescence, AWorkerWaitingForACpuIsNotCutAtTheStepsEnd) {
   // thread takes CPU 0 for 300 ms and the master's end of the step arrives: the step must still
   // complete.
   if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "needs 2 CPUs";
-  profile::Transaction setup;
-  setup.bound = profile::Iterations{1};
-  setup.flowops = {flowop("nop", profile::NopOp{})};
   constexpr std::uint64_t kIterations = 5'000'000;
   profile::Transaction busy;
   busy.bound = profile::Iterations{kIterations};
   busy.flowops = {flowop("nop", profile::NopOp{})};
-  profile::Group group;
-  group.nthreads = 1;
-  group.transactions = {setup, busy};
-  profile::Profile p;
-  p.groups = {group};
-  const Plan plan = compile_or_fail(p);
+  const Plan plan = after_one_nop(busy);
 
   asio::io_context control;
   std::array<std::atomic<bool>, 2> done{};
-  EngineConfig config;
-  config.workers = 1;
-  config.slave_side = true;
-  config.listen_address = asio::ip::make_address("127.0.0.1");
-  config.on_txn_done = [&done](std::size_t txn) { done.at(txn) = true; };
-  Engine engine(plan, std::move(config));
+  Engine engine(plan, slave_config(done));
   ASSERT_EQ(engine.open_listeners(control), "");
   ASSERT_TRUE(pin_to(0));
   engine.start();  // the worker's thread inherits CPU 0
