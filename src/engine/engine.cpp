@@ -22,8 +22,9 @@ constexpr auto kQuiescencePoll = std::chrono::milliseconds(10);
 /// (see arm_quiescence).
 constexpr auto kStarvedGrace = std::chrono::seconds(2);
 /// How many negotiated TCP ports a data listener tries before it gives up finding one whose
-/// number is free for UDP too. Each try is a port not tried before (see open_listeners), so with
-/// a fair share of the ephemeral range free for UDP, 8 failures in a row mean a nearly full range.
+/// number is free for UDP too. Each try is a port not tried before (see open_listeners): with half
+/// of the range's numbers taken for UDP, 8 failures in a row happen less than once in 256 pairs,
+/// so they mean a range nearly full of UDP sockets.
 constexpr int kUdpPortAttempts = 8;
 }  // namespace
 
@@ -163,8 +164,8 @@ std::string Engine::open_listeners(asio::io_context& control) {
           if (attempt == kUdpPortAttempts) {
             return fail(fmt::format(
                 "{} ({} negotiated ports in a row had their number taken for UDP by other "
-                "sockets: too few free ephemeral ports; widen net.ipv4.ip_local_port_range or run "
-                "fewer UDP runs at once)",
+                "sockets: too few free ephemeral ports; widen net.ipv4.ip_local_port_range or "
+                "start fewer UDP runs at once)",
                 error, kUdpPortAttempts));
           }
         }
