@@ -172,6 +172,7 @@ if [[ ($tools == callgrind || $tools == both) && $mode != udp ]]; then
     "both $((wm + ws)); ratio to ${ref[0]} $(ratio "$((wm + ws))" "$r")"
   if [[ -n ${CALLGRIND_KEEP:-} ]]; then
     cp "$work/cg$n2.master" "$CALLGRIND_KEEP.master"; cp "$work/cg$n2.slave" "$CALLGRIND_KEEP.slave"
+    cp "$work/cg$n1.master" "$CALLGRIND_KEEP.n1.master"; cp "$work/cg$n1.slave" "$CALLGRIND_KEEP.n1.slave"
     cp "$work/ref.cg" "$CALLGRIND_KEEP.ref"
   fi
 fi

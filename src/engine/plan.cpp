@@ -32,6 +32,14 @@ std::uint64_t largest_message(const profile::FlowopSpec& spec) {
   return 0;
 }
 
+/// See OpPlan::plain_stream.
+bool plain_stream(const profile::Flowop& op) {
+  if (op.common.timeout) return false;
+  if (const auto* w = std::get_if<profile::WriteOp>(&op.spec)) return !w->chunk_bytes;
+  if (const auto* r = std::get_if<profile::ReadOp>(&op.spec)) return !r->chunk_bytes;
+  return false;
+}
+
 void scan_one(const profile::FileSource& source, const core::SourceLocation& where,
               std::vector<FileSet>& sets, core::Diagnostics& diags) {
   if (std::any_of(sets.begin(), sets.end(), [&](const FileSet& s) { return s.source == source; })) {
@@ -107,6 +115,7 @@ std::optional<Plan> compile(const profile::Profile& profile, std::vector<FileSet
       for (std::size_t f = 0; f < txn.flowops.size(); ++f) {
         const auto& op = txn.flowops[f];
         OpPlan opp{op.type, op.spec, op.common, next_slot(SlotInfo{g, t, f, false}), {}};
+        opp.plain_stream = plain_stream(op);
         largest = std::max(largest, largest_message(op.spec));
         if (const auto* source = file_source(op.spec)) {
           const auto it = std::find_if(plan.file_sets.begin(), plan.file_sets.end(),

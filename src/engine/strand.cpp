@@ -115,6 +115,13 @@ void Strand::close_all() {
   inbox_.clear();
 }
 
+void Strand::count_ok(const OpPlan& op, Clock::time_point from, Clock::time_point done,
+                      bool timing) {
+  SlotStats& stats = worker_.slot(op.slot);
+  ++stats.counters.ops;
+  if (timing) stats.latency.record(elapsed_ns(from, done));
+}
+
 awaitable<void> Strand::run_txn(const TxnPlan& txn) {
   const auto txn_start = worker_.txn_start();
   const bool slave = worker_.engine().config().slave_side;
@@ -148,6 +155,7 @@ awaitable<void> Strand::run_txn(const TxnPlan& txn) {
   // frame per iteration (and one per read) was an allocation per round trip, and Asio's
   // per-thread cache of two blocks missed it as soon as three were freed in a row.
   const OpPlan* datagrams = datagram_stream_op(txn);
+  PendingRead pending{};  // the read in progress, when it must wait (set anew by every read)
   for (std::uint64_t i = 0; i < limit; ++i) {
     // An iteration may never suspend (nop, busy think, data always there): give way now and then
     // so the worker's other strands, cuts and interval requests run.
@@ -188,11 +196,11 @@ awaitable<void> Strand::run_txn(const TxnPlan& txn) {
       for (std::uint64_t c = 0; c < op->common.count; ++c) {
         // Without a timer, the operation runs here rather than inside execute's frame.
         OpOutcome out;
-        std::optional<PendingRead> pending;  // a read that must wait: finished below
+        bool waiting = false;  // `pending` is a read that must wait: finished below
         Connection* stream = nullptr;
-        if (needs_timer(*op)) {
-          out = co_await execute(*op);
-        } else if (cut_ == CutReason::kEnded || cut_ == CutReason::kStopped) {
+        // (A cut that ended the strand ends an operation with a timer the same way: execute()
+        // asks first.)
+        if (cut_ == CutReason::kEnded || cut_ == CutReason::kStopped) {
           out = aborted_outcome();
         } else if (!begun_here && (stream = tcp_stream(*op)) != nullptr) {
           // A TCP write or read (most operations of a ping-pong or a stream), begun here without
@@ -207,13 +215,20 @@ awaitable<void> Strand::run_txn(const TxnPlan& txn) {
             }
           } else {
             const std::uint64_t bytes = draw_size(*op, std::get<profile::ReadOp>(op->spec).size);
-            PendingRead r{&*op, stream, bytes, bytes, std::nullopt, true};
-            if (auto end = begin_read(r)) {
+            // Field by field: GCC 12 built a whole PendingRead (zeroed, then copied) here.
+            pending.op = &*op;
+            pending.c = stream;
+            pending.bytes = pending.left = bytes;
+            pending.chunk.reset();
+            pending.ahead = true;
+            if (auto end = begin_read(pending)) {
               out = std::move(*end);
             } else {
-              pending = r;
+              waiting = true;
             }
           }
+        } else if (needs_timer(*op)) {
+          out = co_await execute(*op);
         } else {
           // (Not `?:`: GCC 12 miscompiles a co_await inside a conditional expression.)
           Started begun = begun_here ? std::move(*begun_here) : start(*op);
@@ -224,11 +239,12 @@ awaitable<void> Strand::run_txn(const TxnPlan& txn) {
             out = co_await std::move(*later);
           } else {
             pending = std::get<PendingRead>(begun);
+            waiting = true;
           }
         }
-        if (pending) {
+        if (waiting) {
           // read_rest's loop, inline (see PendingRead).
-          PendingRead& r = *pending;
+          PendingRead& r = pending;
           for (;;) {
             std::span<char> into;
             if (auto stop = read_begin(r, into)) {
@@ -251,7 +267,9 @@ awaitable<void> Strand::run_txn(const TxnPlan& txn) {
         }
         worker_.count_progress();
         const auto done = timing ? Clock::now() : Clock::time_point{};
-        if (!account_op(txn, *op, out, previous, done, timing)) {
+        if (out.status == OpOutcome::Status::kOk) [[likely]] {
+          count_ok(*op, previous, done, timing);
+        } else if (!account_op(txn, *op, out, previous, done, timing)) {
           go_on = false;
           break;
         }
@@ -316,9 +334,8 @@ bool Strand::account_op(const TxnPlan& txn, const OpPlan& op, OpOutcome& out,
                         Clock::time_point from, Clock::time_point done, bool timing) {
   SlotStats& stats = worker_.slot(op.slot);
   switch (out.status) {
-    case OpOutcome::Status::kOk:
-      ++stats.counters.ops;
-      if (timing) stats.latency.record(elapsed_ns(from, done));
+    case OpOutcome::Status::kOk:  // (run_txn counts it itself: count_ok)
+      count_ok(op, from, done, timing);
       return true;
     case OpOutcome::Status::kExpired:
       ++stats.counters.expired;
@@ -685,9 +702,7 @@ std::optional<OpOutcome> Strand::begin_read(PendingRead& r) {
 }
 
 Strand::Connection* Strand::tcp_stream(const OpPlan& op) {
-  const auto* w = std::get_if<profile::WriteOp>(&op.spec);
-  const auto* r = std::get_if<profile::ReadOp>(&op.spec);
-  if ((w == nullptr || w->chunk_bytes) && (r == nullptr || r->chunk_bytes)) return nullptr;
+  if (!op.plain_stream) return nullptr;
   Connection* c = find(op.common.connection);
   if (c == nullptr || !std::holds_alternative<transport::TcpConnection>(c->link)) return nullptr;
   return c;
@@ -695,8 +710,9 @@ Strand::Connection* Strand::tcp_stream(const OpPlan& op) {
 
 std::optional<OpOutcome> Strand::read_now(PendingRead& r) {
   auto* tcp = std::get_if<transport::TcpConnection>(&r.c->link);
+  if (tcp == nullptr || tcp->known_drained()) return std::nullopt;
   // A cut is seen by read_begin (see wait_ready).
-  while (tcp != nullptr && cut_ == CutReason::kNone) {
+  while (cut_ == CutReason::kNone) {
     // As read_begin asks: a short read tells the reactor the socket drained.
     const transport::IoResult io = tcp->read_now(stream_ask(worker_.buffer(), *r.op));
     if (io.would_block()) return std::nullopt;

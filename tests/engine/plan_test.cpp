@@ -121,6 +121,22 @@ TEST(Compile, AcceptPortsAreCollectedWithZeroForNegotiated) {
   EXPECT_EQ(plan.accept_ports, (std::set<std::uint16_t>{0, 20001, 20002}));
 }
 
+TEST(Compile, PlainStreamIsAWriteOrReadWithoutChunkOrTimeout) {
+  profile::Flowop chunked_write = write_op(64);
+  std::get<profile::WriteOp>(chunked_write.spec).chunk_bytes = 16;
+  profile::Flowop chunked_read = read_op(64, 64);
+  std::get<profile::ReadOp>(chunked_read.spec).chunk_bytes = 16;
+  profile::Flowop timed_read = read_op(64, 64);
+  timed_read.common.timeout = 1s;
+  profile::Profile p;
+  p.groups.push_back(group("a", 1, {txn({write_op(64), read_op(1, 64), chunked_write,
+                                         chunked_read, timed_read, accept_op(std::nullopt)})}));
+  const Plan plan = compile_ok(p);
+  std::vector<bool> plain;
+  for (const OpPlan& o : plan.groups[0].txns[0].ops) plain.push_back(o.plain_stream);
+  EXPECT_EQ(plain, (std::vector<bool>{true, true, false, false, false, false}));
+}
+
 TEST(Compile, NoAcceptNoListener) {
   profile::Profile p;
   profile::ConnectOp c;

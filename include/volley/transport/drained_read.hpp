@@ -304,6 +304,17 @@ struct ReadNow {
   std::size_t bytes = 0;
 };
 
+/// Whether the reactor knows `socket` drained (its last read left nothing), so that read_now()
+/// would make no read: a caller that would only get would_block from it asks this first, for a
+/// few instructions instead of read_now's ~70 (a ping-pong's read after its write, every round
+/// trip).
+inline bool known_drained(drained_detail::Socket& socket) {
+  namespace ad = boost::asio::detail;
+  const drained_detail::State* state =
+      drained_detail::SocketAccess::implementation(socket).reactor_data_;
+  return state != nullptr && !(state->*member(drained_detail::SpeculativeOf{}))[ad::reactor::read_op];
+}
+
 /// One recv into `buffer` now, in the caller's thread, without a trip through the event loop,
 /// unless the reactor knows the socket drained (then nothing is read, and no EAGAIN is spent). A
 /// read that left nothing to read (receive_once) tells the reactor the socket is drained, as
