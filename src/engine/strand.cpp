@@ -317,17 +317,24 @@ void Strand::resumed_after_read(Connection& c, transport::TcpConnection& tcp, co
   if (next.strand == nullptr) return;
   // The spans: the strand's fields touched per operation (its first lines), a connection,
   // Asio 1.81's descriptor_state (168 bytes), the read's operation and the coroutine's entry frame
-  // (each under 192), and run_txn's locals around `limit` (GCC 12 lays them out within ~130
-  // bytes before it and ~460 after).
+  // (each under 192), and run_txn's whole frame. GCC 12 allocates that frame in one block of
+  // 1,104 bytes (the constant run_txn's ramp passes to awaitable_frame_base::operator new) and
+  // puts `limit` 136 bytes into it; the locals and temporaries a round trip touches lie all over
+  // it (perf annotate at 1,024 connections: misses at offsets 0x118 to 0x398). A window of 640
+  // bytes around `limit`, tuned to an older layout, had come to miss its upper third after
+  // run_txn's locals changed, so the window is now the frame's size, from 2 lines before `limit`
+  // (18 prefetches). To check it after run_txn changes: objdump the ramp's frame size and the
+  // offset of the `frame` argument at the call of resumed_after_read.
   constexpr std::size_t kAsioState = 192;
   constexpr std::uintptr_t kFrameBefore = 128;
+  constexpr std::size_t kFrameBytes = 1152;
   prefetch<160>(next.strand);
   prefetch<sizeof(Connection)>(next.connection);
   prefetch<kAsioState>(next.reactor_state);
   prefetch<kAsioState>(next.read_op);
   prefetch<kAsioState>(next.entry_frame);
-  prefetch<640>(reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(next.frame) -
-                                              kFrameBefore));
+  prefetch<kFrameBytes>(reinterpret_cast<const void*>(
+      reinterpret_cast<std::uintptr_t>(next.frame) - kFrameBefore));
 }
 
 bool Strand::account_op(const TxnPlan& txn, const OpPlan& op, OpOutcome& out,
