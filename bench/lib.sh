@@ -17,8 +17,10 @@ ref_src="${VOLLEY_BENCH_REF:-$bench_root/../shared/bench/ref}"
 bench_init() {
   local opt
   OPTIND=1
-  while getopts "c:r:d:b:s:w:h" opt; do
+  volley_args=()
+  while getopts "c:r:d:b:s:w:a:h" opt; do
     case $opt in
+      a) read -r -a volley_args <<<"$OPTARG" ;;
       c) conns=$OPTARG ;;
       r) rounds=$OPTARG ;;
       d) seconds=$OPTARG ;;
@@ -111,11 +113,13 @@ bench_profile() {
   } >"$file"
 }
 
-# Runs volley with a local slave; the JSON document goes to FILE. Extra arguments go to `run`.
+# Runs volley with a local slave; the JSON document goes to FILE. Extra arguments go to `run`,
+# after the script's -a ARGS (e.g. -a "--workers 1 --slave-workers 1").
 bench_volley() {
   local profile=$1 json=$2
   shift 2
-  "$volley" run "$profile" --local --set h=127.0.0.1 -q --json "$json" "$@" >/dev/null
+  "$volley" run "$profile" --local --set h=127.0.0.1 -q --json "$json" \
+    "${volley_args[@]+"${volley_args[@]}"}" "$@" >/dev/null
 }
 
 # Figures from a volley JSON document, for the last timed step (the measured one, after warm-up):

@@ -4,10 +4,10 @@
 # round trip (volley: master, slave and both; pp_epoll holds both ends in one process).
 #
 # usage: bench/pingpong_vs_pp_epoll.sh [-c "16 256 1024 4096"] [-r ROUNDS] [-d SECONDS]
-#        [-w WARMUP] [-s MESSAGE_BYTES] [-b BUILD_DIR]
+#        [-w WARMUP] [-s MESSAGE_BYTES] [-b BUILD_DIR] [-a "VOLLEY RUN ARGS"]
 set -euo pipefail
 conns="16 256 1024 4096" rounds=3 seconds=3 size=64
-usage='[-c "16 256 1024 4096"] [-r ROUNDS] [-d SECONDS] [-w WARMUP] [-s BYTES] [-b BUILD_DIR]'
+usage='[-c "16 256 1024 4096"] [-r ROUNDS] [-d SECONDS] [-w WARMUP] [-s BYTES] [-b BUILD_DIR] [-a ARGS]'
 source "$(dirname "$0")/lib.sh"
 bench_init "$@"
 pp_epoll=$(bench_ref pp_epoll)
