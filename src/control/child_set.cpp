@@ -253,7 +253,7 @@ std::string ChildSet::note(std::size_t i, const json& m) {
     c.drained = m;
     return {};
   }
-  if (type == "rejected") return fmt::format("{} rejected the profile: {}", describe(i), text_field(m, "message"));
+  if (type == "rejected") return fmt::format("{} could not set up the run: {}", describe(i), text_field(m, "message"));
   if (type == "error") return fmt::format("{}: {}", describe(i), text_field(m, "message"));
   if (type == "abort") return fmt::format("{} aborted the run: {}", describe(i), text_field(m, "reason"));
   return fmt::format("{} sent an unexpected '{}' message", describe(i), type);

@@ -371,7 +371,7 @@ awaitable<void> MasterRun::run() {
         // A slave spread over processes: one negotiated port per process.
         s.shard_ports = shard_ports_from_json(m->message.value("shard_ports", json::object()).value("0", json()));
       } else if (type == "rejected") {
-        fail(fmt::format("slave {} rejected the profile:\n{}", s.address.host,
+        fail(fmt::format("slave {} could not set up the run:\n{}", s.address.host,
                          text_field(m->message, "message")));
       } else if (type == "step_done") {
         if (const auto step = uint_field(m->message, "step")) {

@@ -210,6 +210,9 @@ TEST_F(DataPortPairing, EveryUdpTwinTakenFailsTheRunSayingSo) {
             std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("Address already in use"), std::string::npos) << r.err;
+  // Not "rejected the profile": the profile is fine, the slave could not listen.
+  EXPECT_NE(r.err.find("slave 198.18.7.2 could not set up the run:"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("rejected the profile"), std::string::npos) << r.err;
   // It says that the number was not the profile's, that it was tried again, and what to do.
   EXPECT_NE(r.err.find("8 negotiated ports in a row"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("ip_local_port_range"), std::string::npos) << r.err;
