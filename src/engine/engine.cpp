@@ -18,9 +18,6 @@ namespace {
 /// How often, and for how many quiet polls, a slave waits for in-flight data before it cuts the
 /// strands of a transaction the master has finished.
 constexpr auto kQuiescencePoll = std::chrono::milliseconds(10);
-/// The most a slave step's end waits, in all, for workers that are runnable but make no progress
-/// (see arm_quiescence).
-constexpr auto kStarvedGrace = std::chrono::seconds(2);
 /// How many negotiated TCP ports a data listener tries before it gives up finding one whose
 /// number is free for UDP too. Each try is a port not tried before (see open_listeners): with half
 /// of the range's numbers taken for UDP, 8 failures in a row happen less than once in 256 pairs,
@@ -262,11 +259,11 @@ void Engine::arm_quiescence(std::size_t txn, std::uint64_t last_progress, int qu
     // A worker thread that is runnable yet made no progress is waiting for a CPU, not for the
     // master: on a loaded machine, with thousands of strands, one can wait longer than the quiet
     // spell, and cutting its strands then ended them with operations unanswered (uperf's
-    // canfail.xml, a 10,000-connection storm, once in a full test run). At most kStarvedGrace
+    // canfail.xml, a 10,000-connection storm, once in a full test run). At most starved_grace
     // of such polls a step, so that a worker that runs without counting progress cannot hold the
     // step open.
     bool starved = false;
-    if (now == last_progress && starved_polls_ < kStarvedGrace / kQuiescencePoll) {
+    if (now == last_progress && starved_polls_ < config_.starved_grace / kQuiescencePoll) {
       starved = std::any_of(workers_.begin(), workers_.end(),
                             [](const auto& w) { return w->runnable(); });
       if (starved) ++starved_polls_;

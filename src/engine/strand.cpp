@@ -99,9 +99,12 @@ awaitable<void> Strand::run() {
     if (!failed_ && !worker_.stopping() && t < group.txns.size()) {
       in_txn_ = true;
       if (cut_ != CutReason::kStopped) cut_ = CutReason::kNone;
+      if (early_cut_ && early_cut_->first == t) cut_ = std::max(cut_, early_cut_->second);
       co_await run_txn(group.txns[t]);
       in_txn_ = false;
     }
+    early_cut_.reset();
+    next_txn_ = t + 1;
     report_step_written();
     worker_.strand_done(t);
   }
@@ -922,7 +925,17 @@ void Strand::deliver(std::uint32_t conn, transport::AnyConnection link) {
 }
 
 void Strand::cut(std::size_t txn, CutReason reason) {
-  if (!in_txn_ || txn_ != txn) return;
+  if (!in_txn_ || txn_ != txn) {
+    // A step this strand has not entered yet: its worker can run the step's cut before the
+    // strand's resumption from the step's release (both queued while the worker waited for a
+    // CPU). Kept, so that the strand ends the step as soon as it enters it rather than running
+    // a step its peer has already ended.
+    if (!in_txn_ && txn >= next_txn_) {
+      if (!early_cut_ || early_cut_->first != txn) early_cut_.emplace(txn, reason);
+      early_cut_->second = std::max(early_cut_->second, reason);
+    }
+    return;
+  }
   if (reason > cut_) cut_ = reason;
   cancel_waits();
 }

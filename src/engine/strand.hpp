@@ -47,7 +47,8 @@ class Strand {
 
   /// A connection the peer opened for connection `conn` has arrived.
   void deliver(std::uint32_t conn, transport::AnyConnection link);
-  /// Cancels whatever the strand is waiting for, if it is inside transaction `txn`.
+  /// Cancels whatever the strand is waiting for, if it is inside transaction `txn`; ends `txn`
+  /// at once when the strand enters it later.
   void cut(std::size_t txn, CutReason reason);
   /// Cancels whatever the strand waits for, whatever transaction it is in.
   void stop();
@@ -270,6 +271,9 @@ class Strand {
   std::uint64_t iteration_bytes_written_ = 0;
   std::uint64_t op_seq_ = 0;  ///< tells a late timeout from the operation it was armed for
   std::size_t txn_ = 0;
+  std::size_t next_txn_ = 0;  ///< the first transaction this strand has not entered
+  /// A cut for a transaction not entered yet (see cut()): which, and why.
+  std::optional<std::pair<std::size_t, CutReason>> early_cut_;
   std::size_t group_;
   std::uint64_t index_;
   /// Accepted, not yet taken.

@@ -311,6 +311,56 @@ bool pin_to(std::size_t cpu) {
   return ::pthread_setaffinity_np(::pthread_self(), sizeof set, &set) == 0;
 }
 
+/// Opens `engine`'s listeners on `control`, starts its worker on CPU 0 (the worker's thread
+/// inherits it; the calling thread, which runs the quiescence polls, then moves to CPU 1) and
+/// runs step 0 to its end.
+::testing::AssertionResult start_on_cpu0_through_step0(Engine& engine,
+                                                       asio::io_context& control,
+                                                       std::array<std::atomic<bool>, 2>& done) {
+  if (auto error = engine.open_listeners(control); !error.empty()) {
+    return ::testing::AssertionFailure() << error;
+  }
+  if (!pin_to(0)) return ::testing::AssertionFailure() << "cannot pin to CPU 0";
+  engine.start();
+  if (!pin_to(1)) return ::testing::AssertionFailure() << "cannot pin to CPU 1";
+  engine.release(0);
+  for (int i = 0; i < 500 && !done[0]; ++i) std::this_thread::sleep_for(10ms);
+  if (!done[0]) return ::testing::AssertionFailure() << "step 0 did not end within 5 s";
+  return ::testing::AssertionSuccess();
+}
+
+/// A real-time thread spinning on CPU 0 for `length`: what runs there (a worker pinned to it)
+/// is runnable but gets no CPU. held() is false when this host refuses SCHED_FIFO.
+class CpuHog {
+ public:
+  explicit CpuHog(std::chrono::milliseconds length)
+      : thread_([this, length] {
+          sched_param param{};
+          param.sched_priority = 1;
+          if (!pin_to(0) || ::pthread_setschedparam(::pthread_self(), SCHED_FIFO, &param) != 0) {
+            state_ = -1;
+            return;
+          }
+          state_ = 1;
+          const auto until = std::chrono::steady_clock::now() + length;
+          while (std::chrono::steady_clock::now() < until) {
+          }
+        }) {
+    while (state_ == 0) std::this_thread::yield();
+  }
+  ~CpuHog() { join(); }
+  CpuHog(const CpuHog&) = delete;
+  CpuHog& operator=(const CpuHog&) = delete;
+  [[nodiscard]] bool held() const { return state_ > 0; }
+  void join() {
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  std::atomic<int> state_{0};  // 1: holding CPU 0, -1: could not
+  std::thread thread_;
+};
+
 TEST(EngineQuiescence, AWorkerWaitingForACpuIsNotCutAtTheStepsEnd) {
   // Seen once in a full test run on the loaded 2-CPU machine: uperf's canfail.xml (10,000
   // connects, then 10,000 disconnects) ended with 8,352 disconnects on the slave against the
@@ -329,34 +379,14 @@ TEST(EngineQuiescence, AWorkerWaitingForACpuIsNotCutAtTheStepsEnd) {
   asio::io_context control;
   std::array<std::atomic<bool>, 2> done{};
   Engine engine(plan, slave_config(done));
-  ASSERT_EQ(engine.open_listeners(control), "");
-  ASSERT_TRUE(pin_to(0));
-  engine.start();  // the worker's thread inherits CPU 0
-  ASSERT_TRUE(pin_to(1));  // the control thread (the quiescence polls) runs on CPU 1
-  engine.release(0);
-  for (int i = 0; i < 500 && !done[0]; ++i) std::this_thread::sleep_for(10ms);
-  ASSERT_TRUE(done[0]);
+  ASSERT_TRUE(start_on_cpu0_through_step0(engine, control, done));
 
   // The strand runs its nops; then a real-time thread spins on CPU 0 for 300 ms: the worker is
   // runnable but gets no CPU, and meanwhile the master's step ends.
   engine.release(1);
   std::this_thread::sleep_for(20ms);
-  std::atomic<int> hog_state{0};  // 1: holding CPU 0, -1: could not
-  std::thread hog([&hog_state] {
-    sched_param param{};
-    param.sched_priority = 1;
-    if (!pin_to(0) || ::pthread_setschedparam(::pthread_self(), SCHED_FIFO, &param) != 0) {
-      hog_state = -1;
-      return;
-    }
-    hog_state = 1;
-    const auto until = std::chrono::steady_clock::now() + 300ms;
-    while (std::chrono::steady_clock::now() < until) {
-    }
-  });
-  while (hog_state == 0) std::this_thread::yield();
-  if (hog_state < 0) {
-    hog.join();
+  CpuHog hog(300ms);
+  if (!hog.held()) {
     engine.stop();
     engine.finish();
     GTEST_SKIP() << "cannot run a SCHED_FIFO thread here (needs CAP_SYS_NICE)";
@@ -371,6 +401,46 @@ TEST(EngineQuiescence, AWorkerWaitingForACpuIsNotCutAtTheStepsEnd) {
   EXPECT_EQ(r.groups.at(0).transactions.at(1).stats.counters.ops, kIterations)
       << "the slave cut a strand whose worker was only waiting for a CPU";
   EXPECT_EQ(r.failed_strands, 0U);
+}
+
+TEST(EngineQuiescence, ACutThatComesBeforeTheStrandEnteredItsStepEndsTheStep) {
+  // A worker that waits for a CPU past the whole step (longer than the starved grace, here
+  // none) gets the step's release and the step's cut queued together, the cut first to run:
+  // the release only queues the strands' resumption, behind it. The cut used to find no strand
+  // inside the step and be dropped; the strand then ran the step its peer had ended (a slave
+  // mirror of a timed step would wait for data that never comes). Here the step is 5,000,000
+  // nops, and none of them may run.
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "needs 2 CPUs";
+  profile::Transaction busy;
+  busy.bound = profile::Iterations{5'000'000};
+  busy.flowops = {flowop("nop", profile::NopOp{})};
+  const Plan plan = after_one_nop(busy);
+
+  asio::io_context control;
+  std::array<std::atomic<bool>, 2> done{};
+  EngineConfig config = slave_config(done);
+  config.starved_grace = 0ms;  // as if the worker had waited for a CPU longer than the grace
+  Engine engine(plan, config);
+  ASSERT_TRUE(start_on_cpu0_through_step0(engine, control, done));
+
+  CpuHog hog(300ms);
+  if (!hog.held()) {
+    engine.stop();
+    engine.finish();
+    GTEST_SKIP() << "cannot run a SCHED_FIFO thread here (needs CAP_SYS_NICE)";
+  }
+  engine.release(1);
+  engine.end_txn(1, 30ms, std::nullopt);  // the master's step is over: cut after 30 ms quiet
+  // The cut is posted while the worker still waits for CPU 0 (the hog holds it for 300 ms).
+  const auto deadline = std::chrono::steady_clock::now() + 10s;  // a hang guard
+  while (!done[1] && std::chrono::steady_clock::now() < deadline) control.run_for(20ms);
+  hog.join();
+  EXPECT_TRUE(done[1]);
+  EXPECT_EQ(engine.quiet_cut(), std::optional<std::size_t>(1));
+  engine.stop();
+  const RunResult r = engine.finish();
+  EXPECT_EQ(r.groups.at(0).transactions.at(1).stats.counters.ops, 0U)
+      << "a strand ran a step whose cut came before it entered it";
 }
 
 

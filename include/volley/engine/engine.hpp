@@ -62,6 +62,9 @@ struct EngineConfig {
   std::uint32_t token = 0;  ///< identifies this run on data connections
   /// A data connection whose header has not arrived within this time is closed.
   std::chrono::milliseconds header_timeout{5000};
+  /// The most a step's end (end_txn) waits, in all, for workers that are runnable but make no
+  /// progress: they wait for a CPU, not for the peer (see Engine::arm_quiescence).
+  std::chrono::milliseconds starved_grace{2000};
   /// Master: remotehost (as written) -> target. Slave: ignored when `peer` is set.
   std::map<std::string, HostTarget> targets;
   /// Slave: every connect goes back to the master here.
