@@ -323,11 +323,12 @@ void Strand::resumed_after_read(Connection& c, transport::TcpConnection& tcp, co
   // (each under 192), and run_txn's whole frame. GCC 12 allocates that frame in one block of
   // 1,104 bytes (the constant run_txn's ramp passes to awaitable_frame_base::operator new) and
   // puts `limit` 136 bytes into it; the locals and temporaries a round trip touches lie all over
-  // it (perf annotate at 1,024 connections: misses at offsets 0x118 to 0x398). A window of 640
-  // bytes around `limit`, tuned to an older layout, had come to miss its upper third after
-  // run_txn's locals changed, so the window is now the frame's size, from 2 lines before `limit`
-  // (18 prefetches). To check it after run_txn changes: objdump the ramp's frame size and the
-  // offset of the `frame` argument at the call of resumed_after_read.
+  // it (perf annotate at 1,024 connections: samples at offsets 0x118 to 0x398). A window of 640
+  // bytes around `limit`, tuned to an older layout, no longer reached the upper third, so the
+  // window is now the frame's size, from 2 lines before `limit` (18 prefetches). The samples at
+  // those offsets stayed (docs/performance.md: not explained without hardware counters). To
+  // check the window after run_txn changes: objdump the ramp's frame size and the offset of the
+  // `frame` argument at the call of resumed_after_read.
   constexpr std::size_t kAsioState = 192;
   constexpr std::uintptr_t kFrameBefore = 128;
   constexpr std::size_t kFrameBytes = 1152;

@@ -81,11 +81,11 @@ class TcpConnection {
   const void* reactor_state() {
     return drained_detail::SocketAccess::implementation(socket_).reactor_data_;
   }
+  /// read_now() would make no read: the socket is known drained (see known_drained).
+  [[nodiscard]] bool known_drained() { return transport::known_drained(socket_); }
   /// A read now, without the event loop, unless the socket is known drained (then would_block
   /// without a system call): a reader that finds data keeps reading in place (see read_now in
   /// drained_read.hpp); a short read marks the socket drained for the next read().
-  /// read_now() would make no read: the socket is known drained (see known_drained).
-  [[nodiscard]] bool known_drained() { return transport::known_drained(socket_); }
   IoResult read_now(std::span<char> into) {
     const ReadNow r =
         transport::read_now(socket_, boost::asio::buffer(into.data(), into.size()), rule_);
