@@ -643,7 +643,7 @@ asio::awaitable<void> SlaveServer::on_message(Session& s, const json& m) {
     for (const auto& [port, n] : *connected) {
       if (run->engine->listens_on(port)) run->master_connected += n;
     }
-    run->engine->end_txn(k, std::chrono::milliseconds(30), run->master_connected);
+    run->engine->end_txn(k, std::chrono::milliseconds(30), run->master_connected, run->master_written);
     // An iterations step may be over here already: then the drain starts now, else once the
     // quiescence cut has ended it.
     if (run->done && *run->done == k) {
