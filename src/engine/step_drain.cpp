@@ -138,13 +138,16 @@ void Strand::adopt_inbox(std::uint32_t id) {
   inbox_.erase(box);
 }
 
-bool Strand::uses(std::uint32_t id) const {
-  for (const TxnPlan& txn : worker_.plan().groups[group_].txns) {
-    for (const OpPlan& op : txn.ops) {
-      if (op.common.connection == id) return true;
-    }
-  }
-  return false;
+bool Strand::uses(std::size_t txn, std::uint32_t id) const {
+  const auto& txns = worker_.plan().groups[group_].txns;
+  if (txn >= txns.size()) return false;
+  return std::any_of(txns[txn].ops.begin(), txns[txn].ops.end(),
+                     [id](const OpPlan& op) {
+                       // think and nop are on no connection (their id is 0 all the same).
+                       return op.common.connection == id &&
+                              !std::holds_alternative<profile::ThinkOp>(op.spec) &&
+                              !std::holds_alternative<profile::NopOp>(op.spec);
+                     });
 }
 
 std::uint32_t Strand::serials_used(std::uint32_t id) const {
@@ -184,8 +187,9 @@ asio::awaitable<std::vector<DrainShortfall>> Strand::drain(std::size_t txn,
     cancel_waits();
   });
   // A master tells every slave what it wrote on all its connections: those of another host's
-  // are not this side's to read.
-  std::erase_if(peer_written, [this](const ConnectionBytes& e) { return !uses(e.conn); });
+  // are not this side's to read (a connection id may serve one host in one step and another in
+  // the next).
+  std::erase_if(peer_written, [this, txn](const ConnectionBytes& e) { return !uses(txn, e.conn); });
   // Connections the peer made that this strand never accepted are this step's too.
   for (const ConnectionBytes& e : peer_written) adopt_inbox(e.conn);
   for (const ConnectionBytes& e : peer_written) {

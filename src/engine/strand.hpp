@@ -135,9 +135,9 @@ class Strand {
   boost::asio::awaitable<std::optional<DrainShortfall>> drain_closed(
       std::size_t txn, const ConnectionBytes& e, const std::vector<ConnectionBytes>& peer,
       std::span<char> buffer, const std::shared_ptr<bool>& late);
-  /// Whether this side's plan has operations on connection `id` (a slave's mirror keeps only the
-  /// connections it serves).
-  [[nodiscard]] bool uses(std::uint32_t id) const;
+  /// Whether this side's transaction `txn` has operations on connection `id` (a slave's mirror
+  /// keeps only the operations of the connections it serves).
+  [[nodiscard]] bool uses(std::size_t txn, std::uint32_t id) const;
   /// Serials this strand has given connections of `id` so far.
   [[nodiscard]] std::uint32_t serials_used(std::uint32_t id) const;
   /// The drain's wait for what it cannot wait on directly (data on one of several connections,
