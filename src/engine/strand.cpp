@@ -323,12 +323,12 @@ void Strand::resumed_after_read(Connection& c, transport::TcpConnection& tcp, co
   // (each under 192), and run_txn's whole frame. GCC 12 allocates that frame in one block of
   // 1,104 bytes (the constant run_txn's ramp passes to awaitable_frame_base::operator new) and
   // puts `limit` 136 bytes into it; the locals and temporaries a round trip touches lie all over
-  // it (perf annotate at 1,024 connections: samples at offsets 0x118 to 0x398). A window of 640
-  // bytes around `limit`, tuned to an older layout, no longer reached the upper third, so the
-  // window is now the frame's size, from 2 lines before `limit` (18 prefetches). The samples at
-  // those offsets stayed (docs/performance.md: not explained without hardware counters). To
-  // check the window after run_txn changes: objdump the ramp's frame size and the offset of the
-  // `frame` argument at the call of resumed_after_read.
+  // it (perf annotate at 1,024 connections: samples at offsets 0x118 to 0x398), so the window
+  // covers the whole frame, from 2 lines before `limit` (18 prefetches): a smaller window around
+  // `limit` misses part of it whenever the layout moves. perf still samples loads at those
+  // offsets; without hardware counters this VM cannot tell whether they miss or the samples
+  // skid. To check the window after run_txn changes: objdump the ramp's frame size and the
+  // offset of the `frame` argument at the call of resumed_after_read.
   constexpr std::size_t kAsioState = 192;
   constexpr std::uintptr_t kFrameBefore = 128;
   constexpr std::size_t kFrameBytes = 1152;

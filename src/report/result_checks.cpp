@@ -151,8 +151,8 @@ std::string first_peer_disagreement(const RunReport& report, Counted counted, Ch
 
 /// The connection rule, per slave, per connect or accept flowop, in steps without a duration:
 /// the connections one side opened are the ones its peer's mirror took. A profile that moves no
-/// bytes (connect, then disconnect) gives the byte rule nothing to catch, and a slave whose
-/// mirror missed connections the kernel had completed for the master used to leave the run "ok".
+/// bytes (connect, then disconnect) gives the byte rule nothing to catch, so without this rule a
+/// slave whose mirror missed connections the kernel completed for the master would leave it "ok".
 /// Failures (canfail) are accounted, not excused: a connect that failed opened nothing the peer
 /// could take (its header never went whole), and an accept that failed did take a connection
 /// (setting its options failed), so the connects' operations equal the accepts' operations plus
