@@ -238,11 +238,11 @@ EngineConfig slave_config(std::array<std::atomic<bool>, 2>& done) {
 }
 
 TEST(Engine, SlaveCutOfAStepIsNotLostToTheStaleQuiescencePollOfThePreviousStep) {
-  // The rare hang of issue 8 (a slave that never sends step_done after a timed step): the slave's
-  // quiescence poll for step 0 was still running when end_txn(1) re-armed the shared timer, its
-  // handler already queued; it then re-armed the timer for step 0, cancelling step 1's poll, and
-  // finally cut step 0 (long done), so step 1 was never cut. Here the two timers are made to
-  // expire in that order on purpose: a timer due before the step-0 poll delivers end_txn(1).
+  // A stale poll must not cancel the next step's: if the slave's quiescence poll for step 0 is
+  // still running when end_txn(1) re-arms the shared timer (its handler already queued), it must
+  // neither re-arm the timer for step 0 nor cut step 0 in place of step 1, or step 1 is never cut
+  // and the slave never sends step_done. Here the two timers are made to expire in that order
+  // on purpose: a timer due before the step-0 poll delivers end_txn(1).
   profile::Transaction timed;  // a slave mirror with nothing to answer: it waits to be cut
   timed.bound = profile::Duration{10s};
   const Plan plan = after_one_nop(timed);
