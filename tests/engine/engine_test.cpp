@@ -406,10 +406,10 @@ TEST(EngineQuiescence, AWorkerWaitingForACpuIsNotCutAtTheStepsEnd) {
 TEST(EngineQuiescence, ACutThatComesBeforeTheStrandEnteredItsStepEndsTheStep) {
   // A worker that waits for a CPU past the whole step (longer than the starved grace, here
   // none) gets the step's release and the step's cut queued together, the cut first to run:
-  // the release only queues the strands' resumption, behind it. The cut used to find no strand
-  // inside the step and be dropped; the strand then ran the step its peer had ended (a slave
-  // mirror of a timed step would wait for data that never comes). Here the step is 5,000,000
-  // nops, and none of them may run.
+  // the release only queues the strands' resumption, behind it. The cut finds no strand inside
+  // the step yet and must not be dropped: the strand would then run the step its peer had ended
+  // (a slave mirror of a timed step would wait for data that never comes). Here the step is
+  // 5,000,000 nops, and none of them may run.
   if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "needs 2 CPUs";
   profile::Transaction busy;
   busy.bound = profile::Iterations{5'000'000};
