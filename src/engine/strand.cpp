@@ -36,8 +36,8 @@ constexpr auto kSpinSlice = std::chrono::microseconds(50);
 /// The most a stream read asks for at once, whatever its flowop's size, when its peer writes
 /// from memory. Its peer's copy into the socket is then the bottleneck, and small reads drain
 /// the receive queue sooner, which on loopback cut the *sender's* kernel time per byte (its send
-/// runs the receiving socket's input): one 64 KiB stream went from 0.44-0.52 of stream_ref's
-/// throughput with 256 KiB or 64 KiB asks to 1.46 with 16 KiB (docs/performance.md,
+/// runs the receiving socket's input): one 64 KiB stream reached 1.46 of stream_ref's throughput
+/// with 16 KiB asks, against 0.44-0.52 with 256 KiB or 64 KiB asks (docs/performance.md,
 /// bench/bulk_vs_stream_ref.sh). A ping-pong's messages are smaller, so nothing changes there.
 constexpr std::size_t kStreamReadAsk = 16 * 1024;
 /// The same when the peer sends with sendfile (the slave's recvfile, the mirror of a sendfile):

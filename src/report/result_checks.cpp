@@ -190,9 +190,9 @@ std::string find_connection_disagreement(const RunReport& report) {
 /// The operations rule, per slave, per step without a duration, per TCP flowop other than
 /// connect, accept (the connection rule's), think and nop: the master's flowop completed as many
 /// operations as its peer on the slave, exactly. In such a step both sides run every iteration;
-/// a failed execution is an operation on neither side. uperf's canfail.xml moves no bytes, and
-/// a slave whose mirror was cut in its disconnect step (its strand starved of CPU past its quiet
-/// spell under load) ended 560 disconnects short in a run that said "ok". Excused as the byte
+/// a failed execution is an operation on neither side. It catches what the byte rule cannot: in
+/// a profile that moves no bytes (uperf's canfail.xml), a slave whose mirror was cut in its
+/// disconnect step (a strand starved of CPU under load) ends operations short. Excused as the byte
 /// rule is: a step with errors that can lose bytes on either side (a timeout's or a reset's
 /// stream may end an iteration early on one side only), a missing slave.
 std::string find_operation_disagreement(const RunReport& report) {
