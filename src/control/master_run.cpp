@@ -518,9 +518,9 @@ awaitable<void> MasterRun::run() {
 
   // Handles every event already queued, without waiting for more. A wait whose condition an
   // event met must not leave the events queued behind it for later: a lost slave's among them
-  // would go unseen while the run sends to it (issue 8: the master's strands ended their step
-  // on the data connections' resets, and the run went on to the end of the step with the
-  // control connection's close still queued).
+  // would go unseen while the run sends to it (a killed slave: the master's strands end their
+  // step on the data connections' resets, and the control connection's close, queued behind
+  // that, must still fail the run at once rather than at the end of the step).
   auto absorb_queued = [&]() -> awaitable<void> {
     while (!st.events.empty()) co_await handle(co_await st.events.next());
   };

@@ -36,8 +36,8 @@ constexpr auto kSpinSlice = std::chrono::microseconds(50);
 /// The most a stream read asks for at once, whatever its flowop's size, when its peer writes
 /// from memory. Its peer's copy into the socket is then the bottleneck, and small reads drain
 /// the receive queue sooner, which on loopback cut the *sender's* kernel time per byte (its send
-/// runs the receiving socket's input): one 64 KiB stream went from 0.44-0.52 of stream_ref's
-/// throughput with 256 KiB or 64 KiB asks to 1.46 with 16 KiB (docs/performance.md,
+/// runs the receiving socket's input): one 64 KiB stream reached 1.46 of stream_ref's throughput
+/// with 16 KiB asks, against 0.44-0.52 with 256 KiB or 64 KiB asks (docs/performance.md,
 /// bench/bulk_vs_stream_ref.sh). A ping-pong's messages are smaller, so nothing changes there.
 constexpr std::size_t kStreamReadAsk = 16 * 1024;
 /// The same when the peer sends with sendfile (the slave's recvfile, the mirror of a sendfile):
@@ -330,12 +330,12 @@ void Strand::resumed_after_read(Connection& c, transport::TcpConnection& tcp, co
   // (each under 192), and run_txn's whole frame. GCC 12 allocates that frame in one block of
   // 1,104 bytes (the constant run_txn's ramp passes to awaitable_frame_base::operator new) and
   // puts `limit` 136 bytes into it; the locals and temporaries a round trip touches lie all over
-  // it (perf annotate at 1,024 connections: samples at offsets 0x118 to 0x398). A window of 640
-  // bytes around `limit`, tuned to an older layout, no longer reached the upper third, so the
-  // window is now the frame's size, from 2 lines before `limit` (18 prefetches). The samples at
-  // those offsets stayed (docs/performance.md: not explained without hardware counters). To
-  // check the window after run_txn changes: objdump the ramp's frame size and the offset of the
-  // `frame` argument at the call of resumed_after_read.
+  // it (perf annotate at 1,024 connections: samples at offsets 0x118 to 0x398), so the window
+  // covers the whole frame, from 2 lines before `limit` (18 prefetches): a smaller window around
+  // `limit` misses part of it whenever the layout moves. perf still samples loads at those
+  // offsets; without hardware counters this VM cannot tell whether they miss or the samples
+  // skid. To check the window after run_txn changes: objdump the ramp's frame size and the
+  // offset of the `frame` argument at the call of resumed_after_read.
   constexpr std::size_t kAsioState = 192;
   constexpr std::uintptr_t kFrameBefore = 128;
   constexpr std::size_t kFrameBytes = 1152;

@@ -258,7 +258,7 @@ std::optional<Strand::Started> Strand::datagram_stream(const TxnPlan& txn, const
       if (auto refused = datagram_refused(direction, bytes)) return Started(std::move(*refused));
     }
     // A write's send time is the clock read that began the operation (the last one's end, with
-    // nothing but this loop's counting since): one clock read per datagram, as the issue asks.
+    // nothing but this loop's counting since): one clock read per datagram, not two.
     // Without latency recording the operations' ends are not read, so the header's is.
     std::uint64_t stamp =
         timing ? static_cast<std::uint64_t>(
