@@ -111,7 +111,7 @@ TEST_P(Interrupt, EndsWithinASecondAndReportsWhatWasMeasured) {
   }
   PtyProcess master(args);
   ASSERT_GT(master.pid(), 0);
-  ASSERT_TRUE(master.wait_for_output("txn/s", 20s)) << master.output();
+  ASSERT_TRUE(master.wait_for_output("txn/s", 30s)) << master.output();
   std::this_thread::sleep_for(kRunBeforeInterrupt);
   const auto pressed = Clock::now();
   if (c.target == Target::kTerminal) {
@@ -165,7 +165,7 @@ class FrozenSlave : public ::testing::Test {
     auto master = std::make_unique<PtyProcess>(std::vector<std::string>{
         VOLLEY_BINARY, "run", profile_.string(), "-P", serve_.port_text(), "--json", out().string(),
         "-i", kInterval});
-    if (!master->wait_for_output("txn/s", 20s)) return nullptr;
+    if (!master->wait_for_output("txn/s", 30s)) return nullptr;
     std::this_thread::sleep_for(kRunBeforeInterrupt);
     serve_.process().signal(SIGSTOP);
     return master;
