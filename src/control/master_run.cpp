@@ -188,7 +188,9 @@ struct MasterRun::State {
   std::optional<std::size_t> stuck_step;
   std::string failure;  ///< set once: why the run stops early
   bool interrupted = false;
-  Clock::time_point interrupted_at{};  ///< the first Ctrl-C: where the measured part ends
+  /// Ctrl-C that stopped a run still going (not one that came after a failure): where the
+  /// measured part ends.
+  std::optional<Clock::time_point> interrupted_at;
   bool running = false;  ///< between the first release and the end of the last step
   Clock::time_point run_start{};
   Clock::time_point last_interval{};
@@ -450,8 +452,7 @@ awaitable<void> MasterRun::run() {
                                  drained->shortfalls.size(), *st.plan));
       }
     } else if (std::holds_alternative<Interrupt>(event)) {
-      if (!st.interrupted) {
-        st.interrupted = true;
+      if (!st.interrupted && st.failure.empty()) {
         st.interrupted_at = Clock::now();
         // In the timed part: its CPU and NIC figures end here, as its rates do.
         if (st.running && st.cpu_before && !report_.master.cpu) {
@@ -460,6 +461,7 @@ awaitable<void> MasterRun::run() {
           report_.master.nic = sampling::nic_rates(*st.nic_before, sampling::sample_nics());
         }
       }
+      st.interrupted = true;
       fail("interrupted");
     } else if (std::holds_alternative<IntervalTick>(event)) {
       if (st.running && st.engine) {
@@ -1021,7 +1023,7 @@ awaitable<void> MasterRun::run() {
   // Ctrl-C once the run had started: every slave and child process is told to stop where it
   // stands and hand over what it measured (docs/control-protocol.md, "Ctrl-C on the master"),
   // which the run collects until this deadline.
-  const bool collect_interrupted = st.interrupted && st.run_start != Clock::time_point{};
+  const bool collect_interrupted = st.interrupted_at && st.run_start != Clock::time_point{};
   const auto collect_deadline = Clock::now() + kInterruptedResultsTimeout;
 
   // The children's shares merge into the master's result (or, after a failure, they stop); then
@@ -1075,7 +1077,7 @@ awaitable<void> MasterRun::run() {
     auto& windows = report_.master.result.windows;
     if (st.failed_in_step && *st.failed_in_step < windows.size() &&
         *st.failed_in_step < st.step_release.size()) {
-      const auto until = st.interrupted ? st.interrupted_at : st.last_progress_at;
+      const auto until = st.interrupted_at.value_or(st.last_progress_at);
       const auto measured = std::max(Clock::duration::zero(),
                                      until - st.step_release[*st.failed_in_step]);
       auto& elapsed = windows[*st.failed_in_step].elapsed;

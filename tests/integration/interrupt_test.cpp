@@ -68,7 +68,7 @@ void expect_measured(const json& doc) {
   EXPECT_GT(mine["transactions"].get<std::uint64_t>(), 0U) << summary(mine);
   // Its real duration: as long as the step ran before the interruption, not 0 and not more.
   EXPECT_GT(mine["elapsed_s"].get<double>(), 0.3) << summary(mine);
-  EXPECT_LT(mine["elapsed_s"].get<double>(), 30.0) << summary(mine);
+  EXPECT_LT(mine["elapsed_s"].get<double>(), 60.0) << summary(mine);
   EXPECT_GT(mine["transactions_per_s"].get<double>(), 0.0) << summary(mine);
   EXPECT_GT(mine["bits_per_s"].get<double>(), 0.0) << summary(mine);
   EXPECT_GT(mine.at("latency_ns").at("p50").get<double>(), 0.0) << summary(mine);
@@ -97,7 +97,7 @@ class Interrupt : public ::testing::TestWithParam<InterruptCase> {};
 TEST_P(Interrupt, EndsWithinASecondAndReportsWhatWasMeasured) {
   const InterruptCase& c = GetParam();
   TempDir dir;
-  const auto profile = dir.write("pp.xml", pingpong("2", "30s"));
+  const auto profile = dir.write("pp.xml", pingpong("2", "60s"));
   const auto out = dir.path() / "r.json";
   std::optional<Serve> serve;
   std::vector<std::string> args = {VOLLEY_BINARY, "run", profile.string(), "--json", out.string(),
@@ -111,7 +111,7 @@ TEST_P(Interrupt, EndsWithinASecondAndReportsWhatWasMeasured) {
   }
   PtyProcess master(args);
   ASSERT_GT(master.pid(), 0);
-  ASSERT_TRUE(master.wait_for_output("txn/s", 30s)) << master.output();
+  ASSERT_TRUE(master.wait_for_output("txn/s", 45s)) << master.output();
   std::this_thread::sleep_for(kRunBeforeInterrupt);
   const auto pressed = Clock::now();
   if (c.target == Target::kTerminal) {
@@ -150,13 +150,39 @@ INSTANTIATE_TEST_SUITE_P(
         InterruptCase{SlaveKind::kRemote, Target::kMasterAlone, SIGTERM, "SigtermToTheMasterRemoteSlave"}),
     [](const ::testing::TestParamInfo<InterruptCase>& param_info) { return param_info.param.name; });
 
+/// Both sides spread over two processes each (the master's children and the local slave's):
+/// every process stops where it stands and hands over its share, merged on each side.
+TEST(InterruptInProcesses, CtrlCAtTheTerminalReportsEveryProcesssShare) {
+  TempDir dir;
+  const auto profile = dir.write("pp.xml", pingpong("2", "60s"));
+  const auto out = dir.path() / "r.json";
+  PtyProcess master({VOLLEY_BINARY, "run", profile.string(), "--local", "--processes", "2",
+                     "--json", out.string()});
+  ASSERT_GT(master.pid(), 0);
+  // No live line in processes: the run is under way once the banner is out and the children
+  // have had time to connect.
+  ASSERT_TRUE(master.wait_for_output("running profile", 45s)) << master.output();
+  std::this_thread::sleep_for(2s);
+  const auto pressed = Clock::now();
+  master.press_interrupt();
+  const PtyExit exit = master.wait(10s);
+  const auto took = Clock::now() - pressed;
+  ASSERT_FALSE(exit.timed_out) << master.output();
+  EXPECT_EQ(exit.exit_code, 130) << "killed by signal " << exit.signal << "\n" << master.output();
+  EXPECT_LT(took, kEndWithin) << std::chrono::duration<double>(took).count() << " s";
+  const json doc = read_json(out);
+  expect_measured(doc);
+  ASSERT_FALSE(doc.is_discarded());
+  EXPECT_EQ(doc.at("totals").at("processes").size(), 2U) << doc["totals"]["processes"].dump();
+}
+
 /// A slave that cannot answer (frozen): the first Ctrl-C still ends the run within a second, with
 /// the master's own figures and the slave named missing; a second Ctrl-C, pressed while the
 /// master waits for that slave, ends it at once.
 class FrozenSlave : public ::testing::Test {
  protected:
   void SetUp() override {
-    profile_ = dir_.write("pp.xml", pingpong("2", "30s"));
+    profile_ = dir_.write("pp.xml", pingpong("2", "60s"));
     ASSERT_TRUE(serve_.listening());
   }
   void TearDown() override { serve_.process().signal(SIGCONT); }
@@ -165,7 +191,7 @@ class FrozenSlave : public ::testing::Test {
     auto master = std::make_unique<PtyProcess>(std::vector<std::string>{
         VOLLEY_BINARY, "run", profile_.string(), "-P", serve_.port_text(), "--json", out().string(),
         "-i", kInterval});
-    if (!master->wait_for_output("txn/s", 30s)) return nullptr;
+    if (!master->wait_for_output("txn/s", 45s)) return nullptr;
     std::this_thread::sleep_for(kRunBeforeInterrupt);
     serve_.process().signal(SIGSTOP);
     return master;
