@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Soak: runs N generated profiles (tests/support/profile_generator.hpp) through the real CLI, as
 # the CI's generated-profile tests do for seeds 1..200, with the same checks: each run ends within
-# its nominal time plus a bound, and either succeeds with equal bytes on both sides or fails with
-# exit 1 and a reason. Seeds are split into J shards run side by side.
+# its nominal time plus a bound and succeeds (exit 0, status ok, equal bytes on both sides): any
+# failure of a valid profile counts. Seeds are split into J shards run side by side.
 #
 # usage: bench/generated_profiles_soak.sh [-n SEEDS] [-s FIRST] [-j JOBS] [-b BUILD_DIR] [-o OUT_DIR]
 #   -n SEEDS   how many seeds (default 10000)
