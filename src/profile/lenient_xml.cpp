@@ -6,7 +6,8 @@
 #include <array>
 #include <cctype>
 
-#include "suggest.hpp"
+#include "volley/core/suggest.hpp"
+
 
 namespace volley::profile::detail {
 namespace {
@@ -160,7 +161,7 @@ Mismatch explain_mismatch(std::string_view text, std::size_t error_offset) {
     const auto deeper = std::find_if(open.rbegin(), open.rend(),
                                      [&](const OpenTag& t) { return t.name == name; });
     if (deeper == open.rend()) {
-      const std::string guess = closest(top.name, kElements);
+      const std::string guess = core::closest(top.name, kElements);
       if (!guess.empty() && guess == name && top.name != name) {
         return {Mismatch::Kind::kMisspelt,
                 fmt::format("<{}> (line {}) is closed by </{}>: did you mean <{}>?", top.name,

@@ -14,10 +14,10 @@
 #include "flowop_parser.hpp"
 #include "lenient_xml.hpp"
 #include "parse_context.hpp"
-#include "suggest.hpp"
 #include "tag_scanner.hpp"
 #include "validate_group.hpp"
 #include "volley/core/units.hpp"
+#include "volley/core/suggest.hpp"
 
 namespace volley::profile {
 namespace {
@@ -72,7 +72,7 @@ Attributes read_attributes(ParseContext& ctx, pugi::xml_node node, std::string_v
     const std::string key = lower(name);
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
       ctx.error(at, fmt::format("unknown attribute '{}' on <{}>{}", name, element,
-                                detail::did_you_mean(key, allowed)));
+                                core::did_you_mean(key, allowed)));
       continue;
     }
     if (auto it = out.find(key); it != out.end()) {
@@ -105,7 +105,7 @@ std::vector<pugi::xml_node> children(ParseContext& ctx, pugi::xml_node parent,
         out.push_back(node);
       } else {
         const std::array<std::string_view, 1> expected{child};
-        const std::string hint = detail::closest(name, expected).empty()
+        const std::string hint = core::closest(name, expected).empty()
                                      ? fmt::format("; expected <{}>", child)
                                      : fmt::format("; did you mean <{}>?", child);
         ctx.error(element_offset(node), fmt::format("unexpected element <{}> inside <{}>{}",
@@ -152,7 +152,7 @@ std::optional<Flowop> parse_flowop_element(ParseContext& ctx, pugi::xml_node nod
   if (!kind) {
     // The type is the flowop's identity: point at the element, as for any other bad element.
     ctx.error(at, fmt::format("unknown flowop type '{}'{}", type->value.text.text,
-                              detail::did_you_mean(name, detail::flowop_names())));
+                              core::did_you_mean(name, detail::flowop_names())));
     return std::nullopt;
   }
   const Attribute* options = find(attrs, "options");
@@ -280,7 +280,7 @@ void parse_root(ParseContext& ctx, const pugi::xml_document& doc, Profile& profi
   profile.location = ctx.at(element_offset(root));
   if (root_name != "profile") {
     const std::array<std::string_view, 1> expected{"profile"};
-    const std::string hint = detail::closest(root_name, expected).empty()
+    const std::string hint = core::closest(root_name, expected).empty()
                                  ? std::string("; expected <profile>")
                                  : std::string("; did you mean <profile>?");
     ctx.error(element_offset(root), fmt::format("the root element is <{}>{}", root.name(), hint));
