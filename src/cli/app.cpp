@@ -182,12 +182,18 @@ int App::main(int argc, char** argv) {
 
   std::vector<std::string> args(argv + 1, argv + argc);
   if (auto rc = translate_uperf_command_line(args)) return *rc;
+  const std::vector<std::string> typed = args;
   std::reverse(args.begin(), args.end());  // CLI11 takes a reversed vector
   try {
     app.parse(args);
   } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? core::to_int(core::ExitCode::kOk) : core::to_int(core::ExitCode::kBadInput);
+    // --help and --version are answered by CLI11 (exit status 0); every other refusal is bad input.
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) {
+      app.exit(e);
+      return core::to_int(core::ExitCode::kOk);
+    }
+    std::cerr << describe_parse_error(app, typed, e) << "\n";
+    return core::to_int(core::ExitCode::kBadInput);
   }
   if (cl.run_cmd->parsed()) return run_command(cl.run, argc, argv);
   if (cl.serve_cmd->parsed()) return serve_command(cl.serve);
