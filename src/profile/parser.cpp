@@ -307,6 +307,14 @@ std::string xml_error_message(const pugi::xml_parse_result& result) {
   return fmt::format("malformed XML: {}", description);
 }
 
+/// Why the file ends with something open, when pugixml's error lies in that unfinished tail
+/// (and not at an earlier, other problem).
+std::optional<detail::EarlyEnd> early_end(std::string_view text, std::size_t error_at) {
+  auto end = detail::explain_early_end(text);
+  if (!end || error_at < end->tail) return std::nullopt;
+  return end;
+}
+
 /// Orders diagnostics by place in the file; a note stays right after the item it belongs to.
 core::Diagnostics in_file_order(const core::Diagnostics& in) {
   std::vector<std::vector<core::Diagnostic>> clusters;
@@ -358,11 +366,19 @@ ParseResult parse_profile(std::string_view text, const std::string& filename,
     std::fill(quoted.text.begin() + static_cast<std::ptrdiff_t>(mismatch.begin),
               quoted.text.begin() + static_cast<std::ptrdiff_t>(mismatch.end), ' ');
   }
-  if (xml.status == pugi::status_no_document_element) {
-    // Nothing to point at: an empty file or one with only comments.
+  const std::size_t last = quoted.text.find_last_not_of(" \t\r\n");
+  const auto at = static_cast<std::size_t>(std::max<std::ptrdiff_t>(xml.offset, 0));
+  const auto ended_early = xml ? std::nullopt : early_end(quoted.text, at);
+  if (last == std::string::npos) {
+    // Nothing but blanks: the file was cut before its first tag.
+    ctx.error(0, "the file is empty; expected <profile>");
+  } else if (xml.status == pugi::status_no_document_element) {
+    // Nothing to point at: a file with only comments.
     ctx.diagnostics.error(SourceLocation{filename, 0, 0}, xml_error_message(xml));
+  } else if (ended_early) {
+    // Cut off, or missing its closing tags: said where the file ends, with what is open.
+    ctx.error(last + 1, ended_early->message);
   } else if (!xml) {
-    const auto at = static_cast<std::size_t>(std::max<std::ptrdiff_t>(xml.offset, 0));
     const bool explained = xml.status == pugi::status_end_element_mismatch &&
                            mismatch.kind != detail::Mismatch::Kind::kUnknown;
     ctx.error(at, explained ? fmt::format("malformed XML: {}", mismatch.message)
