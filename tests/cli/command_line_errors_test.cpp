@@ -109,3 +109,77 @@ TEST(CommandLineErrors, HelpAndVersionStillExitZero) {
 
 }  // namespace
 }  // namespace volley::test
+
+namespace volley::test {
+namespace {
+
+// Durations and sizes are read and checked by the command line itself, the same way for every
+// command: a bad value is refused with the option's name and why, exit status 2, nothing run.
+TEST(CommandLineValues, BadDurationOnRunAndSweep) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string said;
+  };
+  const std::vector<Case> cases{
+      {{"run", kProfile, "--interval", "5x"},
+       "volley run: --interval: invalid duration '5x': unknown unit 'x' (use ns, us, ms, s, min or h)"},
+      {{"run", kProfile, "-i", "50ms"},
+       "volley run: --interval: '50ms' is too short: the shortest interval is 100ms (shorter ones "
+       "cost more throughput than they show)"},
+      {{"run", kProfile, "--connect-timeout", "0"}, "volley run: --connect-timeout: '0' must be at least 1ms"},
+      {{"run", kProfile, "--step-grace", "-1s"},
+       "volley run: --step-grace: invalid duration '-1s': must not be negative"},
+      {{"run", kProfile, "--link-timeout", "soon"},
+       "volley run: --link-timeout: invalid duration 'soon': expected a number"},
+      {{"run", kProfile, "--max-duration", "400h", "--max-duration", "9000h"},
+       "volley run: --max-duration: duration '9000h' is too long: the most is 8760h (365 days)"},
+      {{"sweep", kProfile, "--vary", "t=1,2", "--connect-timeout", "abc"},
+       "volley sweep: --connect-timeout: invalid duration 'abc': expected a number"},
+      {{"sweep", kProfile, "--vary", "t=1,2", "--connect-timeout", "0"},
+       "volley sweep: --connect-timeout: '0' must be at least 1ms"},
+  };
+  for (const Case& c : cases) {
+    const ProcessResult r = volley(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.said << "\n" << r.err;
+    EXPECT_TRUE(has(r.err, c.said)) << r.err;
+  }
+}
+
+TEST(CommandLineValues, BadSizeAndCountOnRunSweepAndServe) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string said;
+  };
+  const std::vector<Case> cases{
+      {{"serve", "--max-io-bytes", "1.3k"}, "volley serve: --max-io-bytes: invalid size '1.3k': not a whole number"},
+      {{"serve", "--max-frame-bytes", "1k"},
+       "volley serve: --max-frame-bytes: '1k' is not a size in 4k..1g bytes"},
+      {{"serve", "--max-profile-bytes", "12q"},
+       "volley serve: --max-profile-bytes: invalid size '12q': unknown suffix 'q'"},
+      {{"run", kProfile, "--workers", "2k"}, "volley run: --workers: '2k' is not a whole number in 0..1024"},
+      {{"sweep", kProfile, "--vary", "t=1,2", "--workers", "5000"},
+       "volley sweep: --workers: '5000' is not a whole number in 0..1024"},
+      {{"sweep", kProfile, "--vary", "t=1,2", "-P", "0"},
+       "volley sweep: --port: '0' is not a whole number in 1..65535"},
+  };
+  for (const Case& c : cases) {
+    const ProcessResult r = volley(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.said << "\n" << r.err;
+    EXPECT_TRUE(has(r.err, c.said)) << r.err;
+  }
+}
+
+TEST(CommandLineValues, SizesTakeSuffixesAndAmbiguousDurationsAreSaid) {
+  // A good size with a suffix passes the command line (the key check that follows refuses the
+  // non-loopback address, so nothing is served).
+  const ProcessResult size = volley({"serve", "--listen", "192.0.2.1:1", "--max-profile-bytes", "2m"});
+  EXPECT_EQ(size.exit_code, 2) << size.err;
+  EXPECT_TRUE(has(size.err, "refusing to listen on")) << size.err;
+  // `2m` is milliseconds, as in a profile, and volley says so.
+  const ProcessResult ms = volley({"run", kProfile, "--max-duration", "2m", "--set", "t=1", "--set",
+                                   "h=127.0.0.1", "--json", "/nonexistent-dir/x.json"});
+  EXPECT_TRUE(has(ms.err, "volley: warning: --max-duration: '2m' is read as milliseconds")) << ms.err;
+}
+
+}  // namespace
+}  // namespace volley::test
