@@ -24,6 +24,8 @@
 #include "volley/core/build_info.hpp"
 #include "volley/cli/uperf_args.hpp"
 #include "volley/core/exit_code.hpp"
+#include "volley/core/limits.hpp"
+#include "volley/core/units.hpp"
 
 namespace volley::cli {
 
@@ -51,6 +53,9 @@ std::optional<int> translate_uperf_command_line(std::vector<std::string>& args) 
   }
   return std::nullopt;
 }
+
+/// Timeouts the master keeps in milliseconds: less than 1 ms would be 0, which fails every run.
+const DurationRange kAtLeastOneMs{std::chrono::milliseconds(1), core::kMaxDuration, ""};
 
 void add_variable_options(CLI::App& cmd, std::vector<std::string>& set, bool& strict) {
   cmd.add_option("--set", set,
@@ -107,31 +112,34 @@ void define_command_line(CLI::App& app, CommandLine& cl) {
   run_cmd->add_option("--seed", run.seed, "Seed for random sizes and file picks (0..2^64-1)")
       ->capture_default_str()
       ->check(unsigned_in(0, UINT64_MAX));
-  run_cmd->add_option("-i,--interval", run.interval,
-                      "Interval of the live lines and the time series (100ms..365 days)")
-      ->capture_default_str();
+  add_duration_option(*run_cmd, "-i,--interval", run.interval,
+                      "Interval of the live lines and the time series (100ms..365 days)",
+                      {core::kMinInterval, core::kMaxDuration,
+                       fmt::format("the shortest interval is {} (shorter ones cost more throughput "
+                                   "than they show)",
+                                   core::format_duration(core::kMinInterval))});
   run_cmd->add_option("--json", run.json, "Write the result document to FILE (- for stdout)")->type_name("FILE");
   run_cmd->add_option("--csv", run.csv, "Write one row per interval and transaction to FILE")->type_name("FILE");
   run_cmd->add_option("--latency-log", run.latency_log, "Write the latency histograms to FILE")->type_name("FILE");
-  run_cmd->add_option("--connect-timeout", run.connect_timeout, "How long to wait for a slave")
-      ->capture_default_str();
+  add_duration_option(*run_cmd, "--connect-timeout", run.connect_timeout,
+                      "How long to wait for a slave", kAtLeastOneMs);
   run_cmd->add_option("--start-at", run.start_at,
                       "Start the timed steps at this wall-clock TIME (RFC 3339, e.g. "
                       "2026-11-23T12:00:00Z, or Unix seconds, e.g. 1795000000.5), so several masters "
                       "run together; at most 24 h ahead")
       ->type_name("TIME");
-  run_cmd->add_option("--max-duration", run.max_duration,
+  add_duration_option(*run_cmd, "--max-duration", run.max_duration,
                       "Run every duration= transaction for at most T (e.g. 2s), to try a profile "
                       "written for minutes in seconds; iterations= transactions are unchanged")
       ->type_name("T");
-  run_cmd->add_option("--step-grace", run.step_grace,
+  add_duration_option(*run_cmd, "--step-grace", run.step_grace,
                       "After the master ends a step, how long a slave may take to end it before "
-                      "it is named and the run fails")
-      ->capture_default_str();
-  run_cmd->add_option("--link-timeout", run.link_timeout,
+                      "it is named and the run fails",
+                      kAtLeastOneMs);
+  add_duration_option(*run_cmd, "--link-timeout", run.link_timeout,
                       "While steps run, how long a slave may be silent before it counts as lost "
-                      "(it pings every 0.5 s)")
-      ->capture_default_str();
+                      "(it pings every 0.5 s)",
+                      kAtLeastOneMs);
   run_cmd->add_flag("--allow-empty", run.allow_empty,
                     "Accept a timed step with no transaction or a group with no iteration as ok "
                     "(for a profile that means it); disagreeing byte counts still fail");
@@ -182,12 +190,18 @@ int App::main(int argc, char** argv) {
 
   std::vector<std::string> args(argv + 1, argv + argc);
   if (auto rc = translate_uperf_command_line(args)) return *rc;
+  const std::vector<std::string> typed = args;
   std::reverse(args.begin(), args.end());  // CLI11 takes a reversed vector
   try {
     app.parse(args);
   } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? core::to_int(core::ExitCode::kOk) : core::to_int(core::ExitCode::kBadInput);
+    // --help and --version are answered by CLI11 (exit status 0); every other refusal is bad input.
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) {
+      app.exit(e);
+      return core::to_int(core::ExitCode::kOk);
+    }
+    std::cerr << describe_parse_error(app, typed, e) << "\n";
+    return core::to_int(core::ExitCode::kBadInput);
   }
   if (cl.run_cmd->parsed()) return run_command(cl.run, argc, argv);
   if (cl.serve_cmd->parsed()) return serve_command(cl.serve);

@@ -7,7 +7,6 @@
 #include <iostream>
 #include <set>
 #include <thread>
-#include <tuple>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -122,29 +121,12 @@ int run_command(const RunOptions& options, int argc, char** argv) {
     return core::to_int(core::ExitCode::kBadInput);
   }
   if (options.local && bindings->count("h") == 0) (*bindings)["h"] = "127.0.0.1";
-  const auto interval = core::parse_duration(options.interval);
-  if (!interval.value) {
-    std::cerr << "volley: --interval: " << interval.error << "\n";
-    return core::to_int(core::ExitCode::kBadInput);
-  }
-  if (*interval.value < core::kMinInterval) {
-    std::cerr << fmt::format("volley: --interval {}: the shortest interval is {} (shorter ones cost "
-                             "more throughput than they show)\n",
-                             options.interval, core::format_duration(core::kMinInterval));
-    return core::to_int(core::ExitCode::kBadInput);
-  }
   const report::UperfSections uperf = report::uperf_sections(options.uperf_output);
   const bool uperf_layout = !options.uperf_output.empty();
   if (uperf_layout && !uperf.raw) {
     std::cerr << fmt::format("volley: --uperf-output '{}': uperf's layout is printed in its raw "
                              "form only (add R); without it volley prints its own report\n",
                              options.uperf_output);
-    return core::to_int(core::ExitCode::kBadInput);
-  }
-  const auto connect_timeout = core::parse_duration(options.connect_timeout);
-  if (!connect_timeout.value || connect_timeout.value->count() <= 0) {
-    std::cerr << "volley: --connect-timeout: "
-              << (connect_timeout.error.empty() ? "must be more than 0" : connect_timeout.error) << "\n";
     return core::to_int(core::ExitCode::kBadInput);
   }
   std::optional<std::int64_t> start_at;
@@ -158,29 +140,6 @@ int run_command(const RunOptions& options, int argc, char** argv) {
     }
     start_at = parsed.unix_ns;
   }
-  // Both bound how long a run can wait on a slave; 0 would fail every run.
-  std::chrono::milliseconds step_grace{};
-  std::chrono::milliseconds link_timeout{};
-  for (auto [flag, text, into] : {std::tuple{"--step-grace", &options.step_grace, &step_grace},
-                                  std::tuple{"--link-timeout", &options.link_timeout, &link_timeout}}) {
-    const auto parsed = core::parse_duration(*text);
-    if (!parsed.value || parsed.value->count() <= 0) {
-      std::cerr << "volley: " << flag << ": "
-                << (parsed.error.empty() ? "must be more than 0" : parsed.error) << "\n";
-      return core::to_int(core::ExitCode::kBadInput);
-    }
-    *into = std::chrono::duration_cast<std::chrono::milliseconds>(*parsed.value);
-  }
-  std::optional<std::chrono::nanoseconds> max_duration;
-  if (!options.max_duration.empty()) {
-    const auto parsed = core::parse_duration(options.max_duration);
-    if (!parsed.value || parsed.value->count() <= 0) {
-      std::cerr << "volley: --max-duration: "
-                << (parsed.error.empty() ? "must be more than 0" : parsed.error) << "\n";
-      return core::to_int(core::ExitCode::kBadInput);
-    }
-    max_duration = std::chrono::duration_cast<std::chrono::nanoseconds>(*parsed.value);
-  }
   // Fail on unwritable outputs now, not after a long run.
   for (const auto* path : {&options.json, &options.csv, &options.latency_log}) {
     if (path->empty() || *path == "-") continue;
@@ -193,11 +152,12 @@ int run_command(const RunOptions& options, int argc, char** argv) {
   const profile::Variables variables{*bindings, environment_map()};
   auto loaded = load_profile(options.profile, variables, options.strict);
   if (!loaded.parsed.profile) return core::to_int(core::ExitCode::kBadInput);
-  if (max_duration) {
+  if (options.max_duration) {
     // Said on stderr whatever the output: the run is not the one the profile describes.
-    if (const std::size_t n = profile::cap_durations(*loaded.parsed.profile, *max_duration); n > 0) {
+    if (const std::size_t n = profile::cap_durations(*loaded.parsed.profile, *options.max_duration);
+        n > 0) {
       std::cerr << fmt::format("volley: --max-duration {}: {} duration transaction(s) shortened\n",
-                               options.max_duration, n);
+                               core::format_duration(*options.max_duration), n);
     }
   }
   const profile::Profile& profile = *loaded.parsed.profile;
@@ -244,13 +204,13 @@ int run_command(const RunOptions& options, int argc, char** argv) {
   request.workers = default_workers(options.workers);
   request.slave_workers = options.slave_workers;
   request.processes = options.processes;
-  request.interval = *interval.value;
+  request.interval = options.interval;
   request.record_latency = !options.no_latency;
   request.start_at_unix_ns = start_at;
-  request.max_duration = max_duration;
-  request.connect_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(*connect_timeout.value);
-  request.step_grace = step_grace;
-  request.link_timeout = link_timeout;
+  request.max_duration = options.max_duration;
+  request.connect_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(options.connect_timeout);
+  request.step_grace = std::chrono::duration_cast<std::chrono::milliseconds>(options.step_grace);
+  request.link_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(options.link_timeout);
   request.key = options.local ? std::optional<control::Secret>(local.key()) : key;
   request.allow_empty = options.allow_empty;
   // The latency log streams each interval's histograms as it ends: they are not kept.

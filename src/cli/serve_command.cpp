@@ -85,25 +85,15 @@ std::optional<ListenAt> parse_listen(const std::string& text, std::string& error
   return at;
 }
 
-/// A duration flag of `volley serve`, or nullopt after printing why not.
-std::optional<std::chrono::nanoseconds> serve_duration(const std::string& flag,
-                                                       const std::string& text) {
-  const auto parsed = core::parse_duration(text);
-  if (!parsed.value || parsed.value->count() == 0) {
-    std::cerr << fmt::format("volley serve: {} '{}': {}\n", flag, text,
-                             parsed.error.empty() ? "must be longer than 0" : parsed.error);
-    return std::nullopt;
-  }
-  return *parsed.value;
-}
-
 /// After a stop request, the most the process waits for its sessions to wind down before it
 /// exits anyway: SIGTERM must always work, whatever state a session is in.
 constexpr auto kStopDeadline = std::chrono::milliseconds(1500);
 /// --header-timeout's range: shorter drops connections on a loaded host; longer lets a stranger
 /// pin a descriptor for minutes.
-constexpr auto kMinHeaderTimeout = std::chrono::milliseconds(10);
-constexpr auto kMaxHeaderTimeout = std::chrono::minutes(5);
+constexpr std::chrono::nanoseconds kMinHeaderTimeout = std::chrono::milliseconds(10);
+constexpr std::chrono::nanoseconds kMaxHeaderTimeout = std::chrono::minutes(5);
+/// The run and think limits are kept in whole seconds: less than 1 s would be 0.
+const DurationRange kAtLeastOneSecond{std::chrono::seconds(1), core::kMaxDuration, ""};
 
 /// The `--local` slave (`--exit-with-parent`) shares its master's process group, so Ctrl-C at the
 /// terminal reaches both. The master's is the one that counts: it stops the run, has this slave
@@ -157,20 +147,6 @@ int serve_child(const ServeOptions& options) {
 
 }  // namespace
 
-CLI::Validator unsigned_in(std::uint64_t lo, std::uint64_t hi) {
-  return CLI::Validator(
-      [lo, hi](std::string& text) -> std::string {
-        std::uint64_t value = 0;
-        const char* end = text.data() + text.size();
-        const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-        if (text.empty() || ec != std::errc{} || ptr != end || value < lo || value > hi) {
-          return fmt::format("'{}' is not a whole number in {}..{}", text, lo, hi);
-        }
-        return {};
-      },
-      fmt::format("{}..{}", lo, hi));
-}
-
 void add_key_file_option(CLI::App& cmd, std::string& key_file) {
   cmd.add_option("--key-file", key_file,
                  "The slaves' pre-shared key (default: $VOLLEY_KEY_FILE); with it, every slave "
@@ -214,23 +190,29 @@ void add_serve_options(CLI::App& cmd, ServeOptions& serve) {
       ->capture_default_str()->check(unsigned_in(1, 10'000'000))->group(limits);
   cmd.add_option("--max-workers", serve.max_workers, "Worker threads in one run")
       ->capture_default_str()->check(unsigned_in(1, core::kMaxWorkers))->group(limits);
-  cmd.add_option("--max-run", serve.max_run, "Timed steps of one run, summed (a duration)")
-      ->capture_default_str()->group(limits);
-  cmd.add_option("--max-think", serve.max_think, "One think flowop (a duration)")
-      ->capture_default_str()->group(limits);
-  cmd.add_option("--max-profile-bytes", serve.max_profile_bytes, "Size of a profile")
-      ->capture_default_str()->check(unsigned_in(1, 1ULL << 30))->group(limits);
-  cmd.add_option("--max-io-bytes", serve.max_io_bytes, "One read or write buffer")
-      ->capture_default_str()->check(unsigned_in(1, core::kMaxIoBytes))->group(limits);
-  cmd.add_option("--max-frame-bytes", serve.max_frame_bytes,
-                 "One control message after the hello (before it: 4096)")
-      ->capture_default_str()->check(unsigned_in(4096, 1ULL << 30))->group(limits);
-  cmd.add_option("--hello-timeout", serve.hello_timeout,
-                 "How long a new connection has to send its hello")
-      ->capture_default_str()->group(limits);
-  cmd.add_option("--header-timeout", serve.header_timeout,
-                 "How long a data connection has to send its header (10ms..5min)")
-      ->capture_default_str()->group(limits);
+  add_duration_option(cmd, "--max-run", serve.max_run, "Timed steps of one run, summed (at least 1s)",
+                      kAtLeastOneSecond)
+      ->group(limits);
+  add_duration_option(cmd, "--max-think", serve.max_think, "One think flowop (at least 1s)",
+                      kAtLeastOneSecond)
+      ->group(limits);
+  add_size_option(cmd, "--max-profile-bytes", serve.max_profile_bytes,
+                  "Size of a profile (bytes; k, m, g suffixes, e.g. 1m)", 1, 1ULL << 30)
+      ->group(limits);
+  add_size_option(cmd, "--max-io-bytes", serve.max_io_bytes, "One read or write buffer (bytes)", 1,
+                  core::kMaxIoBytes)
+      ->group(limits);
+  add_size_option(cmd, "--max-frame-bytes", serve.max_frame_bytes,
+                  "One control message after the hello (bytes; before it: 4096)", 4096, 1ULL << 30)
+      ->group(limits);
+  add_duration_option(cmd, "--hello-timeout", serve.hello_timeout,
+                      "How long a new connection has to send its hello",
+                      {std::chrono::milliseconds(1), core::kMaxDuration, ""})
+      ->group(limits);
+  add_duration_option(cmd, "--header-timeout", serve.header_timeout,
+                      "How long a data connection has to send its header (10ms..5min)",
+                      {kMinHeaderTimeout, kMaxHeaderTimeout, ""})
+      ->group(limits);
   cmd.footer("Example:\n  volley serve --listen 0.0.0.0:20000 --key-file /etc/volley/key --max-sessions 4");
 }
 
@@ -248,18 +230,6 @@ int serve_command(const ServeOptions& options) {
   const auto listen_at = parse_listen(options.listen, error);
   if (!listen_at) {
     std::cerr << "volley serve: " << error << "\n";
-    return core::to_int(core::ExitCode::kBadInput);
-  }
-  const auto max_run = serve_duration("--max-run", options.max_run);
-  const auto max_think = serve_duration("--max-think", options.max_think);
-  const auto hello_timeout = serve_duration("--hello-timeout", options.hello_timeout);
-  const auto header_timeout = serve_duration("--header-timeout", options.header_timeout);
-  if (!max_run || !max_think || !hello_timeout || !header_timeout) {
-    return core::to_int(core::ExitCode::kBadInput);
-  }
-  if (*header_timeout < kMinHeaderTimeout || *header_timeout > kMaxHeaderTimeout) {
-    std::cerr << fmt::format("volley serve: --header-timeout '{}': must be between 10ms and 5min\n",
-                             options.header_timeout);
     return core::to_int(core::ExitCode::kBadInput);
   }
   std::optional<control::Secret> key;
@@ -294,13 +264,13 @@ int serve_command(const ServeOptions& options) {
   settings.limits.max_strands = options.max_strands;
   settings.limits.max_connections = options.max_connections;
   settings.limits.max_workers = options.max_workers;
-  settings.limits.max_run = std::chrono::duration_cast<std::chrono::seconds>(*max_run);
-  settings.limits.max_think = std::chrono::duration_cast<std::chrono::seconds>(*max_think);
+  settings.limits.max_run = std::chrono::duration_cast<std::chrono::seconds>(options.max_run);
+  settings.limits.max_think = std::chrono::duration_cast<std::chrono::seconds>(options.max_think);
   settings.limits.max_profile_bytes = options.max_profile_bytes;
   settings.limits.max_io_bytes = options.max_io_bytes;
-  settings.limits.max_frame_bytes = options.max_frame_bytes;
-  settings.limits.hello_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(*hello_timeout);
-  settings.limits.header_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(*header_timeout);
+  settings.limits.max_frame_bytes = static_cast<std::uint32_t>(options.max_frame_bytes);  // <= 1 GiB
+  settings.limits.hello_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(options.hello_timeout);
+  settings.limits.header_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(options.header_timeout);
   settings.key = std::move(key);
   settings.processes = options.processes;
   if (!options.quiet) {

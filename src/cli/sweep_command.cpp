@@ -92,12 +92,6 @@ int sweep_command(const SweepOptions& options) {
     return bad_input(fmt::format("--set {0}= and --vary {0}= both give '{0}' a value", vary.name));
   }
   if (options.local && bindings->count("h") == 0) (*bindings)["h"] = "127.0.0.1";
-  const auto connect_timeout = core::parse_duration(options.connect_timeout);
-  if (!connect_timeout.value || connect_timeout.value->count() <= 0) {
-    return bad_input("--connect-timeout: " + (connect_timeout.error.empty()
-                                                  ? std::string("must be more than 0")
-                                                  : connect_timeout.error));
-  }
   for (const auto* path : {&options.json, &options.html}) {
     if (path->empty() || *path == "-") continue;
     std::ofstream probe(*path, std::ios::app);
@@ -192,7 +186,7 @@ int sweep_command(const SweepOptions& options) {
       request.workers = default_workers(options.workers);
       request.slave_workers = options.slave_workers;
       request.connect_timeout =
-          std::chrono::duration_cast<std::chrono::milliseconds>(*connect_timeout.value);
+          std::chrono::duration_cast<std::chrono::milliseconds>(options.connect_timeout);
       request.allow_empty = options.allow_empty;
       request.key = options.local ? std::optional<control::Secret>(local.key()) : key;
       report::RunReport result = run_once(request);

@@ -2,6 +2,7 @@
 // themselves are in sweep_command.cpp and compare_command.cpp.
 #include "volley/cli/commands.hpp"
 #include "volley/core/exit_code.hpp"
+#include "volley/core/limits.hpp"
 
 namespace volley::cli {
 
@@ -26,16 +27,22 @@ void add_sweep_and_compare(CLI::App& app, SweepCompareOptions& options) {
                   "Start one slave of our own on loopback for the whole sweep; sets h=127.0.0.1 "
                   "unless --set h= is given");
   add_key_file_option(*sweep, s.key_file);
-  sweep->add_option("-P,--port", s.port, "Control port of the slaves")->capture_default_str();
+  sweep->add_option("-P,--port", s.port, "Control port of the slaves (1..65535)")
+      ->capture_default_str()
+      ->check(unsigned_in(1, 65535));
   sweep->add_option("-n,--repeat", s.repeat, "Runs per value (2 or more give confidence intervals)")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{1}, std::size_t{1000}));
-  sweep->add_option("--workers", s.workers, "Worker threads on the master (default: one per core)");
-  sweep->add_option("--slave-workers", s.slave_workers, "Worker threads each slave uses");
-  sweep->add_option("--seed", s.seed, "Seed for random sizes and file picks")
-      ->capture_default_str();
-  sweep->add_option("--connect-timeout", s.connect_timeout, "How long to wait for a slave")
-      ->capture_default_str();
+  sweep->add_option("--workers", s.workers,
+                    "Worker threads on the master (default: one per core; at most 1024)")
+      ->check(unsigned_in(0, core::kMaxWorkers));
+  sweep->add_option("--slave-workers", s.slave_workers, "Worker threads each slave uses (at most 1024)")
+      ->check(unsigned_in(0, core::kMaxWorkers));
+  sweep->add_option("--seed", s.seed, "Seed for random sizes and file picks (0..2^64-1)")
+      ->capture_default_str()
+      ->check(unsigned_in(0, UINT64_MAX));
+  add_duration_option(*sweep, "--connect-timeout", s.connect_timeout, "How long to wait for a slave",
+                      {std::chrono::milliseconds(1), core::kMaxDuration, ""});
   sweep->add_option("--json", s.json, "Write the sweep document (every run) to FILE (- for stdout)")
       ->type_name("FILE");
   sweep->add_option("--html", s.html, "Write an HTML report with charts to FILE")

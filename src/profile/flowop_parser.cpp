@@ -7,7 +7,7 @@
 
 #include "flowop_draft.hpp"
 #include "option_table.hpp"
-#include "suggest.hpp"
+#include "volley/core/suggest.hpp"
 
 namespace volley::profile::detail {
 namespace {
@@ -58,8 +58,8 @@ void read_option(ParseContext& ctx, FlowopDraft& draft, const Expansion& options
       ctx.error(key_offset, fmt::format("option '{}' is not supported yet", raw_key));
     } else {
       ctx.error(key_offset,
-                fmt::format("unknown option '{}'{}", raw_key, did_you_mean(key, option_names())));
-      const std::string guess = closest(key, option_names());
+                fmt::format("unknown option '{}'{}", raw_key, core::did_you_mean(key, option_names())));
+      const std::string guess = core::closest(key, option_names());
       if (!guess.empty()) draft.suggested.insert(guess);
     }
     return;

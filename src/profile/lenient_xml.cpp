@@ -6,7 +6,8 @@
 #include <array>
 #include <cctype>
 
-#include "suggest.hpp"
+#include "volley/core/suggest.hpp"
+
 
 namespace volley::profile::detail {
 namespace {
@@ -160,7 +161,7 @@ Mismatch explain_mismatch(std::string_view text, std::size_t error_offset) {
     const auto deeper = std::find_if(open.rbegin(), open.rend(),
                                      [&](const OpenTag& t) { return t.name == name; });
     if (deeper == open.rend()) {
-      const std::string guess = closest(top.name, kElements);
+      const std::string guess = core::closest(top.name, kElements);
       if (!guess.empty() && guess == name && top.name != name) {
         return {Mismatch::Kind::kMisspelt,
                 fmt::format("<{}> (line {}) is closed by </{}>: did you mean <{}>?", top.name,
@@ -178,6 +179,99 @@ Mismatch explain_mismatch(std::string_view text, std::size_t error_offset) {
             start, tag_end};
   }
   return {};
+}
+
+std::optional<EarlyEnd> explain_early_end(std::string_view text) {
+  std::vector<OpenTag> open;
+  std::string cut;           // what was cut off inside a tag or markup, as a phrase
+  std::size_t cut_at = 0;
+  std::size_t tail = 0;      // where the last complete construct starts
+  std::size_t i = 0;
+  while (i < text.size() && cut.empty()) {
+    if (text[i] != '<') {
+      ++i;
+      continue;
+    }
+    const std::size_t start = i;
+    if (const std::size_t end = skip_markup(text, i); end != i) {
+      const std::string_view rest = text.substr(i);
+      const std::string_view close = rest.starts_with("<!--")        ? "-->"
+                                     : rest.starts_with("<?")        ? "?>"
+                                     : rest.starts_with("<![CDATA[") ? "]]>"
+                                                                     : ">";
+      if (end == text.size() && !text.ends_with(close)) {
+        cut = rest.starts_with("<!--")        ? "the comment"
+              : rest.starts_with("<?")        ? "the processing instruction"
+              : rest.starts_with("<![CDATA[") ? "the CDATA section"
+                                              : "the declaration";
+        cut_at = start;
+        break;
+      }
+      tail = start;
+      i = end;
+      continue;
+    }
+    const bool closing = i + 1 < text.size() && text[i + 1] == '/';
+    const std::size_t name_begin = start + (closing ? 2 : 1);
+    std::size_t name_end = name_begin;
+    while (name_end < text.size() && !is_space(text[name_end]) && text[name_end] != '>' &&
+           text[name_end] != '/') {
+      ++name_end;
+    }
+    const std::string name = lower(text.substr(name_begin, name_end - name_begin));
+    const std::string tag = fmt::format("<{}{}>", closing ? "/" : "", name);
+    // The end of the tag, stepping over quoted values; a value or a tag the file cuts is named.
+    std::size_t end = name_end;
+    while (end < text.size() && text[end] != '>') {
+      if (text[end] == '"' || text[end] == '\'') {
+        const std::size_t close = text.find(text[end], end + 1);
+        if (close == std::string_view::npos) {
+          // The attribute's name is the word before the '=' before the quote.
+          std::size_t k = end;
+          while (k > name_end && (is_space(text[k - 1]) || text[k - 1] == '=')) --k;
+          std::size_t b = k;
+          while (b > name_end && !is_space(text[b - 1])) --b;
+          cut = fmt::format("the value of '{}' in {}", text.substr(b, k - b), tag);
+          break;
+        }
+        end = close;
+      }
+      ++end;
+    }
+    if (cut.empty() && end >= text.size()) cut = fmt::format("the tag {}", tag);
+    if (!cut.empty()) {
+      cut_at = start;
+      break;
+    }
+    tail = start;
+    i = end + 1;
+    if (closing) {
+      if (open.empty() || open.back().name != name) return std::nullopt;  // a mismatch, not an end
+      open.pop_back();
+    } else if (text[end - 1] != '/') {
+      open.push_back({name, start});
+    }
+  }
+  if (cut.empty() && open.empty()) return std::nullopt;
+  // Innermost first: what was cut, then each element still open.
+  std::vector<std::string> items;
+  std::vector<std::size_t> lines;
+  if (!cut.empty()) {
+    items.push_back(cut);
+    lines.push_back(line_of(text, cut_at));
+  }
+  for (auto it = open.rbegin(); it != open.rend(); ++it) {
+    items.push_back(fmt::format("<{}>", it->name));
+    lines.push_back(line_of(text, it->offset));
+  }
+  std::string message = fmt::format("the file ended early: {} (opened at line {}) is not closed",
+                                    items.front(), lines.front());
+  for (std::size_t k = 1; k < items.size(); ++k) {
+    if (k == 1) message += items.size() == 2 ? "; nor is " : "; nor are ";
+    else message += k + 1 == items.size() ? " and " : ", ";
+    message += fmt::format("{} (line {})", items[k], lines[k]);
+  }
+  return EarlyEnd{std::move(message), cut.empty() ? tail : cut_at};
 }
 
 }  // namespace volley::profile::detail

@@ -7,6 +7,7 @@
 // pugixml finds any other mismatched end tag, the tag stack names the likely cause (a misspelt
 // `<goup>`, a missing `</transaction>`).
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,5 +41,19 @@ struct Mismatch {
 /// tag (no such element open), a misspelt start tag (`<goup>` closed by `</group>`), or a missing
 /// end tag (`</group>` while `<transaction>` is open).
 [[nodiscard]] Mismatch explain_mismatch(std::string_view text, std::size_t error_offset);
+
+/// What is still open where a file ends: the file was cut off, or lacks its closing tags.
+struct EarlyEnd {
+  std::string message;    ///< "the file ended early: <profile> (opened at line 8) is not closed"
+  /// Where the end of the file starts to matter: the last complete tag, or what was cut off.
+  /// pugixml's error there or later is this; before it, another problem.
+  std::size_t tail = 0;
+};
+
+/// Reads the tag stack of `text` to its end. When the nesting is right up to there but something
+/// is left open (an element, or a tag, quoted value or comment cut off), says what, innermost
+/// first, with the line each was opened on; nullopt when nothing is open or the nesting is wrong
+/// before the end (explain_mismatch() tells that).
+[[nodiscard]] std::optional<EarlyEnd> explain_early_end(std::string_view text);
 
 }  // namespace volley::profile::detail

@@ -10,10 +10,10 @@
 #include <cctype>
 #include <cstdint>
 
-#include "suggest.hpp"
 #include "volley/core/host_port.hpp"
 #include "volley/core/limits.hpp"
 #include "volley/core/units.hpp"
+#include "volley/core/suggest.hpp"
 
 namespace volley::profile::detail {
 namespace {
@@ -185,7 +185,7 @@ void apply_protocol(const LocatedText& v, FlowopDraft& d, ParseContext& ctx) {
       return;
     }
   }
-  ctx.error(where(v), fmt::format("unknown protocol '{}'{}", v.text, did_you_mean(p, kKnown)));
+  ctx.error(where(v), fmt::format("unknown protocol '{}'{}", v.text, core::did_you_mean(p, kKnown)));
 }
 
 void apply_port(const LocatedText& v, FlowopDraft& d, ParseContext& ctx) {

@@ -14,10 +14,10 @@
 #include "flowop_parser.hpp"
 #include "lenient_xml.hpp"
 #include "parse_context.hpp"
-#include "suggest.hpp"
 #include "tag_scanner.hpp"
 #include "validate_group.hpp"
 #include "volley/core/units.hpp"
+#include "volley/core/suggest.hpp"
 
 namespace volley::profile {
 namespace {
@@ -72,7 +72,7 @@ Attributes read_attributes(ParseContext& ctx, pugi::xml_node node, std::string_v
     const std::string key = lower(name);
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
       ctx.error(at, fmt::format("unknown attribute '{}' on <{}>{}", name, element,
-                                detail::did_you_mean(key, allowed)));
+                                core::did_you_mean(key, allowed)));
       continue;
     }
     if (auto it = out.find(key); it != out.end()) {
@@ -105,7 +105,7 @@ std::vector<pugi::xml_node> children(ParseContext& ctx, pugi::xml_node parent,
         out.push_back(node);
       } else {
         const std::array<std::string_view, 1> expected{child};
-        const std::string hint = detail::closest(name, expected).empty()
+        const std::string hint = core::closest(name, expected).empty()
                                      ? fmt::format("; expected <{}>", child)
                                      : fmt::format("; did you mean <{}>?", child);
         ctx.error(element_offset(node), fmt::format("unexpected element <{}> inside <{}>{}",
@@ -152,7 +152,7 @@ std::optional<Flowop> parse_flowop_element(ParseContext& ctx, pugi::xml_node nod
   if (!kind) {
     // The type is the flowop's identity: point at the element, as for any other bad element.
     ctx.error(at, fmt::format("unknown flowop type '{}'{}", type->value.text.text,
-                              detail::did_you_mean(name, detail::flowop_names())));
+                              core::did_you_mean(name, detail::flowop_names())));
     return std::nullopt;
   }
   const Attribute* options = find(attrs, "options");
@@ -280,7 +280,7 @@ void parse_root(ParseContext& ctx, const pugi::xml_document& doc, Profile& profi
   profile.location = ctx.at(element_offset(root));
   if (root_name != "profile") {
     const std::array<std::string_view, 1> expected{"profile"};
-    const std::string hint = detail::closest(root_name, expected).empty()
+    const std::string hint = core::closest(root_name, expected).empty()
                                  ? std::string("; expected <profile>")
                                  : std::string("; did you mean <profile>?");
     ctx.error(element_offset(root), fmt::format("the root element is <{}>{}", root.name(), hint));
@@ -305,6 +305,14 @@ std::string xml_error_message(const pugi::xml_parse_result& result) {
     description[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(description[0])));
   }
   return fmt::format("malformed XML: {}", description);
+}
+
+/// Why the file ends with something open, when pugixml's error lies in that unfinished tail
+/// (and not at an earlier, other problem).
+std::optional<detail::EarlyEnd> early_end(std::string_view text, std::size_t error_at) {
+  auto end = detail::explain_early_end(text);
+  if (!end || error_at < end->tail) return std::nullopt;
+  return end;
 }
 
 /// Orders diagnostics by place in the file; a note stays right after the item it belongs to.
@@ -358,11 +366,19 @@ ParseResult parse_profile(std::string_view text, const std::string& filename,
     std::fill(quoted.text.begin() + static_cast<std::ptrdiff_t>(mismatch.begin),
               quoted.text.begin() + static_cast<std::ptrdiff_t>(mismatch.end), ' ');
   }
-  if (xml.status == pugi::status_no_document_element) {
-    // Nothing to point at: an empty file or one with only comments.
+  const std::size_t last = quoted.text.find_last_not_of(" \t\r\n");
+  const auto at = static_cast<std::size_t>(std::max<std::ptrdiff_t>(xml.offset, 0));
+  const auto ended_early = xml ? std::nullopt : early_end(quoted.text, at);
+  if (last == std::string::npos) {
+    // Nothing but blanks: the file was cut before its first tag.
+    ctx.error(0, "the file is empty; expected <profile>");
+  } else if (xml.status == pugi::status_no_document_element) {
+    // Nothing to point at: a file with only comments.
     ctx.diagnostics.error(SourceLocation{filename, 0, 0}, xml_error_message(xml));
+  } else if (ended_early) {
+    // Cut off, or missing its closing tags: said where the file ends, with what is open.
+    ctx.error(last + 1, ended_early->message);
   } else if (!xml) {
-    const auto at = static_cast<std::size_t>(std::max<std::ptrdiff_t>(xml.offset, 0));
     const bool explained = xml.status == pugi::status_end_element_mismatch &&
                            mismatch.kind != detail::Mismatch::Kind::kUnknown;
     ctx.error(at, explained ? fmt::format("malformed XML: {}", mismatch.message)

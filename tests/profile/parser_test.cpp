@@ -309,3 +309,93 @@ TEST(ParserRanges, StrandsAndSizesBeyondTheirLimitsAreLocatedErrors) {
 
 }  // namespace
 }  // namespace volley::profile
+
+namespace volley::profile {
+namespace {
+
+/// The errors of `text`.
+std::vector<core::Diagnostic> errors_of(const std::string& text) {
+  std::vector<core::Diagnostic> out;
+  const ParseResult result = parse_profile(text, "cut.xml", testing::default_variables());
+  for (const auto& d : result.diagnostics.items()) {
+    if (d.severity == core::Severity::kError) out.push_back(d);
+  }
+  return out;
+}
+
+// A file cut off or missing its closing tags says so where it ends, naming what is still open
+// and the line it was opened on, innermost first.
+TEST(ParserEarlyEnd, AfterAnOpeningTag) {
+  const auto errors = errors_of("<profile name=\"p\">\n  <group nthreads=\"1\">\n    <transaction>\n");
+  ASSERT_EQ(errors.size(), 1U);
+  EXPECT_EQ(errors[0].message,
+            "the file ended early: <transaction> (opened at line 3) is not closed; nor are "
+            "<group> (line 2) and <profile> (line 1)");
+  EXPECT_EQ(errors[0].location.line, 3U);
+  EXPECT_EQ(errors[0].location.column, 18U);  // just past the last tag
+}
+
+TEST(ParserEarlyEnd, MissingOnlyTheLastClosingTag) {
+  const auto errors = errors_of(std::string(kPingPong).substr(0, std::string(kPingPong).rfind("</profile>")));
+  ASSERT_EQ(errors.size(), 1U);
+  EXPECT_EQ(errors[0].message.rfind("the file ended early: <profile> (opened at line ", 0), 0U)
+      << errors[0].message;
+  EXPECT_EQ(errors[0].message.find("nor"), std::string::npos) << errors[0].message;
+}
+
+TEST(ParserEarlyEnd, MidTagAndMidAttribute) {
+  const std::string head = "<profile>\n<group>\n<transaction>\n";
+  const auto mid_tag = errors_of(head + "<flowop type=\"read\"");
+  ASSERT_EQ(mid_tag.size(), 1U);
+  EXPECT_EQ(mid_tag[0].message,
+            "the file ended early: the tag <flowop> (opened at line 4) is not closed; nor are "
+            "<transaction> (line 3), <group> (line 2) and <profile> (line 1)");
+  EXPECT_EQ(mid_tag[0].location.line, 4U);
+  EXPECT_EQ(mid_tag[0].location.column, 20U);
+
+  const auto mid_attribute = errors_of(head + "<flowop type=\"read\" options=\"size=6");
+  ASSERT_EQ(mid_attribute.size(), 1U);
+  EXPECT_EQ(mid_attribute[0].message,
+            "the file ended early: the value of 'options' in <flowop> (opened at line 4) is not "
+            "closed; nor are <transaction> (line 3), <group> (line 2) and <profile> (line 1)");
+
+  const auto mid_comment = errors_of("<?xml version=\"1.0\"?>\n<!-- a comment\n");
+  ASSERT_EQ(mid_comment.size(), 1U);
+  EXPECT_EQ(mid_comment[0].message,
+            "the file ended early: the comment (opened at line 2) is not closed");
+}
+
+TEST(ParserEarlyEnd, EmptyFile) {
+  for (const std::string text : {"", "\n", "  \n\t\n"}) {
+    const auto errors = errors_of(text);
+    ASSERT_EQ(errors.size(), 1U);
+    EXPECT_EQ(errors[0].message, "the file is empty; expected <profile>");
+    EXPECT_EQ(errors[0].location.line, 1U);
+    EXPECT_EQ(errors[0].location.column, 1U);
+  }
+}
+
+// Every prefix of a valid profile is a truncated file: each gets one error that says the file
+// ended early (or that there is nothing yet), never pugixml's "start-end tags mismatch".
+TEST(ParserEarlyEnd, EveryPrefixOfAProfile) {
+  const std::string whole(kPingPong);
+  const std::size_t complete = whole.find_last_not_of(" \t\r\n") + 1;
+  for (std::size_t n = 0; n < complete; ++n) {
+    const auto errors = errors_of(whole.substr(0, n));
+    ASSERT_EQ(errors.size(), 1U) << "cut at " << n;
+    const std::string& m = errors[0].message;
+    const bool said = m.rfind("the file ended early: ", 0) == 0 || m.rfind("the file is empty", 0) == 0 ||
+                      m.rfind("the file has no root element", 0) == 0;
+    EXPECT_TRUE(said) << "cut at " << n << ": " << m;
+  }
+}
+
+// A wrong nesting before the end is still told as one: the end of the file is not blamed.
+TEST(ParserEarlyEnd, AMismatchBeforeTheEndIsNotAnEarlyEnd) {
+  const auto errors = errors_of("<profile>\n<goup>\n<transaction>\n</transaction>\n</group>\n");
+  ASSERT_FALSE(errors.empty());
+  EXPECT_NE(errors[0].message.find("did you mean <group>?"), std::string::npos) << errors[0].message;
+}
+
+}  // namespace
+}  // namespace volley::profile

@@ -2,6 +2,7 @@
 // One function per subcommand; each returns the process exit status (core::ExitCode).
 #include <CLI/CLI.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -9,6 +10,7 @@
 #include <vector>
 #include <ostream>
 
+#include "volley/cli/option_types.hpp"
 #include "volley/cli/options.hpp"
 #include "volley/report/run_report.hpp"
 
@@ -18,8 +20,6 @@ int run_command(const RunOptions& options, int argc, char** argv);
 int serve_command(const ServeOptions& options);
 /// Declares `volley serve`'s options (its listen address, key and limits) on `serve_cmd`.
 void add_serve_options(CLI::App& serve_cmd, ServeOptions& options);
-/// A CLI11 check: a plain unsigned integer in [lo, hi] (no sign, so "-1" never wraps around).
-CLI::Validator unsigned_in(std::uint64_t lo, std::uint64_t hi);
 /// Declares a master's --key-file on `cmd` (run, sweep).
 void add_key_file_option(CLI::App& cmd, std::string& key_file);
 int check_command(const CheckOptions& options);
@@ -40,7 +40,7 @@ struct SweepOptions {
   std::size_t workers = 0;             ///< --workers: 0 = one per core
   std::size_t slave_workers = 0;
   std::uint64_t seed = 1;
-  std::string connect_timeout = "5s";
+  std::chrono::nanoseconds connect_timeout = std::chrono::seconds(5);
   std::string json;                    ///< --json FILE ("-" = stdout)
   std::string html;                    ///< --html FILE
   bool quiet = false;                  ///< -q: no progress line

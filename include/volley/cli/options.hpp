@@ -1,9 +1,10 @@
 #pragma once
 // Every command-line setting, with its default. CLI11 declarations in cli/ fill these; nothing
-// else reads argv.
+// else reads argv. Durations and sizes arrive checked and typed (cli/option_types.hpp).
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,19 +20,21 @@ struct RunOptions {
   std::size_t slave_workers = 0;              ///< --slave-workers: 0 = the slave's default
   std::uint32_t processes = 0;                ///< --processes: per side, 0 = decide (nprocs)
   std::uint64_t seed = 1;                     ///< --seed: random sizes and file picks
-  std::string interval = "1s";                ///< -i: interval of the time series
+  std::chrono::nanoseconds interval = std::chrono::seconds(1);  ///< -i: the time series' step
   std::string json;                           ///< --json FILE ("-" = stdout)
   std::string csv;                            ///< --csv FILE
   std::string latency_log;                    ///< --latency-log FILE
-  std::string connect_timeout = "5s";         ///< --connect-timeout
-  std::string step_grace = "10s";             ///< --step-grace: a slave's time to end a step
-  std::string link_timeout = "2500ms";        ///< --link-timeout: slave silence while steps run
+  std::chrono::nanoseconds connect_timeout = std::chrono::seconds(5);  ///< --connect-timeout
+  /// --step-grace: a slave's time to end a step
+  std::chrono::nanoseconds step_grace = std::chrono::seconds(10);
+  /// --link-timeout: slave silence while steps run
+  std::chrono::nanoseconds link_timeout = std::chrono::milliseconds(2500);
   bool allow_empty = false;                   ///< --allow-empty: empty steps/groups are ok
   bool strict = false;                        ///< --strict: warnings are errors
   bool quiet = false;                         ///< --quiet: no live lines, only the final report
   bool no_latency = false;                    ///< --no-latency: skip latency recording
   std::string start_at;                       ///< --start-at TIME: when the timed steps start
-  std::string max_duration;                   ///< --max-duration T: cap every duration= at T
+  std::optional<std::chrono::nanoseconds> max_duration;  ///< --max-duration T: cap every duration=
   std::string uperf_output;                   ///< --uperf-output: uperf's statistics letters
   std::string key_file;                       ///< --key-file (or VOLLEY_KEY_FILE)
 };
@@ -48,18 +51,18 @@ struct ServeOptions {
   std::string key_file;                  ///< --key-file (or VOLLEY_KEY_FILE): the pre-shared key
   int key_fd = -1;                       ///< --key-fd (for --local): read the key from here
   bool insecure = false;                 ///< --insecure: no key on a non-loopback address
-  // Limits (control::SlaveLimits holds the defaults; the strings are durations like "24h").
+  // Limits (control::SlaveLimits holds the defaults).
   std::size_t max_sessions = 16;
   std::uint64_t max_strands = 100000;
   std::uint64_t max_connections = 100000;
   std::uint64_t max_workers = 1024;
-  std::string max_run = "24h";
-  std::string max_think = "1h";
+  std::chrono::nanoseconds max_run = std::chrono::hours(24);
+  std::chrono::nanoseconds max_think = std::chrono::hours(1);
   std::uint64_t max_profile_bytes = 1U << 20;
   std::uint64_t max_io_bytes = 1U << 30;
-  std::uint32_t max_frame_bytes = 16U << 20;
-  std::string hello_timeout = "5s";
-  std::string header_timeout = "5s";     ///< --header-timeout: a data connection's header
+  std::uint64_t max_frame_bytes = 16U << 20;
+  std::chrono::nanoseconds hello_timeout = std::chrono::seconds(5);
+  std::chrono::nanoseconds header_timeout = std::chrono::seconds(5);  ///< a data connection's header
 };
 
 /// `volley check` and `volley dump`.

@@ -1,4 +1,4 @@
-#include "suggest.hpp"
+#include "volley/core/suggest.hpp"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 #include <cctype>
 #include <vector>
 
-namespace volley::profile::detail {
+namespace volley::core {
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
   auto low = [](char c) { return std::tolower(static_cast<unsigned char>(c)); };
@@ -57,4 +57,4 @@ std::string did_you_mean(std::string_view word, std::span<const std::string_view
   return best.empty() ? std::string() : fmt::format("; did you mean '{}'?", best);
 }
 
-}  // namespace volley::profile::detail
+}  // namespace volley::core

@@ -1,10 +1,11 @@
 #pragma once
-// Internal: "did you mean" for names the user mistyped.
+// "Did you mean" for names the user mistyped: flowops, options and elements in a profile, and
+// options and commands on the command line. Pure functions, any thread.
 #include <span>
 #include <string>
 #include <string_view>
 
-namespace volley::profile::detail {
+namespace volley::core {
 
 /// Edit distance with adjacent transpositions counted as one edit ("wirte" -> "write" is 1),
 /// case-insensitive.
@@ -16,4 +17,4 @@ std::string closest(std::string_view word, std::span<const std::string_view> can
 /// "; did you mean 'X'?" for the closest candidate, or "" when none is close.
 std::string did_you_mean(std::string_view word, std::span<const std::string_view> candidates);
 
-}  // namespace volley::profile::detail
+}  // namespace volley::core
