@@ -270,3 +270,70 @@ TEST(DataListenerLog, EachClosedConnectionIsOneLineWithItsPeerAndTheReason) {
 
 }  // namespace
 }  // namespace volley::transport
+
+namespace volley::transport {
+namespace {
+
+// Header reads in flight are shared out by source address: one address's silent connections
+// beyond its share are closed at once, a full listener makes room by closing the oldest of the
+// address that holds the most, and a connection still owing its header is never "queued" (no
+// sign of work on its way): so strangers cannot keep a peer from another address out, nor look
+// like activity.
+TEST(DataListenerLimits, SilentConnectionsFromOneAddressCannotKeepAnotherAddressOut) {
+  asio::io_context context;
+  std::vector<std::string> lines;
+  std::size_t routed = 0;
+  DataListener listener(
+      context, kToken, [&](const ConnectionHeader&, tcp::socket) { ++routed; },
+      std::chrono::seconds(30), [&](const std::string& line) { lines.push_back(line); },
+      SourceQuota::Limits{2, 4});
+  ASSERT_EQ(listener.open(kLoopback, 0, std::nullopt), "");
+  listener.start();
+  auto run_until = [&](const auto& done) {
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (!done() && std::chrono::steady_clock::now() < give_up) {
+      context.run_for(std::chrono::milliseconds(5));
+    }
+    return done();
+  };
+  std::vector<tcp::socket> held;
+  auto connect_from = [&](const char* source) -> tcp::socket& {
+    held.emplace_back(context);
+    held.back().open(tcp::v4());
+    held.back().bind(tcp::endpoint(asio::ip::make_address(source), 0));
+    held.back().connect(tcp::endpoint(kLoopback, listener.port()));
+    return held.back();
+  };
+  connect_from("127.0.0.2");
+  connect_from("127.0.0.2");
+  ASSERT_TRUE(run_until([&] { return listener.pending() == 2; }));
+  EXPECT_EQ(listener.queued(), 0U) << "a connection owing its header is not work on its way";
+  connect_from("127.0.0.2");  // beyond its address's share: closed at once
+  ASSERT_TRUE(run_until([&] { return lines.size() == 1; }));
+  EXPECT_NE(lines[0].find("127.0.0.2"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find("2 connections from its address already wait for their header"),
+            std::string::npos) << lines[0];
+  connect_from("127.0.0.3");
+  connect_from("127.0.0.3");
+  ASSERT_TRUE(run_until([&] { return listener.pending() == 4; }));  // full
+  // A peer from a third address with its header: it takes the oldest stranger's place.
+  auto& peer = connect_from("127.0.0.1");
+  asio::write(peer, asio::buffer(encode(ConnectionHeader{kToken, 0, 0, 0})));
+  ASSERT_TRUE(run_until([&] { return routed == 1 && lines.size() == 2; }));
+  EXPECT_NE(lines[1].find("data connection from 127.0.0.2:" +
+                          std::to_string(held[0].local_endpoint().port()) + " closed: closed to make room"),
+            std::string::npos) << lines[1];
+  std::array<char, 1> byte{};
+  boost::system::error_code ec;
+  held[0].read_some(asio::buffer(byte), ec);
+  EXPECT_TRUE(ec == asio::error::eof || ec == asio::error::connection_reset) << ec.message();
+  // The rest are told when the listener closes: every stranger's connection is counted.
+  listener.close();
+  EXPECT_EQ(lines.size(), 5U);
+  EXPECT_EQ(listener.rejected(), 5U);
+  EXPECT_NE(lines.back().find("the run ended before its header came"), std::string::npos)
+      << lines.back();
+}
+
+}  // namespace
+}  // namespace volley::transport

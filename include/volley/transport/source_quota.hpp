@@ -1,0 +1,56 @@
+#pragma once
+// A share per source address of the connections a stranger can hold without a key: data
+// connections still owing their header, control connections still owing their hello. One
+// address (an IPv4 address, or an IPv6 /64, which one host usually has whole) holds at most
+// `per_source`; when all `total` are taken, a newcomer takes the place of the oldest connection
+// of the address that holds the most, if that address holds more than the newcomer's. So a
+// flood from one address, or from a few, cannot keep out a peer from another.
+// Thread: one (the owner's).
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+
+#include <boost/asio/ip/address.hpp>
+
+namespace volley::transport {
+
+class SourceQuota {
+ public:
+  struct Limits {
+    std::size_t per_source;
+    std::size_t total;
+  };
+  enum class Verdict {
+    kAdmitted,       ///< counted
+    kEvicting,       ///< counted, in place of `evict` (already forgotten): the caller closes it
+    kSourceFull,     ///< not counted: its address holds `per_source` already
+    kFull,           ///< not counted: all taken, and no address holds more than the newcomer's
+  };
+  struct Decision {
+    Verdict verdict;
+    std::uint64_t evict = 0;  ///< with kEvicting: the connection to close
+  };
+
+  explicit SourceQuota(Limits limits) : limits_(limits) {}
+
+  /// Decides for a new connection `id` (unique, increasing: older connections have smaller
+  /// ids) from `source`, and counts it unless refused.
+  Decision admit(std::uint64_t id, const boost::asio::ip::address& source);
+  /// The connection is gone (or no longer a stranger's); unknown ids are ignored.
+  void forget(std::uint64_t id);
+  [[nodiscard]] std::size_t size() const { return source_of_.size(); }
+  [[nodiscard]] std::size_t held_by(const boost::asio::ip::address& source) const;
+  [[nodiscard]] const Limits& limits() const { return limits_; }
+
+  /// The key connections of one address are counted under (IPv4-mapped taken as IPv4).
+  static std::string key(const boost::asio::ip::address& source);
+
+ private:
+  Limits limits_;
+  std::map<std::string, std::set<std::uint64_t>> by_source_;
+  std::map<std::uint64_t, std::string> source_of_;
+};
+
+}  // namespace volley::transport
