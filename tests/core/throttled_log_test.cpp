@@ -59,3 +59,33 @@ TEST(ThrottledLog, ThreadsAddingAtOnceLoseNoCount) {
 
 }  // namespace
 }  // namespace volley::core
+
+namespace volley::core {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = ThrottledLog::Clock;
+
+// A timer's flush_due() says what was left out once a second has passed since the last line,
+// not before, and counts as that second's line; total() counts every event.
+TEST(ThrottledLog, FlushDueWaitsForTheIntervalAndCountsAsItsLine) {
+  std::vector<std::string> lines;
+  ThrottledLog log([&](const std::string& l) { lines.push_back(l); }, 1s, "refusals");
+  const Clock::time_point t0{};
+  EXPECT_FALSE(log.flush_due(t0));  // nothing left out
+  EXPECT_FALSE(log.add("r0", t0));
+  EXPECT_TRUE(log.add("r1", t0 + 100ms));
+  EXPECT_TRUE(log.add("r2", t0 + 200ms));
+  EXPECT_TRUE(log.flush_due(t0 + 900ms));  // too early: still left out
+  EXPECT_EQ(lines.size(), 1U);
+  EXPECT_FALSE(log.flush_due(t0 + 1s));
+  ASSERT_EQ(lines.size(), 2U);
+  EXPECT_EQ(lines[1], "2 more refusals since the last such line; the last: r2");
+  EXPECT_TRUE(log.add("r3", t0 + 1500ms)) << "the summary was this second's line";
+  EXPECT_FALSE(log.add("r4", t0 + 2s));
+  EXPECT_EQ(lines.back(), "r4 (and 1 more refusals since the last such line)");
+  EXPECT_EQ(log.total(), 5U);
+}
+
+}  // namespace
+}  // namespace volley::core
