@@ -58,7 +58,7 @@ struct ServeOptions {
   std::uint64_t max_profile_bytes = 1U << 20;
   std::uint64_t max_io_bytes = 1U << 30;
   std::uint32_t max_frame_bytes = 16U << 20;
-  std::string hello_timeout = "5s";
+  std::string hello_timeout = "2s";
   std::string header_timeout = "5s";     ///< --header-timeout: a data connection's header
 };
 
