@@ -293,15 +293,17 @@ void SlaveServer::log_refused_peer(const std::string& line) {
 
 void SlaveServer::arm_log_flush() {
   if (log_flush_armed_ || stopping_) return;
+  const auto due = refused_peers_.flush_due();
+  if (!due) return;  // logged now (or nothing left out)
   log_flush_armed_ = true;
-  log_flush_.expires_after(kRefusalLogInterval);
+  log_flush_.expires_at(*due);
   log_flush_.async_wait([this](const boost::system::error_code& ec) {
     log_flush_armed_ = false;
     if (ec) {
       refused_peers_.flush();  // shutting down: count them now
       return;
     }
-    if (refused_peers_.flush_due()) arm_log_flush();
+    arm_log_flush();
   });
 }
 

@@ -72,13 +72,13 @@ TEST(ThrottledLog, FlushDueWaitsForTheIntervalAndCountsAsItsLine) {
   std::vector<std::string> lines;
   ThrottledLog log([&](const std::string& l) { lines.push_back(l); }, 1s, "refusals");
   const Clock::time_point t0{};
-  EXPECT_FALSE(log.flush_due(t0));  // nothing left out
+  EXPECT_EQ(log.flush_due(t0), std::nullopt);  // nothing left out
   EXPECT_FALSE(log.add("r0", t0));
   EXPECT_TRUE(log.add("r1", t0 + 100ms));
   EXPECT_TRUE(log.add("r2", t0 + 200ms));
-  EXPECT_TRUE(log.flush_due(t0 + 900ms));  // too early: still left out
+  EXPECT_EQ(log.flush_due(t0 + 900ms), t0 + 1s);  // too early: when it will be time
   EXPECT_EQ(lines.size(), 1U);
-  EXPECT_FALSE(log.flush_due(t0 + 1s));
+  EXPECT_EQ(log.flush_due(t0 + 1s), std::nullopt);
   ASSERT_EQ(lines.size(), 2U);
   EXPECT_EQ(lines[1], "2 more refusals since the last such line; the last: r2");
   EXPECT_TRUE(log.add("r3", t0 + 1500ms)) << "the summary was this second's line";

@@ -365,14 +365,15 @@ TEST(Strangers, RefusalsAreLoggedAtMostOnceASecondEachCounted) {
   EXPECT_EQ(refused_messages.events, messages) << log.substr(0, 4000);
   // One line a second at most, plus the count when the session ends.
   EXPECT_LE(refused_messages.lines, static_cast<std::size_t>(seconds) + 1);
-  const auto refused_peers = account(log, std::regex("refused 127\\.0\\.0\\.2:[0-9]+: "),
-                                     "control connections refused");
-  // Every peer accounted for once its count is out (within a second of the last).
-  std::this_thread::sleep_for(1500ms);
-  const auto refused_peers_later = account(slave.serve().process().stderr_so_far(),
-                                           std::regex("refused 127\\.0\\.0\\.2:[0-9]+: "),
-                                           "control connections refused");
-  EXPECT_EQ(refused_peers_later.events, handshakes) << log.substr(0, 4000);
+  // (Serve's probe, that it listens, is a refused peer too.)
+  const std::regex peer_line("refused 127\\.0\\.0\\.[12]:[0-9]+: ");
+  const auto refused_peers = account(log, peer_line, "control connections refused");
+  // Every peer accounted for once its count is out (within a second of the last line).
+  std::this_thread::sleep_for(1200ms);
+  const auto refused_peers_later =
+      account(slave.serve().process().stderr_so_far(), peer_line, "control connections refused");
+  EXPECT_GE(refused_peers_later.events, handshakes) << log.substr(0, 4000);
+  EXPECT_LE(refused_peers_later.events, handshakes + 2) << log.substr(0, 4000);
   EXPECT_LE(refused_peers.lines, static_cast<std::size_t>(seconds) + 1);
   fault_figure("refused_messages_log_lines", std::to_string(refused_messages.lines));
   fault_figure("refused_peers_log_lines", std::to_string(refused_peers_later.lines));

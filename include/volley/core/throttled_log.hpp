@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -47,20 +48,20 @@ class ThrottledLog {
     return false;
   }
   /// Like flush(), but only once `interval` has passed since the last line went out, and it
-  /// counts as a line: a timer calls it, so that a count left out reaches the log within about
-  /// an interval even when no event follows, and still at most one line an interval. Returns
-  /// true while some are left out (call again later).
-  bool flush_due(Clock::time_point now = Clock::now()) {
+  /// counts as a line: a timer calls it, so that a count left out reaches the log within an
+  /// interval even when no event follows, and still at most one line an interval. While some
+  /// are left out and it is too early, returns when it will be time.
+  std::optional<Clock::time_point> flush_due(Clock::time_point now = Clock::now()) {
     std::string out;
     {
       std::lock_guard lock(mutex_);
-      if (left_out_ == 0) return false;
-      if (now - last_logged_ < interval_) return true;
+      if (left_out_ == 0) return std::nullopt;
+      if (now - last_logged_ < interval_) return last_logged_ + interval_;
       out = summary();
       last_logged_ = now;
     }
     if (sink_) sink_(out);
-    return false;
+    return std::nullopt;
   }
   /// Events added since construction, logged or left out.
   [[nodiscard]] std::uint64_t total() const {
