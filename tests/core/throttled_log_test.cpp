@@ -85,6 +85,10 @@ TEST(ThrottledLog, FlushDueWaitsForTheIntervalAndCountsAsItsLine) {
   EXPECT_FALSE(log.add("r4", t0 + 2s));
   EXPECT_EQ(lines.back(), "r4 (and 1 more refusals since the last such line)");
   EXPECT_EQ(log.total(), 5U);
+  // One left out: its line as it was, only later.
+  EXPECT_TRUE(log.add("r5", t0 + 2100ms));
+  EXPECT_EQ(log.flush_due(t0 + 3s), std::nullopt);
+  EXPECT_EQ(lines.back(), "r5");
 }
 
 }  // namespace

@@ -68,7 +68,8 @@ class ThrottledLog {
     std::lock_guard lock(mutex_);
     return total_;
   }
-  /// Logs how many lines were left out since the last one went out, if any, and the last of them.
+  /// Logs how many lines were left out since the last one went out, if any, and the last of them
+  /// (or just that line, when one was left out).
   void flush() {
     std::string out;
     {
@@ -80,10 +81,13 @@ class ThrottledLog {
   }
 
  private:
-  /// The line that counts those left out, which it resets. Under the lock.
+  /// The line that counts those left out, which it resets; just that line when one was (a
+  /// single refused master reads as it happened, only later). Under the lock.
   std::string summary() {
-    std::string out = fmt::format("{} more {} since the last such line; the last: {}", left_out_,
-                                  what_, last_left_out_);
+    std::string out = left_out_ == 1
+                          ? last_left_out_
+                          : fmt::format("{} more {} since the last such line; the last: {}",
+                                        left_out_, what_, last_left_out_);
     left_out_ = 0;
     last_left_out_.clear();
     return out;
