@@ -77,7 +77,9 @@ struct IntervalTaken {
 struct Tick {};
 struct Abort {};
 /// A connection still owing its hello closed to make room for a newcomer (SourceQuota).
-struct Evicted {};
+struct Evicted {
+  transport::SourceQuota::Verdict why;
+};
 struct ReaderExited {};
 struct ChildMessage {
   std::size_t child;
@@ -128,6 +130,21 @@ struct LoadedRun {
   /// so that nothing of it reaches another run's lines; shared with the listeners' callbacks.
   std::shared_ptr<core::ThrottledLog> strangers;
 };
+
+/// Why a connection still owing its hello was closed for a newcomer.
+std::string eviction_reason(const transport::SourceQuota::Limits& limits,
+                            transport::SourceQuota::Verdict why) {
+  if (why == transport::SourceQuota::Verdict::kReplacesOwnOldest) {
+    return fmt::format("no hello yet, closed to make room for a newer connection from its "
+                       "address, which held {}, the most one address may (volley serve "
+                       "--hello-timeout)",
+                       limits.per_source);
+  }
+  return fmt::format("no hello yet, closed to make room: {} connections waited for their hello, "
+                     "the most this slave holds, and its address held the most of them (volley "
+                     "serve --hello-timeout)",
+                     limits.total);
+}
 
 bool out_of_descriptors(const boost::system::error_code& ec) {
   return ec == asio::error::no_descriptors || ec == asio::error::no_buffer_space ||
@@ -318,26 +335,6 @@ void SlaveServer::log_run_strangers(const Session& s) {
                   s.who, n, n == 1 ? "" : "s"));
 }
 
-void SlaveServer::refuse_at_accept(tcp::socket socket, transport::SourceQuota::Verdict verdict) {
-  // Refused before any allocation or greeting: a short `error`, then close.
-  Channel refused(std::move(socket));
-  const auto& limits = awaiting_hello_.limits();
-  const std::string why =
-      verdict == transport::SourceQuota::Verdict::kSourceFull
-          ? fmt::format("busy: {} connections from this address already wait for their hello, "
-                        "the most one address may hold (volley serve --hello-timeout)",
-                        limits.per_source)
-          : fmt::format("busy with {} connections waiting for their hello, the most it holds "
-                        "(volley serve --hello-timeout)",
-                        limits.total);
-  log_refused_peer(fmt::format("refused {}: {}", core::printable(refused.peer()), why));
-  const std::string frame = encode_frame(message("error", {{"message", fmt::format("slave: {}", why)}}));
-  boost::system::error_code ignored;
-  refused.socket().non_blocking(true, ignored);
-  refused.socket().write_some(asio::buffer(frame), ignored);
-  refused.close();
-}
-
 asio::awaitable<void> SlaveServer::accept_loop() {
   asio::steady_timer backoff(context_);
   while (!stopping_) {
@@ -353,18 +350,14 @@ asio::awaitable<void> SlaveServer::accept_loop() {
       continue;
     }
     // Every connection owes its hello first: it takes a place (counted here, so a burst of
-    // accepts cannot overshoot), or another address's oldest, or is refused.
+    // accepts cannot overshoot), the oldest of its own address's, or of the address holding the
+    // most (a real master says hello within a round trip: it is never the oldest for long).
     const std::uint64_t id = next_session_++;
     boost::system::error_code no_peer;
     const auto decision = awaiting_hello_.admit(id, socket.remote_endpoint(no_peer).address());
-    using Verdict = transport::SourceQuota::Verdict;
-    if (decision.verdict == Verdict::kSourceFull || decision.verdict == Verdict::kFull) {
-      refuse_at_accept(std::move(socket), decision.verdict);
-      continue;
-    }
-    if (decision.verdict == Verdict::kEvicting) {
+    if (decision.verdict != transport::SourceQuota::Verdict::kAdmitted) {
       if (const auto hook = evict_hooks_.find(decision.evict); hook != evict_hooks_.end()) {
-        hook->second();
+        hook->second(decision.verdict);
       }
     }
     ++sessions_;
@@ -393,7 +386,7 @@ asio::awaitable<void> SlaveServer::serve(tcp::socket socket, std::uint64_t id) {
   s.master_address = transport::unmapped(s.channel.socket().remote_endpoint(ec).address());
   s.channel.set_max_frame_bytes(std::min(kMaxGreetingFrameBytes, settings_.limits.max_frame_bytes));
   abort_hooks_[id] = [&s] { s.events.push(Abort{}); };
-  evict_hooks_[id] = [&s] { s.events.push(Evicted{}); };
+  evict_hooks_[id] = [&s](transport::SourceQuota::Verdict why) { s.events.push(Evicted{why}); };
 
   s.reader_alive = true;
   asio::co_spawn(
@@ -508,12 +501,11 @@ asio::awaitable<void> SlaveServer::converse(Session& s) {
       s.end_reason = "slave shutting down";
       break;
     }
-    if (std::holds_alternative<Evicted>(event)) {
+    if (const auto* evicted = std::get_if<Evicted>(&event)) {
       if (s.greeted) continue;  // greeted meanwhile: it holds no place to give up
-      s.end_reason = fmt::format(
-          "closed to make room: {} connections waited for their hello, the most it holds, and "
-          "its address held the most of them (volley serve --hello-timeout)",
-          awaiting_hello_.limits().total);
+      s.end_reason = eviction_reason(awaiting_hello_.limits(), evicted->why);
+      json out = message("error", {{"message", fmt::format("slave: {}", s.end_reason)}});
+      co_await send(std::move(out));
       break;
     }
     if (std::holds_alternative<ReaderExited>(event)) {

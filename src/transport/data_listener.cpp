@@ -39,7 +39,7 @@ struct DataListener::Pending {
   tcp::endpoint peer;  // kept: a socket closed by the deadline no longer knows it
   asio::steady_timer deadline;
   /// Why the socket was closed before its read ended (the read then fails with "aborted").
-  enum class Closed { kNo, kDeadline, kEvicted };
+  enum class Closed { kNo, kDeadline, kReplacedBySameAddress, kReplaced };
   Closed closed = Closed::kNo;
   std::array<std::uint8_t, kConnectionHeaderBytes> bytes{};
 };
@@ -162,32 +162,12 @@ void DataListener::arm_deadline(const std::shared_ptr<Pending>& pending,
   });
 }
 
-namespace {
-std::string refusal(const SourceQuota::Limits& limits, SourceQuota::Verdict verdict) {
-  if (verdict == SourceQuota::Verdict::kSourceFull) {
-    return fmt::format("{} connections from its address already wait for their header, the most "
-                       "one address may hold",
-                       limits.per_source);
-  }
-  return fmt::format("{} connections already wait for their header, the most this listener "
-                     "holds, and its address holds as many as any",
-                     limits.total);
-}
-}  // namespace
-
 void DataListener::read_header(tcp::socket socket) {
   const std::uint64_t id = next_pending_++;
   boost::system::error_code no_peer;
   const tcp::endpoint peer = socket.remote_endpoint(no_peer);
   const auto decision = quota_.admit(id, peer.address());
-  if (decision.verdict == SourceQuota::Verdict::kSourceFull ||
-      decision.verdict == SourceQuota::Verdict::kFull) {
-    boost::system::error_code ignored;
-    socket.close(ignored);
-    refuse(peer, refusal(quota_.limits(), decision.verdict));
-    return;
-  }
-  if (decision.verdict == SourceQuota::Verdict::kEvicting) evict(decision.evict);
+  if (decision.verdict != SourceQuota::Verdict::kAdmitted) evict(decision.evict, decision.verdict);
   auto pending = std::make_shared<Pending>(std::move(socket), acceptor_.get_executor());
   pending_[id] = pending;
   pending_count_.store(pending_.size(), std::memory_order_relaxed);
@@ -224,7 +204,11 @@ std::string DataListener::why_closed(const Pending& pending, const boost::system
     case Pending::Closed::kDeadline:
       return fmt::format("no header within {} ms (volley serve --header-timeout)",
                          header_timeout_.count());
-    case Pending::Closed::kEvicted:
+    case Pending::Closed::kReplacedBySameAddress:
+      return fmt::format("closed to make room for a newer one from its address, which held {} "
+                         "connections waiting for their header, the most one address may",
+                         quota_.limits().per_source);
+    case Pending::Closed::kReplaced:
       return fmt::format("closed to make room: {} connections waited for their header, the most "
                          "this listener holds, and its address held the most of them",
                          quota_.limits().total);
@@ -234,11 +218,13 @@ std::string DataListener::why_closed(const Pending& pending, const boost::system
   return fmt::format("closed before its header ({})", ec.message());
 }
 
-void DataListener::evict(std::uint64_t id) {
+void DataListener::evict(std::uint64_t id, SourceQuota::Verdict why) {
   const auto it = pending_.find(id);
   if (it == pending_.end()) return;
   boost::system::error_code ignored;
-  it->second->closed = Pending::Closed::kEvicted;
+  it->second->closed = why == SourceQuota::Verdict::kReplacesOwnOldest
+                           ? Pending::Closed::kReplacedBySameAddress
+                           : Pending::Closed::kReplaced;
   it->second->deadline.cancel();
   it->second->socket.close(ignored);  // its read fails, refuses it and forgets it
 }

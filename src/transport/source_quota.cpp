@@ -20,20 +20,19 @@ std::string SourceQuota::key(const boost::asio::ip::address& source) {
 
 SourceQuota::Decision SourceQuota::admit(std::uint64_t id, const boost::asio::ip::address& source) {
   std::string k = key(source);
-  const auto mine = by_source_.find(k);
-  const std::size_t held = mine == by_source_.end() ? 0 : mine->second.size();
-  if (held >= limits_.per_source) return {Verdict::kSourceFull};
+  auto& mine = by_source_[k];
   Decision decision{Verdict::kAdmitted};
-  if (source_of_.size() >= limits_.total) {
+  if (!mine.empty() && mine.size() >= limits_.per_source) {
+    decision = {Verdict::kReplacesOwnOldest, *mine.begin()};
+  } else if (source_of_.size() >= limits_.total && !source_of_.empty()) {
     // Linear, but only while every place is taken (a flood), over at most `total` addresses.
     const auto heaviest = std::max_element(
         by_source_.begin(), by_source_.end(),
         [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
-    if (heaviest == by_source_.end() || heaviest->second.size() <= held) return {Verdict::kFull};
-    decision = {Verdict::kEvicting, *heaviest->second.begin()};
-    forget(decision.evict);
+    decision = {Verdict::kReplacesHeaviest, *heaviest->second.begin()};
   }
-  by_source_[k].insert(id);
+  if (decision.verdict != Verdict::kAdmitted) forget(decision.evict);
+  by_source_[k].insert(id);  // `mine` may be gone: forget() erases an address left empty
   source_of_.emplace(id, std::move(k));
   return decision;
 }

@@ -8,17 +8,20 @@ namespace {
 using boost::asio::ip::make_address;
 using Verdict = SourceQuota::Verdict;
 
-TEST(SourceQuota, OneAddressHoldsAtMostItsShareAndOthersStillGetIn) {
+TEST(SourceQuota, AnAddressAtItsShareReplacesItsOwnOldestAndOthersAreUntouched) {
   SourceQuota quota({2, 8});
   EXPECT_EQ(quota.admit(1, make_address("127.0.0.2")).verdict, Verdict::kAdmitted);
-  EXPECT_EQ(quota.admit(2, make_address("127.0.0.2")).verdict, Verdict::kAdmitted);
-  EXPECT_EQ(quota.admit(3, make_address("127.0.0.2")).verdict, Verdict::kSourceFull);
-  EXPECT_EQ(quota.admit(4, make_address("127.0.0.1")).verdict, Verdict::kAdmitted);
-  EXPECT_EQ(quota.size(), 3U);
-  quota.forget(1);
-  quota.forget(1);  // twice: ignored
-  EXPECT_EQ(quota.admit(5, make_address("127.0.0.2")).verdict, Verdict::kAdmitted);
+  EXPECT_EQ(quota.admit(2, make_address("127.0.0.1")).verdict, Verdict::kAdmitted);
+  EXPECT_EQ(quota.admit(3, make_address("127.0.0.2")).verdict, Verdict::kAdmitted);
+  const auto d = quota.admit(4, make_address("127.0.0.2"));
+  EXPECT_EQ(d.verdict, Verdict::kReplacesOwnOldest);
+  EXPECT_EQ(d.evict, 1U);
   EXPECT_EQ(quota.held_by(make_address("127.0.0.2")), 2U);
+  EXPECT_EQ(quota.held_by(make_address("127.0.0.1")), 1U);
+  EXPECT_EQ(quota.size(), 3U);
+  quota.forget(3);
+  quota.forget(3);  // twice: ignored
+  EXPECT_EQ(quota.admit(5, make_address("127.0.0.2")).verdict, Verdict::kAdmitted);
 }
 
 TEST(SourceQuota, WhenFullANewcomerReplacesTheOldestOfTheAddressHoldingTheMost) {
@@ -27,24 +30,11 @@ TEST(SourceQuota, WhenFullANewcomerReplacesTheOldestOfTheAddressHoldingTheMost) 
   quota.admit(4, make_address("10.0.0.2"));
   quota.admit(5, make_address("10.0.0.2"));
   const auto d = quota.admit(6, make_address("10.0.0.3"));
-  EXPECT_EQ(d.verdict, Verdict::kEvicting);
+  EXPECT_EQ(d.verdict, Verdict::kReplacesHeaviest);
   EXPECT_EQ(d.evict, 1U) << "the oldest of 10.0.0.1, which held the most";
   EXPECT_EQ(quota.size(), 5U);
-  // 10.0.0.1 and 10.0.0.2 hold 2 each now, 10.0.0.3 one: 10.0.0.3 may take one more place.
-  EXPECT_EQ(quota.admit(7, make_address("10.0.0.3")).verdict, Verdict::kEvicting);
-  // 10.0.0.3 holds 2 now, as many as any: its next newcomer is refused, not another's place.
-  EXPECT_EQ(quota.admit(8, make_address("10.0.0.3")).verdict, Verdict::kFull);
-  EXPECT_EQ(quota.held_by(make_address("10.0.0.3")), 2U);
-}
-
-TEST(SourceQuota, AFullQuotaRefusesAnAddressThatHoldsAsManyAsAny) {
-  SourceQuota quota({4, 4});
-  quota.admit(1, make_address("10.0.0.1"));
-  quota.admit(2, make_address("10.0.0.1"));
-  quota.admit(3, make_address("10.0.0.2"));
-  quota.admit(4, make_address("10.0.0.2"));
-  EXPECT_EQ(quota.admit(5, make_address("10.0.0.1")).verdict, Verdict::kFull);
-  EXPECT_EQ(quota.size(), 4U);
+  EXPECT_EQ(quota.held_by(make_address("10.0.0.1")), 2U);
+  EXPECT_EQ(quota.held_by(make_address("10.0.0.3")), 1U);
 }
 
 TEST(SourceQuota, AnIpv6SlashSixtyFourIsOneAddressAndMappedIpv4IsIpv4) {
@@ -55,6 +45,9 @@ TEST(SourceQuota, AnIpv6SlashSixtyFourIsOneAddressAndMappedIpv4IsIpv4) {
   EXPECT_EQ(SourceQuota::key(make_address("::ffff:10.1.2.3")),
             SourceQuota::key(make_address("10.1.2.3")));
   EXPECT_NE(SourceQuota::key(make_address("10.1.2.3")), SourceQuota::key(make_address("10.1.2.4")));
+  SourceQuota quota({1, 8});
+  quota.admit(1, make_address("2001:db8:1:2::1"));
+  EXPECT_EQ(quota.admit(2, make_address("2001:db8:1:2::2")).verdict, Verdict::kReplacesOwnOldest);
 }
 
 }  // namespace

@@ -84,9 +84,6 @@ class SlaveServer {
   boost::asio::awaitable<void> accept_loop();
   /// Serves connection `id` (its place among those owing their hello, if it has one).
   boost::asio::awaitable<void> serve(boost::asio::ip::tcp::socket socket, std::uint64_t id);
-  /// Closes a connection the control port will not serve (its address, or every address, holds
-  /// all the places for connections owing their hello), telling it why.
-  void refuse_at_accept(boost::asio::ip::tcp::socket socket, transport::SourceQuota::Verdict verdict);
   /// The session's script; may throw (a bug or an allocation failure): serve() then still
   /// cleans up everything the session holds.
   boost::asio::awaitable<void> converse(Session& s);
@@ -136,7 +133,7 @@ class SlaveServer {
   /// flood from one address cannot take the places a master from another needs.
   transport::SourceQuota awaiting_hello_;
   /// How to close each connection in awaiting_hello_ to make room for a newcomer.
-  std::map<std::uint64_t, std::function<void()>> evict_hooks_;
+  std::map<std::uint64_t, std::function<void(transport::SourceQuota::Verdict)>> evict_hooks_;
   std::uint64_t next_session_ = 0;
   bool stopping_ = false;
   /// Live sessions: how to abort each (stop() calls them all).

@@ -42,9 +42,10 @@ class DataListener {
   /// a master has at most 128 connects in flight per worker (engine::ConnectGate) and spreads
   /// them over the slave's listeners, one per slave worker, so a master of 8 workers whose
   /// connects in flight all went to one listener still fits, and real masters spread theirs.
-  /// 4,096 in all bound the memory of a storm (a socket, a timer and a read each) and leave
-  /// room for three such addresses besides the master's; beyond, a newcomer takes the place of
-  /// the oldest connection of the address that holds the most (SourceQuota).
+  /// 4,096 in all bound the memory of a storm (a socket, a timer and a read each). Beyond
+  /// either, a newcomer takes the place of the oldest connection of its own address, or of the
+  /// address that holds the most (SourceQuota): a real header arrives within a round trip of
+  /// its connect, so it is read long before it would be the oldest.
   static constexpr SourceQuota::Limits kPendingLimits{1024, 4096};
 
   DataListener(boost::asio::io_context& context, std::uint32_t token, Route route,
@@ -71,8 +72,8 @@ class DataListener {
   /// queue, from TCP_INFO). Not those whose header is still being read: until its header is
   /// read a connection may be anyone's, so it is no sign that the run has work on its way (a
   /// stranger holding one open must not hold a step open). The listener accepts without pause
-  /// (the limits above close or replace connections rather than leave them queued), so the
-  /// queue is only ever what arrived since the last accept.
+  /// (the limits above replace connections rather than leave them queued), so the queue is only
+  /// ever what arrived since the last accept.
   [[nodiscard]] std::size_t queued() const;
   /// Connections rejected for a bad or foreign header.
   [[nodiscard]] std::uint64_t rejected() const { return rejected_; }
@@ -81,9 +82,9 @@ class DataListener {
   struct Pending;
   void accept_next();
   void read_header(boost::asio::ip::tcp::socket socket);
-  /// Closes connection `id`'s socket to make room for a newcomer; its read then ends and
-  /// refuses it.
-  void evict(std::uint64_t id);
+  /// Closes connection `id`'s socket to make room for a newcomer (`why`: which place it takes);
+  /// its read then ends and refuses it.
+  void evict(std::uint64_t id, SourceQuota::Verdict why);
   /// Why a pending connection's read ended with `ec`.
   [[nodiscard]] std::string why_closed(const Pending& pending, const boost::system::error_code& ec) const;
   /// Counts a connection closed without being routed and tells `reject_` why.

@@ -2,9 +2,11 @@
 // A share per source address of the connections a stranger can hold without a key: data
 // connections still owing their header, control connections still owing their hello. One
 // address (an IPv4 address, or an IPv6 /64, which one host usually has whole) holds at most
-// `per_source`; when all `total` are taken, a newcomer takes the place of the oldest connection
-// of the address that holds the most, if that address holds more than the newcomer's. So a
-// flood from one address, or from a few, cannot keep out a peer from another.
+// `per_source`, and all of them at most `total`; a newcomer beyond either takes the place of the
+// oldest connection of its own address, or of the address that holds the most. Nobody is
+// refused at the door: a real peer finishes its header or hello within a round trip, long
+// before it is the oldest, so a flood from one address (even the master's own), or from a few,
+// only churns its own places and cannot keep a peer out.
 // Thread: one (the owner's).
 #include <cstddef>
 #include <cstdint>
@@ -23,20 +25,19 @@ class SourceQuota {
     std::size_t total;
   };
   enum class Verdict {
-    kAdmitted,       ///< counted
-    kEvicting,       ///< counted, in place of `evict` (already forgotten): the caller closes it
-    kSourceFull,     ///< not counted: its address holds `per_source` already
-    kFull,           ///< not counted: all taken, and no address holds more than the newcomer's
+    kAdmitted,           ///< counted, and there was room
+    kReplacesOwnOldest,  ///< counted in place of `evict`, its address's oldest (per_source)
+    kReplacesHeaviest,   ///< counted in place of `evict`, the oldest of the heaviest address
   };
   struct Decision {
     Verdict verdict;
-    std::uint64_t evict = 0;  ///< with kEvicting: the connection to close
+    std::uint64_t evict = 0;  ///< unless kAdmitted: the connection to close (already forgotten)
   };
 
   explicit SourceQuota(Limits limits) : limits_(limits) {}
 
-  /// Decides for a new connection `id` (unique, increasing: older connections have smaller
-  /// ids) from `source`, and counts it unless refused.
+  /// Counts a new connection `id` (unique, increasing: older connections have smaller ids) from
+  /// `source`, and says which connection, if any, it replaces.
   Decision admit(std::uint64_t id, const boost::asio::ip::address& source);
   /// The connection is gone (or no longer a stranger's); unknown ids are ignored.
   void forget(std::uint64_t id);
