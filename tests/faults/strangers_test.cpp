@@ -204,6 +204,7 @@ TEST(Strangers, IdleDataConnectionsDoNotHoldAStepAndCloseAtTheHeaderTimeout) {
                  std::to_string(std::max(flood.longest_closed(), flood.longest_open()).count()));
   }
   slave.expect_back_to_baseline("after idle data connections from a stranger");
+  fault_figure("idle_data_strangers_worst_ms_to_baseline", std::to_string(slave.worst().count()));
   slave.expect_serves("after idle data connections from a stranger");
   slave.expect_clean_exit();
 }
@@ -228,6 +229,7 @@ TEST(Strangers, IdleDataConnectionsFromOneAddressDoNotHoldBackAMasterFromAnother
   EXPECT_GE(closed, strangers - 1024) << "opened " << flood.opened();
   fault_figure("idle_data_one_address_run_ms", std::to_string(run.took.count()));
   slave.expect_back_to_baseline("after 1,100 idle data connections from one address");
+  fault_figure("idle_data_one_address_worst_ms_to_baseline", std::to_string(slave.worst().count()));
   slave.expect_serves("after 1,100 idle data connections from one address");
   slave.expect_clean_exit();
 }
