@@ -6,7 +6,7 @@
 # JSON: the connections established on each side, the processes each side used, the bytes each
 # side counted (equal, or the run failed), transactions per second, the memory each side held per
 # connection (resident growth from before the run was built to the end of the timed step, summed
-# over the side's processes, divided by its connections; the issue's bound is 4 KiB), and the
+# over the side's processes, divided by its connections; the goal is under 4 KiB), and the
 # kernel's count of handshakes dropped because an accept queue was full (ListenOverflows, over
 # the whole machine: other programs' listeners count too).
 #

@@ -3,7 +3,7 @@
 # local slave with a 100 ms interval (10 interval samples a second, the series kept for the JSON
 # and CSV) and samples the master's resident memory (VmRSS in /proc/PID/status) every few
 # seconds: the first sample once the timed step is running (set-up allocations done), the last
-# just before the step ends. Prints both and the growth in MB. The bound: less than
+# just before the step ends. Prints both and the growth in MB. The goal: less than
 # 10 MB over 10 minutes.
 #
 # usage: bench/memory_growth.sh [-d SECONDS (600)] [-i INTERVAL (100ms)] [-t STRANDS (4)]

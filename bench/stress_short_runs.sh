@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Many short ping-pong runs (--local) under CPU load, each with a time limit: finds runs that
-# hang instead of ending (issue 8: "the master's timed step ended on time, then the slave never
-# sent step_done"). A run that has not ended by its limit is a hang: the script saves both
+# hang instead of ending (for example, the master's timed step ends on time and the slave never
+# sends step_done). A run that has not ended by its limit is a hang: the script saves both
 # processes' thread stacks (gdb) and the run's output, kills that run by PID, and goes on.
 #
 # usage: bench/stress_short_runs.sh [-n RUNS] [-t STRANDS] [-d SECONDS] [-i INTERVAL] [-k HOGS]

@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # Installs, from Debian 12 packages only, whatever volley needs to build and test that is not
 # already present. Idempotent: a second run installs nothing and takes about a second.
+# Usage: scripts/install-deps.sh [program]
+#   program: only what building the `volley` program needs (scripts/run-pingpong.sh), without the
+#   test, benchmark, fuzzing, packaging and bench/ tools.
 set -euo pipefail
 
-packages=(
+program_packages=(
   build-essential cmake ninja-build pkg-config
   libpugixml-dev libboost1.81-dev libfmt-dev nlohmann-json3-dev libcli11-dev libssl-dev
+)
+packages=(
+  "${program_packages[@]}"
   libgtest-dev libgmock-dev libbenchmark-dev
   iproute2 procps
   dpkg-dev man-db python3-yaml   # packaging (dpkg-shlibdeps), man page and manifest checks
@@ -13,6 +19,12 @@ packages=(
   clang valgrind strace ccache   # scripts/fuzz.sh (libFuzzer), bench/ instruction and syscall counts, CI's cache
   iperf3 jq                      # bench/udp_vs_iperf3.sh
 )
+
+case ${1:-all} in
+  program) packages=("${program_packages[@]}") ;;
+  all) ;;
+  *) echo "usage: $0 [program]" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds volley with ThreadSanitizer and runs the unit and integration suites (what issue 9 asks
-# of this job) with every data race reported and fatal. .ci/tsan.supp lists only proven false
+# Builds volley with ThreadSanitizer and runs the unit and integration suites with every data
+# race reported and fatal. .ci/tsan.supp lists only proven false
 # positives, each with its reason. Built: only the volley binary and the binaries those two
 # suites run, at -O1 -g1 (a cold build is the cost of this CI stage). The fault suite and the
 # generated profiles run in the normal and ASan builds, not here; set VOLLEY_TSAN_FAULTS=1 to run

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Repro for data connections lost to the slave's header deadline in a connect storm (issue 11,
-# the 50,000-connection row). A master process that opens thousands of connections at once used
-# to start every connect before it finished any, so the first connections' 20-byte headers left
-# only after the whole batch had started: seconds on a loaded host with 16,667 connects per
-# process, longer than the slave's 5 s --header-timeout, which then closed them ("no header
-# within"). Here the same shape at a small scale: CONNS connections from one master process (one
-# worker) against a slave whose --header-timeout is short (default 20 ms, about what 2,000
-# connects take to start on an idle core). Before the connect gate (src/engine/connect_gate.hpp)
-# every connection was lost; with it a header leaves within the time of 128 connects.
+# Repro for data connections lost to the slave's header deadline in a connect storm (the
+# 50,000-connection case). A master process that started every connect of a large batch before
+# finishing any would send the first connections' 20-byte headers only after the whole batch had
+# started: seconds on a loaded host with 16,667 connects per process, longer than the slave's
+# 5 s --header-timeout, which then closes them ("no header within"). Each worker's connect gate
+# (src/engine/connect_gate.hpp) bounds the connects in flight, so a header leaves within the time
+# of 128 connects. Here the same shape at a small scale: CONNS connections from one master
+# process (one worker) against a slave whose --header-timeout is short (default 20 ms, about
+# what 2,000 connects take to start on an idle core): without the gate every connection is lost.
 # Usage: tests/connect_storm_repro.sh [BUILD_DIR] [RUNS] [CONNS] [HEADER_TIMEOUT]
 # Prints per run the connections the slave accepted, the master's errors, and whether the slave's
 # log (throttled: one line a second) names the late header.

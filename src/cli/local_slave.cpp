@@ -76,7 +76,18 @@ std::string LocalSlave::start(std::size_t workers, const std::string& executable
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
-  const int rc = ::posix_spawn(&pid_, executable.c_str(), &actions, nullptr, argv.data(), environ);
+  // The slave starts with SIGINT blocked, so a Ctrl-C pressed while it starts waits until it has
+  // chosen to ignore it (`--exit-with-parent`: the master handles Ctrl-C for both; see
+  // serve_command).
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  sigset_t blocked;
+  sigemptyset(&blocked);
+  sigaddset(&blocked, SIGINT);
+  posix_spawnattr_setsigmask(&attributes, &blocked);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK);
+  const int rc = ::posix_spawn(&pid_, executable.c_str(), &actions, &attributes, argv.data(), environ);
+  posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
   ::close(fds[1]);
   ::close(key_fds[0]);

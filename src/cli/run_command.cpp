@@ -12,10 +12,10 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/signal_set.hpp>
 #include <fmt/format.h>
 
 #include "volley/cli/commands.hpp"
+#include "volley/cli/interrupt_signals.hpp"
 #include "volley/cli/key_file.hpp"
 #include "volley/cli/local_slave.hpp"
 #include "volley/cli/profile_loader.hpp"
@@ -217,6 +217,9 @@ int run_command(const RunOptions& options, int argc, char** argv) {
     key = std::get<std::optional<control::Secret>>(std::move(read));
   }
   raise_file_limit();
+  // From here on SIGINT and SIGTERM stop the run and report it (a second one exits at once),
+  // also while the local slave starts and stops and the report is written.
+  const InterruptSignals::Scope interrupt_signals;
   LocalSlave local;
   if (options.local) {
     if (auto problem = local.start(options.slave_workers, "/proc/self/exe", options.processes,

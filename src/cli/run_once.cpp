@@ -1,14 +1,14 @@
 #include "volley/cli/run_once.hpp"
 
-#include <csignal>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/signal_set.hpp>
 #include <fmt/format.h>
 
+#include "volley/cli/interrupt_signals.hpp"
 #include "volley/core/host_port.hpp"
 #include "volley/core/sha256.hpp"
 
@@ -42,15 +42,16 @@ report::RunReport run_once(const RunOnceRequest& request) {
     settings.trace = [](const std::string& line) { std::cerr << "volley trace: " << line << '\n'; };
   }
 
+  // The caller's scope, if it has one, also covers what comes before and after the run (the
+  // local slave's start, the report); a signal that came before is acted on at once.
+  const InterruptSignals::Scope signals;
   asio::io_context context(1);
   control::MasterRun master(context, std::move(settings));
-  asio::signal_set signals(context, SIGINT, SIGTERM);
-  signals.async_wait([&](const boost::system::error_code& ec, int) {
-    if (!ec) master.interrupt();
-  });
+  std::optional<InterruptSignals::Watch> interrupts;
+  interrupts.emplace(context, [&master] { master.interrupt(); });
   std::string internal_error;
   asio::co_spawn(context, master.run(), [&](std::exception_ptr e) {
-    signals.cancel();
+    interrupts.reset();  // its cancelled read completes in this run() of the context
     if (!e) return;
     // The run reports errors as values; an exception is a bug, reported rather than a crash.
     try {

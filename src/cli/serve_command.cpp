@@ -105,6 +105,21 @@ constexpr auto kStopDeadline = std::chrono::milliseconds(1500);
 constexpr auto kMinHeaderTimeout = std::chrono::milliseconds(10);
 constexpr auto kMaxHeaderTimeout = std::chrono::minutes(5);
 
+/// The `--local` slave (`--exit-with-parent`) shares its master's process group, so Ctrl-C at the
+/// terminal reaches both. The master's is the one that counts: it stops the run, has this slave
+/// hand over its figures and reports them; a slave that stopped on its own signal first would
+/// abort the run and lose them. So the slave ignores SIGINT and follows its master: the master
+/// stops it (SIGTERM) when the run is over, and PR_SET_PDEATHSIG ends it if the master dies. (Its
+/// own process group instead would take it out of the terminal's job control, Ctrl-Z included.)
+/// LocalSlave starts it with SIGINT blocked; a Ctrl-C pending from then is discarded here.
+void ignore_the_terminals_interrupt() {
+  ::signal(SIGINT, SIG_IGN);
+  sigset_t interrupt;
+  sigemptyset(&interrupt);
+  sigaddset(&interrupt, SIGINT);
+  ::sigprocmask(SIG_UNBLOCK, &interrupt, nullptr);
+}
+
 /// `volley serve --child-fd N`: one session of the parent process on descriptor N (a socketpair),
 /// then exit. The parent checked the run against its limits: none are applied twice.
 int serve_child(const ServeOptions& options) {
@@ -226,6 +241,7 @@ int serve_command(const ServeOptions& options) {
     // The master that started us for --local may die without stopping us: go with it.
     ::prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (::getppid() == 1) return core::to_int(core::ExitCode::kInterrupted);
+    ignore_the_terminals_interrupt();
   }
   if (options.child_fd >= 0) return serve_child(options);
   std::string error;
@@ -316,7 +332,8 @@ int serve_command(const ServeOptions& options) {
                              settings.key ? "masters must prove they know the key"
                                           : "no key: any master is served");
   }
-  asio::signal_set signals(context, SIGINT, SIGTERM);
+  asio::signal_set signals(context, SIGTERM);
+  if (!options.exit_with_parent) signals.add(SIGINT);
   bool interrupted = false;
   // Sessions end promptly after stop() (engines are joined off this thread); should one still be
   // winding down at the deadline, the process exits anyway: an operator's SIGTERM always works.

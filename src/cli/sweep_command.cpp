@@ -17,6 +17,7 @@
 #include "volley/analysis/sweep_table.hpp"
 #include "volley/analysis/value_list.hpp"
 #include "volley/cli/commands.hpp"
+#include "volley/cli/interrupt_signals.hpp"
 #include "volley/cli/key_file.hpp"
 #include "volley/cli/local_slave.hpp"
 #include "volley/cli/profile_loader.hpp"
@@ -131,6 +132,9 @@ int sweep_command(const SweepOptions& options) {
     key = std::get<std::optional<control::Secret>>(std::move(read));
   }
   raise_file_limit();
+  // SIGINT and SIGTERM stop the sweep after the run they interrupt (a second one exits at once),
+  // also between runs.
+  const InterruptSignals::Scope interrupt_signals;
   LocalSlave local;
   if (options.local) {
     if (auto problem = local.start(options.slave_workers, "/proc/self/exe", 0,

@@ -50,6 +50,10 @@ constexpr auto kTick = std::chrono::milliseconds(250);
 constexpr auto kHandshakeTimeout = std::chrono::seconds(10);
 constexpr auto kLoadTimeout = std::chrono::seconds(60);
 constexpr auto kResultsTimeout = std::chrono::seconds(60);
+/// After Ctrl-C, how long the slaves (and the master's child processes) have to hand over their
+/// figures: short, so that an interrupted run ends within a second; one that has not answered by
+/// then is reported missing.
+constexpr auto kInterruptedResultsTimeout = std::chrono::milliseconds(500);
 /// In an iterations step every slave has ended its share, and the master's strands have made no
 /// progress (and none thinks) for this long: what they wait for will not come.
 constexpr auto kStuckAfter = std::chrono::milliseconds(500);
@@ -184,6 +188,9 @@ struct MasterRun::State {
   std::optional<std::size_t> stuck_step;
   std::string failure;  ///< set once: why the run stops early
   bool interrupted = false;
+  /// Ctrl-C that stopped a run still going (not one that came after a failure): where the
+  /// measured part ends.
+  std::optional<Clock::time_point> interrupted_at;
   bool running = false;  ///< between the first release and the end of the last step
   Clock::time_point run_start{};
   Clock::time_point last_interval{};
@@ -445,6 +452,15 @@ awaitable<void> MasterRun::run() {
                                  drained->shortfalls.size(), *st.plan));
       }
     } else if (std::holds_alternative<Interrupt>(event)) {
+      if (!st.interrupted && st.failure.empty()) {
+        st.interrupted_at = Clock::now();
+        // In the timed part: its CPU and NIC figures end here, as its rates do.
+        if (st.running && st.cpu_before && !report_.master.cpu) {
+          st.rss_after = engine::resident_bytes();
+          report_.master.cpu = sampling::cpu_usage(*st.cpu_before, sampling::sample_cpu());
+          report_.master.nic = sampling::nic_rates(*st.nic_before, sampling::sample_nics());
+        }
+      }
       st.interrupted = true;
       fail("interrupted");
     } else if (std::holds_alternative<IntervalTick>(event)) {
@@ -518,9 +534,9 @@ awaitable<void> MasterRun::run() {
 
   // Handles every event already queued, without waiting for more. A wait whose condition an
   // event met must not leave the events queued behind it for later: a lost slave's among them
-  // would go unseen while the run sends to it (issue 8: the master's strands ended their step
-  // on the data connections' resets, and the run went on to the end of the step with the
-  // control connection's close still queued).
+  // would go unseen while the run sends to it (a killed slave: the master's strands end their
+  // step on the data connections' resets, and the control connection's close, queued behind
+  // that, must still fail the run at once rather than at the end of the step).
   auto absorb_queued = [&]() -> awaitable<void> {
     while (!st.events.empty()) co_await handle(co_await st.events.next());
   };
@@ -541,6 +557,19 @@ awaitable<void> MasterRun::run() {
     }
     co_await absorb_queued();
     co_return st.failure.empty();
+  };
+
+  // After Ctrl-C: handles events until `done()` holds or `deadline` passes, although the run has
+  // failed ("interrupted"); a timer wakes it at the deadline.
+  auto collect_until = [&](auto done, Clock::time_point deadline) -> awaitable<void> {
+    asio::steady_timer wake(context_);
+    wake.expires_at(deadline);
+    wake.async_wait([&st](const boost::system::error_code& ec) {
+      if (!ec) st.events.push(Tick{});
+    });
+    while (!done() && Clock::now() < deadline) co_await handle(co_await st.events.next());
+    wake.cancel();
+    co_await asio::post(context_, asio::use_awaitable);  // let a cancelled handler finish
   };
 
   // --start-at: holds the first timed step until the wall clock reaches `at_ns`, still handling
@@ -991,6 +1020,12 @@ awaitable<void> MasterRun::run() {
   report_.duration = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - st.run_start);
   if (st.run_start == Clock::time_point{}) report_.duration = {};
 
+  // Ctrl-C once the run had started: every slave and child process is told to stop where it
+  // stands and hand over what it measured (docs/control-protocol.md, "Ctrl-C on the master"),
+  // which the run collects until this deadline.
+  const bool collect_interrupted = st.interrupted_at && st.run_start != Clock::time_point{};
+  const auto collect_deadline = Clock::now() + kInterruptedResultsTimeout;
+
   // The children's shares merge into the master's result (or, after a failure, they stop); then
   // they are reaped.
   auto finish_children = [&]() -> awaitable<void> {
@@ -999,8 +1034,10 @@ awaitable<void> MasterRun::run() {
       if (auto problem = co_await st.children->send_all(std::move(finish)); !problem.empty()) fail(problem);
       co_await wait_until([&] { return st.children->all_results(); }, kResultsTimeout,
                           "the master's child processes' results");
+    } else if (collect_interrupted) {
+      co_await collect_until([&] { return st.children->all_results(); }, collect_deadline);
     }
-    if (st.failure.empty()) {
+    if (st.failure.empty() || (collect_interrupted && st.children->all_results())) {
       if (auto problem = st.children->merge_results(report_.master.result); !problem.empty()) fail(problem);
       auto& cpu = report_.master.cpu;
       for (const json& part : st.children->results()) {
@@ -1020,6 +1057,13 @@ awaitable<void> MasterRun::run() {
   };
 
   // 4. Collect results (or stop everyone), then close.
+  if (collect_interrupted) {
+    json stop = message("stop");
+    if (st.children) {
+      if (auto problem = co_await st.children->send_all(stop); !problem.empty()) fail(problem);
+    }
+    co_await send_all(std::move(stop));
+  }
   if (st.engine) {
     if (!st.failure.empty()) st.engine->stop();
     report_.master.result = st.engine->finish();
@@ -1027,13 +1071,15 @@ awaitable<void> MasterRun::run() {
     report_.master.result.processes.push_back(process_record(
         st.children ? fmt::format("master process 1 of {}", st.processes) : "master",
         report_.master.result, st.rss_before, st.rss_after, report_.master.cpu));
-    // A step cut short by a failure (not by Ctrl-C, which the operator chose): its rates cover
-    // the time until the master last saw progress, not the dead time until the failure was seen.
+    // A step cut short by a failure: its rates cover the time until the master last saw
+    // progress, not the dead time until the failure was seen. One cut short by Ctrl-C: the time
+    // until the interruption (the operator chose when to stop).
     auto& windows = report_.master.result.windows;
-    if (!st.interrupted && st.failed_in_step && *st.failed_in_step < windows.size() &&
+    if (st.failed_in_step && *st.failed_in_step < windows.size() &&
         *st.failed_in_step < st.step_release.size()) {
+      const auto until = st.interrupted_at.value_or(st.last_progress_at);
       const auto measured = std::max(Clock::duration::zero(),
-                                     st.last_progress_at - st.step_release[*st.failed_in_step]);
+                                     until - st.step_release[*st.failed_in_step]);
       auto& elapsed = windows[*st.failed_in_step].elapsed;
       const auto measured_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(measured);
       // Zero when the engine, stopped by the failure, never closed the step's window: the
@@ -1052,6 +1098,15 @@ awaitable<void> MasterRun::run() {
     co_await send_all(std::move(finish));
     co_await wait_until([&] { return all_slaves([](const State::Slave& s) { return s.results.has_value(); }); },
                         kResultsTimeout, "the slaves' results");
+  } else if (collect_interrupted) {
+    co_await collect_until(
+        [&] { return all_slaves([](const State::Slave& s) { return s.results || s.lost; }); },
+        collect_deadline);
+    for (auto& s : st.slaves) {
+      if (s.results || !s.trouble.empty()) continue;
+      s.trouble = fmt::format("no results within {} ms of the interruption",
+                              kInterruptedResultsTimeout.count());
+    }
   } else {
     json abort = message("abort", {{"reason", st.failure}});
     co_await send_all(std::move(abort));

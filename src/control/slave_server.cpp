@@ -103,6 +103,7 @@ struct LoadedRun {
   /// ended, and the last step every local strand finished.
   std::size_t next_release = 0;
   std::optional<std::size_t> released;
+  Clock::time_point released_at{};  ///< when `released` was
   std::optional<std::size_t> ended;
   std::optional<std::size_t> done;
   /// The end of a step: what the master wrote per connection in the step running (its `written`
@@ -697,6 +698,7 @@ asio::awaitable<void> SlaveServer::on_message(Session& s, const json& m) {
       }
       run->next_release = k + 1;
       run->released = k;
+      run->released_at = Clock::now();
       run->engine->release(k);
       co_return;
     }
@@ -725,7 +727,7 @@ asio::awaitable<void> SlaveServer::on_message(Session& s, const json& m) {
     for (const auto& [port, n] : *connected) {
       if (run->engine->listens_on(port)) run->master_connected += n;
     }
-    run->engine->end_txn(k, std::chrono::milliseconds(30), run->master_connected);
+    run->engine->end_txn(k, std::chrono::milliseconds(30), run->master_connected, run->master_written);
     // An iterations step may be over here already: then the drain starts now, else once the
     // quiescence cut has ended it.
     if (run->done && *run->done == k) {
@@ -745,6 +747,14 @@ asio::awaitable<void> SlaveServer::on_message(Session& s, const json& m) {
     }
     co_return;
   }
+  if (type == "stop") {
+    if (run == nullptr || !run->started) {
+      s.end_reason = "master stopped the run before it started";
+      co_return;
+    }
+    co_await send_results(s, RunEnd::kStopped);
+    co_return;
+  }
   if (type == "finish") {
     const std::size_t steps = run == nullptr ? 0 : run->plan.txn_count;
     if (run == nullptr || !run->started || (steps > 0 && (run->done != steps - 1 || run->drained != steps - 1))) {
@@ -759,29 +769,49 @@ asio::awaitable<void> SlaveServer::on_message(Session& s, const json& m) {
       }
       co_return;
     }
-    engine::Engine& engine = *run->engine;
-    engine.stop();  // nothing is left to cut; closes the data listeners on this thread
-    auto result = co_await run_off_thread(context_, [&engine] { return engine.finish(); });
-    co_await asio::post(context_, asio::use_awaitable);
-    result.processes.push_back(process_record(run->process_name, result, run->rss_before,
-                                              run->rss_after, run->cpu));
-    json cpu = nullptr;
-    json nic = nullptr;
-    if (run->cpu) sampling::to_json(cpu, *run->cpu);
-    if (run->nic) sampling::to_json(nic, *run->nic);
-    json system = std::move(run->system);
-    log_run_strangers(s);  // the listeners are closed and their last lines in
-    s.run.reset();
-    log(fmt::format("master {}: run finished", s.who));
-    json out = message("results", {{"result", to_json(result)}, {"cpu", cpu}, {"nic", nic},
-                                   {"system", system}});
-    if (!co_await send(std::move(out))) s.end_reason = "send failed";
+    co_await send_results(s, RunEnd::kFinished);
     co_return;
   }
   {
     std::string why = fmt::format("unknown message type '{}'", core::printable(type));
     co_await refuse(std::move(why));
   }
+}
+
+asio::awaitable<void> SlaveServer::send_results(Session& s, RunEnd end) {
+  LoadedRun& run = *s.run;
+  const auto stopped_at = Clock::now();
+  // Stopped in the timed part: its CPU and NIC are measured up to now, as the master's are.
+  if (end == RunEnd::kStopped && run.cpu_before && !run.cpu) {
+    run.cpu = sampling::cpu_usage(*run.cpu_before, sampling::sample_cpu());
+    run.nic = sampling::nic_rates(*run.nic_before, sampling::sample_nics());
+    run.rss_after = engine::resident_bytes();
+  }
+  engine::Engine& engine = *run.engine;
+  engine.stop();  // cuts what still runs; closes the data listeners on this thread
+  auto result = co_await run_off_thread(context_, [&engine] { return engine.finish(); });
+  co_await asio::post(context_, asio::use_awaitable);
+  // The step the stop cut short: its window ends at the stop (the engine closes a step's window
+  // only when its strands finish it).
+  if (end == RunEnd::kStopped && run.released && (!run.done || *run.done < *run.released) &&
+      *run.released < result.windows.size()) {
+    result.windows[*run.released].elapsed =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(stopped_at - run.released_at);
+  }
+  result.processes.push_back(process_record(run.process_name, result, run.rss_before,
+                                            run.rss_after, run.cpu));
+  json cpu = nullptr;
+  json nic = nullptr;
+  if (run.cpu) sampling::to_json(cpu, *run.cpu);
+  if (run.nic) sampling::to_json(nic, *run.nic);
+  json system = std::move(run.system);
+  log_run_strangers(s);  // the listeners are closed and their last lines in
+  s.run.reset();
+  log(fmt::format("master {}: run {}", s.who, end == RunEnd::kFinished ? "finished" : "stopped"));
+  json out = message("results", {{"result", to_json(result)}, {"cpu", cpu}, {"nic", nic},
+                                 {"system", system}});
+  auto sent = co_await s.channel.send(std::move(out));
+  if (!std::holds_alternative<std::monostate>(sent)) s.end_reason = "send failed";
 }
 
 namespace {
@@ -1106,7 +1136,8 @@ asio::awaitable<void> SlaveServer::on_proxied(Session& s, const std::string& typ
     }
     co_return;
   }
-  if (type != "start" && type != "proceed" && type != "end_step" && type != "finish") {
+  if (type != "start" && type != "proceed" && type != "end_step" && type != "finish" &&
+      type != "stop") {
     json out = message("error", {{"message", fmt::format("slave: '{}' is not valid in a loaded run",
                                                          core::printable(type))}});
     auto sent = co_await s.channel.send(std::move(out));

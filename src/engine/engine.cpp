@@ -221,8 +221,21 @@ void Engine::worker_finished_txn(std::size_t txn) {
 }
 
 void Engine::end_txn(std::size_t txn, std::chrono::milliseconds quiet_for,
-                     std::optional<std::uint64_t> peer_connected) {
+                     std::optional<std::uint64_t> peer_connected,
+                     std::optional<std::vector<ConnectionBytes>> peer_written) {
   peer_connected_ = peer_connected;
+  if (peer_written && !stopped_) {
+    peer_connected_now_.store(peer_connected.value_or(0), std::memory_order_relaxed);
+    std::vector<std::vector<std::pair<std::uint32_t, ConnectionBytes>>> per_worker(workers_.size());
+    for (const ConnectionBytes& e : *peer_written) {
+      if (e.group >= placement_.size() || e.strand >= placement_[e.group].size()) continue;
+      const auto [worker, local] = placement_[e.group][e.strand];
+      if (worker != kNotHere) per_worker[worker].emplace_back(local, e);
+    }
+    for (std::size_t w = 0; w < workers_.size(); ++w) {
+      if (workers_[w]->strand_count() > 0) workers_[w]->post_peer_ended(txn, std::move(per_worker[w]));
+    }
+  }
   if (ended_upto_.load(std::memory_order_relaxed) < txn + 1) {
     ended_upto_.store(txn + 1, std::memory_order_relaxed);
   }
@@ -340,6 +353,15 @@ std::uint64_t Engine::progress() const {
   std::uint64_t sum = routed_.load(std::memory_order_relaxed);
   for (const auto& w : workers_) sum += w->progress();
   return sum;
+}
+
+void Engine::tcp_delivered() {
+  // The last connection a peer that ended its step made is in its strand's inbox: whoever still
+  // waits to accept waits for nothing.
+  if (delivered_tcp_.fetch_add(1, std::memory_order_relaxed) + 1 ==
+      peer_connected_now_.load(std::memory_order_relaxed)) {
+    for (auto& w : workers_) w->post_recheck_peer_end();
+  }
 }
 
 bool Engine::thinking() const {

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <memory>
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
@@ -50,6 +51,11 @@ std::string describe(const DrainShortfall& s, const std::vector<std::string>& gr
                                                          : fmt::format("{}", e.group);
   const std::string conn = e.conn == 0 ? std::string("the anonymous connection")
                                        : fmt::format("connection {}", e.conn);
+  if (e.serial == ConnectionBytes::kClosedSerial) {
+    return fmt::format("group '{}' strand {} {} (those its peer closed): read {} of the {} bytes "
+                       "its peer wrote on them ({})",
+                       group, e.strand, conn, s.got, e.bytes, s.why);
+  }
   return fmt::format("group '{}' strand {} {} (#{}): read {} of the {} bytes its peer wrote ({})",
                      group, e.strand, conn, e.serial, s.got, e.bytes, s.why);
 }
@@ -59,6 +65,7 @@ void Strand::begin_step() {
     c.step_read = 0;
     c.step_written = 0;
   }
+  closed_.clear();
   streams_.clear();
 }
 
@@ -69,6 +76,44 @@ void Strand::report_step_written() {
                                                      static_cast<std::uint32_t>(index_), c.id,
                                                      c.serial, c.step_written});
   }
+  for (const Closed& c : closed_) {
+    if (c.written == 0) continue;
+    worker_.step_written().push_back(ConnectionBytes{static_cast<std::uint32_t>(group_),
+                                                     static_cast<std::uint32_t>(index_), c.id,
+                                                     ConnectionBytes::kClosedSerial, c.written});
+  }
+}
+
+void Strand::note_closed(const Connection& c) {
+  if (c.step_written == 0 && c.step_read == 0 && c.stash == 0) return;
+  auto it = std::find_if(closed_.begin(), closed_.end(),
+                         [&](const Closed& entry) { return entry.id == c.id; });
+  if (it == closed_.end()) it = closed_.insert(closed_.end(), Closed{c.id, 0, 0});
+  it->written += c.step_written;
+  it->read += c.step_read + c.stash;
+}
+
+bool Strand::listed(const Connection& c, const std::vector<ConnectionBytes>& peer) {
+  return std::any_of(peer.begin(), peer.end(), [&](const ConnectionBytes& e) {
+    return e.conn == c.id && e.serial == c.serial;
+  });
+}
+
+std::uint64_t Strand::owed_unlisted(std::uint32_t id,
+                                    const std::vector<ConnectionBytes>& peer) const {
+  std::uint64_t wrote = 0;
+  for (const ConnectionBytes& e : peer) {
+    if (e.conn == id && e.serial == ConnectionBytes::kClosedSerial) wrote += e.bytes;
+  }
+  if (wrote == 0) return 0;
+  std::uint64_t have = 0;
+  for (const Closed& c : closed_) {
+    if (c.id == id) have += c.read;
+  }
+  for (const Connection& c : connections_) {
+    if (c.id == id && !listed(c, peer)) have += c.step_read + c.stash;
+  }
+  return wrote > have ? wrote - have : 0;
 }
 
 std::uint32_t Strand::next_serial(std::uint32_t id) {
@@ -79,12 +124,59 @@ std::uint32_t Strand::next_serial(std::uint32_t id) {
   return 0;
 }
 
+void Strand::adopt_inbox(std::uint32_t id) {
+  auto box = std::find_if(inbox_.begin(), inbox_.end(),
+                          [id](const auto& entry) { return entry.first == id; });
+  if (box == inbox_.end()) return;
+  for (auto& link : box->second) {
+    if (auto* tcp = std::get_if<transport::TcpConnection>(&link)) {
+      error_code ignored;
+      tcp->socket().non_blocking(true, ignored);
+    }
+    connections_.push_back(Connection{id, std::move(link), next_serial(id)});
+  }
+  inbox_.erase(box);
+}
+
+bool Strand::uses(std::size_t txn, std::uint32_t id) const {
+  const auto& txns = worker_.plan().groups[group_].txns;
+  if (txn >= txns.size()) return false;
+  return std::any_of(txns[txn].ops.begin(), txns[txn].ops.end(),
+                     [id](const OpPlan& op) {
+                       // think and nop are on no connection (their id is 0 all the same).
+                       return op.common.connection == id &&
+                              !std::holds_alternative<profile::ThinkOp>(op.spec) &&
+                              !std::holds_alternative<profile::NopOp>(op.spec);
+                     });
+}
+
+std::uint32_t Strand::serials_used(std::uint32_t id) const {
+  for (const auto& [conn, used] : opened_) {
+    if (conn == id) return used;
+  }
+  return 0;
+}
+
+asio::awaitable<void> Strand::tick(std::uint32_t id) {
+  // A millisecond, or less when a connection of `id` is delivered meanwhile.
+  awaiting_conn_ = id;
+  timer_.expires_after(std::chrono::milliseconds(1));
+  co_await timer_.async_wait(asio::as_tuple(asio::use_awaitable));
+  awaiting_conn_.reset();
+}
+
+void Strand::count_drained(std::size_t txn, std::uint32_t conn, std::uint64_t n) {
+  const GroupPlan& group = worker_.plan().groups[group_];
+  if (n == 0 || txn >= group.txns.size()) return;
+  worker_.slot(group.txns[txn].slot).counters.bytes_read += n;
+  if (const auto slot = reading_slot(group.txns[txn], conn)) worker_.slot(*slot).counters.bytes_read += n;
+}
+
 asio::awaitable<std::vector<DrainShortfall>> Strand::drain(std::size_t txn,
                                                            std::vector<ConnectionBytes> peer_written,
                                                            Clock::time_point deadline,
                                                            std::span<char> buffer) {
   std::vector<DrainShortfall> shortfalls;
-  const GroupPlan& group = worker_.plan().groups[group_];
   asio::steady_timer limit(worker_.context());
   // Shared: a handler that already fired may run after this frame is gone.
   auto late = std::make_shared<bool>(false);
@@ -94,10 +186,28 @@ asio::awaitable<std::vector<DrainShortfall>> Strand::drain(std::size_t txn,
     *late = true;
     cancel_waits();
   });
+  // A master tells every slave what it wrote on all its connections: those of another host's
+  // are not this side's to read (a connection id may serve one host in one step and another in
+  // the next).
+  std::erase_if(peer_written, [this, txn](const ConnectionBytes& e) { return !uses(txn, e.conn); });
+  // Connections the peer made that this strand never accepted are this step's too.
+  for (const ConnectionBytes& e : peer_written) adopt_inbox(e.conn);
   for (const ConnectionBytes& e : peer_written) {
-    auto it = std::find_if(connections_.begin(), connections_.end(), [&](const Connection& c) {
-      return c.id == e.conn && c.serial == e.serial;
-    });
+    if (e.serial == ConnectionBytes::kClosedSerial) continue;  // below, once the listed are read
+    const auto find_it = [&] {
+      return std::find_if(connections_.begin(), connections_.end(), [&](const Connection& c) {
+        return c.id == e.conn && c.serial == e.serial;
+      });
+    };
+    auto it = find_it();
+    // One the peer made that has not reached this strand yet (on its way through the
+    // listener): awaited as the drain awaits bytes.
+    while (it == connections_.end() && e.serial >= serials_used(e.conn) && !*late &&
+           cut_ != CutReason::kStopped) {
+      co_await tick(e.conn);
+      adopt_inbox(e.conn);
+      it = find_it();
+    }
     // Closed here already (its bytes were read, or its loss shows in the byte counts), or a
     // connection of the peer's other host.
     if (it == connections_.end()) continue;
@@ -106,16 +216,11 @@ asio::awaitable<std::vector<DrainShortfall>> Strand::drain(std::size_t txn,
       shortfalls.push_back({e, c.step_read, "read more than the peer wrote"});
       continue;
     }
-    const std::optional<std::uint32_t> slot =
-        txn < group.txns.size() ? reading_slot(group.txns[txn], e.conn) : std::nullopt;
     std::string why;
     // Bytes a read took ahead of its flowop (see Strand::receive) are read already.
     if (const std::uint64_t n = take_stash(c, e.bytes - c.step_read); n > 0) {
       c.step_read += n;
-      if (txn < group.txns.size()) {
-        worker_.slot(group.txns[txn].slot).counters.bytes_read += n;
-        if (slot) worker_.slot(*slot).counters.bytes_read += n;
-      }
+      count_drained(txn, e.conn, n);
     }
     while (c.step_read < e.bytes && why.empty()) {
       if (*late || cut_ == CutReason::kStopped) {
@@ -138,10 +243,7 @@ asio::awaitable<std::vector<DrainShortfall>> Strand::drain(std::size_t txn,
         continue;
       }
       c.step_read += n;
-      if (n > 0 && txn < group.txns.size()) {
-        worker_.slot(group.txns[txn].slot).counters.bytes_read += n;
-        if (slot) worker_.slot(*slot).counters.bytes_read += n;
-      }
+      count_drained(txn, e.conn, n);
       if (ec == asio::error::eof) {
         why = "the peer closed the connection";
       } else if (ec) {
@@ -152,8 +254,75 @@ asio::awaitable<std::vector<DrainShortfall>> Strand::drain(std::size_t txn,
     }
     if (c.step_read < e.bytes) shortfalls.push_back({e, c.step_read, why});
   }
+  for (const ConnectionBytes& e : peer_written) {
+    if (e.serial != ConnectionBytes::kClosedSerial) continue;
+    if (auto s = co_await drain_closed(txn, e, peer_written, buffer, late)) {
+      shortfalls.push_back(std::move(*s));
+    }
+  }
   limit.cancel();
   co_return shortfalls;
+}
+
+asio::awaitable<std::optional<DrainShortfall>> Strand::drain_closed(
+    std::size_t txn, const ConnectionBytes& e, const std::vector<ConnectionBytes>& peer,
+    std::span<char> buffer, const std::shared_ptr<bool>& late) {
+  // Which of the candidates holds the bytes is not known (the peer counts them only as a sum),
+  // and one may hold none and stay open: so each is read without waiting, in turn, and a round
+  // that found nothing waits a tick (for data in flight, or a connection still on its way).
+  for (;;) {
+    adopt_inbox(e.conn);
+    std::uint64_t left = owed_unlisted(e.conn, peer);
+    if (left == 0) co_return std::nullopt;
+    bool moved = false;
+    for (std::size_t i = 0; i < connections_.size() && left > 0;) {
+      Connection& c = connections_[i];
+      if (c.id != e.conn || listed(c, peer)) {
+        ++i;
+        continue;
+      }
+      if (const std::uint64_t n = take_stash(c, c.stash); n > 0) {  // counted in owed already
+        c.step_read += n;
+        count_drained(txn, e.conn, n);
+      }
+      bool ended = false;
+      while (left > 0) {
+        const auto want = std::min<std::uint64_t>(left, buffer.size());
+        const transport::IoResult io = std::visit(
+            [&](auto& link) { return link.try_read(buffer.first(static_cast<std::size_t>(want))); },
+            c.link);
+        c.step_read += io.bytes;
+        count_drained(txn, e.conn, io.bytes);
+        left -= std::min<std::uint64_t>(left, io.bytes);
+        moved = moved || io.bytes > 0;
+        if (io.would_block()) break;
+        if (io.ec) {  // the end of the stream (the peer closed it), or an error: nothing more
+          ended = true;
+          break;
+        }
+      }
+      if (!ended) {
+        ++i;
+        continue;
+      }
+      // Closed by the peer and read to its end: closed here too.
+      note_closed(c);
+      std::visit([](auto& link) { link.close(); }, c.link);
+      connections_.erase(connections_.begin() + static_cast<std::ptrdiff_t>(i));
+      moved = true;
+    }
+    if (left == 0) co_return std::nullopt;
+    if (*late || cut_ == CutReason::kStopped) {
+      co_return DrainShortfall{e, e.bytes - left,
+                               *late ? "the rest did not arrive within the step grace"
+                                     : "the run stopped"};
+    }
+    if (!moved) {
+      co_await tick(e.conn);
+    } else if (worker_.over_budget()) {
+      co_await worker_.yield();
+    }
+  }
 }
 
 void Worker::post_drain(std::size_t txn,

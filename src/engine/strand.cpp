@@ -36,8 +36,8 @@ constexpr auto kSpinSlice = std::chrono::microseconds(50);
 /// The most a stream read asks for at once, whatever its flowop's size, when its peer writes
 /// from memory. Its peer's copy into the socket is then the bottleneck, and small reads drain
 /// the receive queue sooner, which on loopback cut the *sender's* kernel time per byte (its send
-/// runs the receiving socket's input): one 64 KiB stream went from 0.44-0.52 of stream_ref's
-/// throughput with 256 KiB or 64 KiB asks to 1.46 with 16 KiB (docs/performance.md,
+/// runs the receiving socket's input): one 64 KiB stream reached 1.46 of stream_ref's throughput
+/// with 16 KiB asks, against 0.44-0.52 with 256 KiB or 64 KiB asks (docs/performance.md,
 /// bench/bulk_vs_stream_ref.sh). A ping-pong's messages are smaller, so nothing changes there.
 constexpr std::size_t kStreamReadAsk = 16 * 1024;
 /// The same when the peer sends with sendfile (the slave's recvfile, the mirror of a sendfile):
@@ -100,10 +100,12 @@ awaitable<void> Strand::run() {
       in_txn_ = true;
       if (cut_ != CutReason::kStopped) cut_ = CutReason::kNone;
       if (early_cut_ && early_cut_->first == t) cut_ = std::max(cut_, early_cut_->second);
+      if (peer_end_ && peer_end_->txn == t) cut_ = std::max(cut_, CutReason::kPeerEnded);
       co_await run_txn(group.txns[t]);
       in_txn_ = false;
     }
     early_cut_.reset();
+    if (peer_end_ && peer_end_->txn <= t) peer_end_.reset();
     next_txn_ = t + 1;
     report_step_written();
     worker_.strand_done(t);
@@ -141,7 +143,7 @@ awaitable<void> Strand::run_txn(const TxnPlan& txn) {
   if (!moves_data && duration != nullptr && slave) {
     // Nothing to answer (no flowops, or only think and nop): no data from the master paces this
     // mirror, so looping would only burn the slave's CPU. Wait for the master to end the step.
-    co_await sleep_until(Clock::time_point::max());
+    co_await sleep_until(Clock::time_point::max(), Waiting::kIdle);
     co_return;
   }
   std::optional<std::chrono::duration<double>> period;
@@ -166,7 +168,12 @@ awaitable<void> Strand::run_txn(const TxnPlan& txn) {
       co_await worker_.yield();
       last_end_.reset();
     }
-    if (cut_ != CutReason::kNone || worker_.stopping()) break;
+    // The peer's end of the step ends a duration-bound one here; an iterations-bound one runs
+    // on, since the peer completed every iteration and each of this side's can complete too.
+    if ((cut_ != CutReason::kNone && (cut_ != CutReason::kPeerEnded || duration != nullptr)) ||
+        worker_.stopping()) {
+      break;
+    }
     const auto now = last_end_ ? *last_end_ : Clock::now();
     last_end_.reset();
     if (deadline_ && now >= *deadline_) break;
@@ -323,12 +330,12 @@ void Strand::resumed_after_read(Connection& c, transport::TcpConnection& tcp, co
   // (each under 192), and run_txn's whole frame. GCC 12 allocates that frame in one block of
   // 1,104 bytes (the constant run_txn's ramp passes to awaitable_frame_base::operator new) and
   // puts `limit` 136 bytes into it; the locals and temporaries a round trip touches lie all over
-  // it (perf annotate at 1,024 connections: samples at offsets 0x118 to 0x398). A window of 640
-  // bytes around `limit`, tuned to an older layout, no longer reached the upper third, so the
-  // window is now the frame's size, from 2 lines before `limit` (18 prefetches). The samples at
-  // those offsets stayed (docs/performance.md: not explained without hardware counters). To
-  // check the window after run_txn changes: objdump the ramp's frame size and the offset of the
-  // `frame` argument at the call of resumed_after_read.
+  // it (perf annotate at 1,024 connections: samples at offsets 0x118 to 0x398), so the window
+  // covers the whole frame, from 2 lines before `limit` (18 prefetches): a smaller window around
+  // `limit` misses part of it whenever the layout moves. perf still samples loads at those
+  // offsets; without hardware counters this VM cannot tell whether they miss or the samples
+  // skid. To check the window after run_txn changes: objdump the ramp's frame size and the
+  // offset of the `frame` argument at the call of resumed_after_read.
   constexpr std::size_t kAsioState = 192;
   constexpr std::uintptr_t kFrameBefore = 128;
   constexpr std::size_t kFrameBytes = 1152;
@@ -490,15 +497,17 @@ awaitable<OpOutcome> Strand::do_connect(const OpPlan& op, const profile::Connect
     bool granted = false;
     gate.queue(timer_, granted);
     while (!granted) {
-      if (cut_ != CutReason::kNone) {
+      if (!may_wait(Waiting::kConnect)) {
         gate.forget(timer_);
         co_return aborted_outcome();
       }
       timer_.expires_at(Clock::time_point::max());
       worker_.budget_renewed();
+      waits_for(Waiting::kConnect);
       co_await timer_.async_wait(kAwait);
+      waits_for(Waiting::kNothing);
     }
-    if (cut_ != CutReason::kNone) {  // granted and cut together: pass the slot on
+    if (!may_wait(Waiting::kConnect)) {  // granted and cut together: pass the slot on
       gate.leave();
       co_return aborted_outcome();
     }
@@ -519,13 +528,14 @@ awaitable<OpOutcome> Strand::do_connect(const OpPlan& op, const profile::Connect
                                    ? std::string("socket")
                                    : bind_source_context(*source, endpoint.address()));
   }
-  if (cut_ != CutReason::kNone) {  // see wait_ready
+  if (!may_wait(Waiting::kConnect)) {  // see wait_ready
     gate.leave();
     close(op.common.connection);
     co_return aborted_outcome();
   }
   active_ = &connections_.back().link;
   worker_.budget_renewed();
+  waits_for(Waiting::kConnect);
   auto [connect_ec] = co_await socket.async_connect(endpoint, kAwait);
   const bool connected = !connect_ec;
   if (connected) {
@@ -543,6 +553,7 @@ awaitable<OpOutcome> Strand::do_connect(const OpPlan& op, const profile::Connect
   }
   gate.leave();
   active_ = nullptr;
+  waits_for(Waiting::kNothing);
   if (connect_ec) {
     if (connect_ec == asio::error::operation_aborted) {
       close(op.common.connection);
@@ -584,15 +595,17 @@ awaitable<OpOutcome> Strand::do_accept(const OpPlan& op, const profile::AcceptOp
       worker_.count_connection(true);
       co_return OpOutcome{};
     }
-    if (cut_ != CutReason::kNone) co_return aborted_outcome();  // see wait_ready
+    if (!may_wait(Waiting::kAccept)) co_return aborted_outcome();  // see wait_ready
     awaiting_conn_ = id;
     worker_.budget_renewed();
     timer_.expires_at(Clock::time_point::max());
     worker_.accept_wait_begins();
+    waits_for(Waiting::kAccept);
     co_await timer_.async_wait(kAwait);
+    waits_for(Waiting::kNothing);
     worker_.accept_wait_ends();
     awaiting_conn_.reset();
-    if (cut_ != CutReason::kNone) co_return aborted_outcome();
+    if (!may_wait(Waiting::kAccept)) co_return aborted_outcome();
   }
 }
 
@@ -601,10 +614,13 @@ awaitable<std::optional<OpOutcome>> Strand::wait_ready(transport::AnyConnection&
   // A cut cancels the wait in progress, and only that one: one that came while this strand was
   // runnable (its last wait already complete, its resumption queued) must be seen here, or the
   // strand would wait for data that never comes, and its step would never end.
-  if (cut_ != CutReason::kNone) co_return aborted_outcome();
+  const Waiting waiting = what == transport::Wait::kWritable ? Waiting::kWrite : Waiting::kRead;
+  if (!may_wait(waiting)) co_return aborted_outcome();
   active_ = &link;
   worker_.budget_renewed();
+  waits_for(waiting);
   auto [ec] = co_await on(link, [what](auto& c) { return c.wait(what); });
+  waits_for(Waiting::kNothing);
   active_ = nullptr;
   if (!ec) co_return std::nullopt;
   if (ec == asio::error::operation_aborted) co_return aborted_outcome();
@@ -676,7 +692,7 @@ awaitable<OpOutcome> Strand::send(const OpPlan& op, std::uint64_t bytes,
     } else if (left > 0) {
       // A writer that always finds room never suspends: write_now gave way to the others.
       co_await worker_.yield();
-      if (cut_ != CutReason::kNone) co_return aborted_outcome();
+      if (cut_short()) co_return aborted_outcome();
     }
     if (auto end = write_now(op, *c, left, chunk, blocked)) co_return *end;
   }
@@ -722,7 +738,8 @@ Strand::Connection* Strand::tcp_stream(const OpPlan& op) {
 std::optional<OpOutcome> Strand::read_now(PendingRead& r) {
   auto* tcp = std::get_if<transport::TcpConnection>(&r.c->link);
   if (tcp == nullptr || tcp->known_drained()) return std::nullopt;
-  // A cut is seen by read_begin (see wait_ready).
+  // A cut is seen by read_begin (see wait_ready); after the peer's end of the step, read_begin
+  // decides whether the read goes on.
   while (cut_ == CutReason::kNone) {
     // As read_begin asks: a short read tells the reactor the socket drained.
     const transport::IoResult io = tcp->read_now(stream_ask(worker_.buffer(), *r.op));
@@ -734,8 +751,10 @@ std::optional<OpOutcome> Strand::read_now(PendingRead& r) {
 }
 
 std::optional<OpOutcome> Strand::read_begin(PendingRead& r, std::span<char>& into) {
-  // A cut that came while this strand was runnable must be seen here (see wait_ready).
-  if (cut_ != CutReason::kNone) return aborted_outcome();
+  // A cut that came while this strand was runnable must be seen here (see wait_ready); after
+  // the peer's end of the step, the read goes on only for bytes the peer wrote.
+  if (!may_wait(Waiting::kRead, r.c)) return aborted_outcome();
+  waits_for(Waiting::kRead, r.c);
   // Without chunk=, ask for kStreamReadAsk, not just this flowop's bytes: a read that returns
   // less than it asked for tells the reactor the socket is drained, so the next read waits for
   // epoll instead of trying a read that fails with EAGAIN (one wasted system call per round trip
@@ -756,6 +775,7 @@ transport::ReadAwaitable Strand::read_wait(PendingRead& r, std::span<char> into)
 
 std::optional<OpOutcome> Strand::read_end(PendingRead& r, const error_code& ec, std::size_t got) {
   active_ = nullptr;
+  waiting_ = Waiting::kNothing;
   Connection& c = *r.c;
   const std::uint64_t used = std::min<std::uint64_t>(got, r.left);
   c.stash += got - used;
@@ -763,6 +783,8 @@ std::optional<OpOutcome> Strand::read_end(PendingRead& r, const error_code& ec, 
   c.step_read += used;
   r.left -= used;
   if (ec) [[unlikely]] {
+    // After the peer's end of the step, a connection it closed ends a read as the end does.
+    if (ec == asio::error::eof && cut_ == CutReason::kPeerEnded) return aborted_outcome();
     if (ec == asio::error::eof) {
       return OpOutcome{OpOutcome::Status::kFailed, ErrorKind::kPeerClosed,
                        fmt::format("read: peer closed the connection with {} of {} bytes "
@@ -834,7 +856,7 @@ awaitable<OpOutcome> Strand::do_sendfile(const OpPlan& op, std::uint64_t nfiles,
         worker_.count_progress();
         if (left > 0 && worker_.over_budget()) {
           co_await worker_.yield();
-          if (cut_ != CutReason::kNone) {
+          if (cut_short()) {
             out = aborted_outcome();
             break;
           }
@@ -883,7 +905,7 @@ awaitable<OpOutcome> Strand::do_think(const profile::ThinkOp& t) {
       }
       if (slice_end >= until) break;
       co_await worker_.yield();
-      if (cut_ != CutReason::kNone) co_return aborted_outcome();
+      if (!may_wait(Waiting::kThink)) co_return aborted_outcome();
     }
   } else if (!co_await sleep_until(until)) {
     co_return aborted_outcome();
@@ -892,13 +914,15 @@ awaitable<OpOutcome> Strand::do_think(const profile::ThinkOp& t) {
   co_return OpOutcome{};
 }
 
-awaitable<bool> Strand::sleep_until(Clock::time_point when) {
-  if (cut_ != CutReason::kNone) co_return false;  // see wait_ready
+awaitable<bool> Strand::sleep_until(Clock::time_point when, Waiting what) {
+  if (!may_wait(what)) co_return false;  // see wait_ready
   const bool truncated = deadline_ && when > *deadline_;
   timer_.expires_at(truncated ? *deadline_ : when);
   worker_.budget_renewed();
+  waits_for(what);
   co_await timer_.async_wait(kAwait);
-  if (cut_ != CutReason::kNone) co_return false;
+  waits_for(Waiting::kNothing);
+  if (!may_wait(what)) co_return false;
   co_return !truncated;
 }
 
@@ -932,13 +956,73 @@ void Strand::cut(std::size_t txn, CutReason reason) {
     // CPU). Kept, so that the strand ends the step as soon as it enters it rather than running
     // a step its peer has already ended.
     if (!in_txn_ && txn >= next_txn_) {
+      // After the peer's end of that step, a quiet cut is that end: the strand runs what it can.
+      if (reason == CutReason::kEnded && peer_end_ && peer_end_->txn == txn) {
+        reason = CutReason::kPeerEnded;
+      }
       if (!early_cut_ || early_cut_->first != txn) early_cut_.emplace(txn, reason);
       early_cut_->second = std::max(early_cut_->second, reason);
     }
     return;
   }
+  // After the peer's end of the step, the quiet cut (the slave's bound on what cannot be known
+  // to complete: a datagram, a connection the kernel may still bring) spares a strand that is
+  // reading bytes the peer wrote on TCP, which are bound to come, and one not waiting at all.
+  if (reason == CutReason::kEnded && cut_ == CutReason::kPeerEnded) {
+    const bool tcp_owed = waiting_ == Waiting::kRead && reading_ != nullptr &&
+                          std::holds_alternative<transport::TcpConnection>(reading_->link) &&
+                          owed(*reading_) > 0;
+    if (tcp_owed || waiting_ == Waiting::kNothing) return;
+  }
   if (reason > cut_) cut_ = reason;
   cancel_waits();
+}
+
+void Strand::peer_ended(std::size_t txn, std::vector<ConnectionBytes> written) {
+  const bool inside = in_txn_ && txn_ == txn;
+  if (!inside && (in_txn_ || txn < next_txn_)) return;  // that step is over here already
+  peer_end_ = PeerEnd{txn, std::move(written)};
+  if (!inside || cut_ >= CutReason::kPeerEnded) return;
+  cut_ = CutReason::kPeerEnded;
+  if (waiting_ != Waiting::kNothing && !can_complete(waiting_, reading_)) cancel_waits();
+}
+
+void Strand::recheck_peer_end() {
+  if (in_txn_ && cut_ == CutReason::kPeerEnded && waiting_ == Waiting::kAccept &&
+      !can_complete(Waiting::kAccept, nullptr)) {
+    cancel_waits();
+  }
+}
+
+bool Strand::can_complete(Waiting what, const Connection* c) const {
+  switch (what) {
+    case Waiting::kRead:
+      if (c == nullptr) return false;
+      if (std::holds_alternative<transport::UdpConnection>(c->link)) return true;
+      return owed(*c) > 0;
+    case Waiting::kAccept:
+      return worker_.engine().accepts_outstanding();
+    case Waiting::kThink:
+      return true;
+    case Waiting::kNothing:
+    case Waiting::kWrite:
+    case Waiting::kConnect:
+    case Waiting::kIdle:
+      return false;
+  }
+  return false;
+}
+
+std::uint64_t Strand::owed(const Connection& c) const {
+  if (!peer_end_) return 0;
+  for (const ConnectionBytes& e : peer_end_->written) {
+    if (e.conn != c.id || e.serial != c.serial) continue;
+    const std::uint64_t have = c.step_read + c.stash;
+    return e.bytes > have ? e.bytes - have : 0;
+  }
+  // Not listed: the peer closed it (or wrote nothing on it); what it wrote on the ones it closed
+  // is known only as a sum per id.
+  return owed_unlisted(c.id, peer_end_->written);
 }
 
 void Strand::stop() {
@@ -970,6 +1054,7 @@ transport::TcpConnection& Strand::fresh_tcp(std::uint32_t id) {
 void Strand::close(std::uint32_t id) {
   for (auto it = connections_.rbegin(); it != connections_.rend(); ++it) {
     if (it->id == id) {
+      note_closed(*it);
       on(it->link, [](auto& link) { link.close(); });
       connections_.erase(std::next(it).base());
       return;

@@ -50,6 +50,13 @@ class Strand {
   /// Cancels whatever the strand is waiting for, if it is inside transaction `txn`; ends `txn`
   /// at once when the strand enters it later.
   void cut(std::size_t txn, CutReason reason);
+  /// The peer ended transaction `txn` (a slave, at the master's end_step), having written
+  /// `written` on this strand's connections in it: the strand ends the waits nothing can complete
+  /// and finishes the rest (see CutReason::kPeerEnded). Kept for a transaction not entered yet.
+  void peer_ended(std::size_t txn, std::vector<ConnectionBytes> written);
+  /// After the peer's end of the step, when every connection it made has been accepted: an
+  /// accept still waiting waits for nothing, and ends.
+  void recheck_peer_end();
   /// Cancels whatever the strand waits for, whatever transaction it is in.
   void stop();
   [[nodiscard]] bool failed() const { return failed_; }
@@ -79,10 +86,65 @@ class Strand {
     transport::AnyConnection link;
   };
 
+  /// What the strand waits for, when it waits: what the peer's end of the step decides on.
+  enum class Waiting : std::uint8_t { kNothing, kRead, kWrite, kConnect, kAccept, kThink, kIdle };
+  /// Whether a wait for `what` (a read on `c`) may begin or go on: no cut, or the peer's end of
+  /// the step with something still to come for it (can_complete).
+  [[nodiscard]] bool may_wait(Waiting what, const Connection* c = nullptr) const {
+    return cut_ == CutReason::kNone || (cut_ == CutReason::kPeerEnded && can_complete(what, c));
+  }
+  /// The strand must stop where it is (a yield, a spin): cut, timed out or stopped. The peer's end
+  /// of the step alone lets work that does not wait go on.
+  [[nodiscard]] bool cut_short() const {
+    return cut_ != CutReason::kNone && cut_ != CutReason::kPeerEnded;
+  }
+  /// After the peer's end of the step: whether a wait for `what` can still be satisfied. A TCP
+  /// read, while the peer wrote bytes on its connection that this side has not read; a UDP read,
+  /// always (a datagram in flight may still come; the quiet cut bounds it); an accept, while the
+  /// peer made connections that have not been accepted; a think, always (it ends by itself).
+  /// Never a write, connect or idle wait: the peer reads and accepts nothing more in this step.
+  [[nodiscard]] bool can_complete(Waiting what, const Connection* c) const;
+  /// Bytes the peer wrote on `c` in the step that this side has not read yet (0 before the peer
+  /// ended the step).
+  [[nodiscard]] std::uint64_t owed(const Connection& c) const;
+  /// Marks the wait the strand enters (and, for a read, on which connection).
+  void waits_for(Waiting what, Connection* c = nullptr) {
+    waiting_ = what;
+    reading_ = c;
+  }
   /// At a step's release: the step's byte counts start at 0, and its random streams afresh.
   void begin_step();
-  /// At a step's end: hands the bytes written on each open connection to the worker.
+  /// At a step's end: hands the bytes written on each open connection to the worker, and per
+  /// connection id the sum written on the ones closed during the step (kClosedSerial).
   void report_step_written();
+  /// A connection is closed: its step's bytes join its id's sums (closed_).
+  void note_closed(const Connection& c);
+  /// After the peer's end of the step: bytes the peer wrote on connections of `id` that it did
+  /// not list one by one (it closed them) and that this side has not read yet: the peer's sum
+  /// for them, less what this side read on its own closed and unlisted open connections of `id`.
+  [[nodiscard]] std::uint64_t owed_unlisted(std::uint32_t id,
+                                            const std::vector<ConnectionBytes>& peer) const;
+  /// Whether the peer listed `c` one by one among `peer`.
+  [[nodiscard]] static bool listed(const Connection& c, const std::vector<ConnectionBytes>& peer);
+  /// Moves the connections of `id` the peer made and this strand never accepted (its accept was
+  /// cut) from the inbox to its connections, numbered as the peer numbered them.
+  void adopt_inbox(std::uint32_t id);
+  /// The drain of the connections of `id` the peer closed (its kClosedSerial entry `e`): reads
+  /// what the candidates hold (this side's unlisted connections of `id`, and the ones the peer
+  /// made that this strand never accepted, as they arrive) until owed_unlisted is 0 or `late`.
+  boost::asio::awaitable<std::optional<DrainShortfall>> drain_closed(
+      std::size_t txn, const ConnectionBytes& e, const std::vector<ConnectionBytes>& peer,
+      std::span<char> buffer, const std::shared_ptr<bool>& late);
+  /// Whether this side's transaction `txn` has operations on connection `id` (a slave's mirror
+  /// keeps only the operations of the connections it serves).
+  [[nodiscard]] bool uses(std::size_t txn, std::uint32_t id) const;
+  /// Serials this strand has given connections of `id` so far.
+  [[nodiscard]] std::uint32_t serials_used(std::uint32_t id) const;
+  /// The drain's wait for what it cannot wait on directly (data on one of several connections,
+  /// a connection on its way): a millisecond, cut short by a delivery of `id` or a cut.
+  boost::asio::awaitable<void> tick(std::uint32_t id);
+  /// Counts `n` drained bytes of connection `conn` as step `txn`'s bytes read.
+  void count_drained(std::size_t txn, std::uint32_t conn, std::uint64_t n);
   std::uint32_t next_serial(std::uint32_t id);
 
   /// Every iteration of the transaction, each a pass over its flowops, in this one coroutine.
@@ -217,8 +279,10 @@ class Strand {
   boost::asio::awaitable<OpOutcome> do_sendfile(const OpPlan& op, std::uint64_t nfiles,
                                                 std::optional<std::uint64_t> chunk);
   boost::asio::awaitable<OpOutcome> do_think(const profile::ThinkOp& t);
-  /// Sleeps until `when`; false when cut or when the transaction's deadline came first.
-  boost::asio::awaitable<bool> sleep_until(Clock::time_point when);
+  /// Sleeps until `when`; false when cut or when the transaction's deadline came first. `what`:
+  /// what the sleep is for, as the peer's end of the step sees it.
+  boost::asio::awaitable<bool> sleep_until(Clock::time_point when,
+                                           Waiting what = Waiting::kThink);
   void cancel_waits();
   void add_read(const OpPlan& op, std::uint64_t n);
   void add_written(const OpPlan& op, std::uint64_t n);
@@ -274,6 +338,14 @@ class Strand {
   std::size_t next_txn_ = 0;  ///< the first transaction this strand has not entered
   /// A cut for a transaction not entered yet (see cut()): which, and why.
   std::optional<std::pair<std::size_t, CutReason>> early_cut_;
+  /// The peer's end of a step (peer_ended): which step, and what it wrote per connection in it.
+  struct PeerEnd {
+    std::size_t txn = 0;
+    std::vector<ConnectionBytes> written;
+  };
+  std::optional<PeerEnd> peer_end_;
+  Waiting waiting_ = Waiting::kNothing;
+  Connection* reading_ = nullptr;  ///< the connection a kRead wait is on
   std::size_t group_;
   std::uint64_t index_;
   /// Accepted, not yet taken.
@@ -285,6 +357,13 @@ class Strand {
   std::unique_ptr<boost::asio::steady_timer> op_timer_;
   std::vector<std::pair<std::uint32_t, RandomStream>> streams_;  ///< per connection id, lazily
   std::vector<std::pair<std::uint32_t, std::uint32_t>> opened_;  ///< per connection id: serials used
+  /// Per connection id, the step's bytes on the connections closed during it.
+  struct Closed {
+    std::uint32_t id = 0;
+    std::uint64_t written = 0;
+    std::uint64_t read = 0;
+  };
+  std::vector<Closed> closed_;
   /// Connects and accepts that failed (canfail let them pass) or were cut: a later "not open"
   /// says so.
   std::uint64_t failed_opens_ = 0;

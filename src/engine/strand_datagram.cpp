@@ -87,7 +87,7 @@ awaitable<OpOutcome> Strand::connect_udp(const OpPlan& op, const profile::Connec
       co_return failure_from(ec, fmt::format("udp connect to {}", address.to_string()));
     }
     for (const auto pause : kHelloPauses) {
-      if (!co_await sleep_until(Clock::now() + pause)) {
+      if (!co_await sleep_until(Clock::now() + pause, Waiting::kConnect)) {
         close(id);
         co_return aborted_outcome();
       }
@@ -258,7 +258,7 @@ std::optional<Strand::Started> Strand::datagram_stream(const TxnPlan& txn, const
       if (auto refused = datagram_refused(direction, bytes)) return Started(std::move(*refused));
     }
     // A write's send time is the clock read that began the operation (the last one's end, with
-    // nothing but this loop's counting since): one clock read per datagram, as the issue asks.
+    // nothing but this loop's counting since): one clock read per datagram, not two.
     // Without latency recording the operations' ends are not read, so the header's is.
     std::uint64_t stamp =
         timing ? static_cast<std::uint64_t>(
@@ -324,11 +324,14 @@ awaitable<OpOutcome> Strand::datagram_later(const OpPlan& op, Direction directio
       // wait_ready's steps, in this frame: a stream's receiver that keeps up waits every few
       // datagrams, and wait_ready's own frame was an allocation and a resumption per wait.
       error_code ec = asio::error::operation_aborted;
-      if (cut_ == CutReason::kNone) {  // a cut that came while runnable (see wait_ready)
+      // A cut that came while runnable (see wait_ready).
+      if (const Waiting what = writing ? Waiting::kWrite : Waiting::kRead; may_wait(what, c)) {
         active_ = &c->link;
         worker_.budget_renewed();
+        waits_for(what, c);
         std::tie(ec) = co_await std::get<transport::UdpConnection>(c->link).wait(
             writing ? transport::Wait::kWritable : transport::Wait::kReadable);
+        waits_for(Waiting::kNothing);
         active_ = nullptr;
       }
       if (ec) {
@@ -340,7 +343,7 @@ awaitable<OpOutcome> Strand::datagram_later(const OpPlan& op, Direction directio
       }
     } else {
       co_await worker_.yield();
-      if (cut_ != CutReason::kNone) co_return aborted_outcome();
+      if (cut_short()) co_return aborted_outcome();
     }
     c = find(op.common.connection);
     if (c == nullptr) co_return not_connected(op);

@@ -90,6 +90,25 @@ void Worker::post_cut(std::size_t txn, CutReason reason) {
   asio::post(context_, [this, txn, reason] { cut(txn, reason); });
 }
 
+void Worker::post_peer_ended(std::size_t txn,
+                             std::vector<std::pair<std::uint32_t, ConnectionBytes>> peer_written) {
+  asio::post(context_, [this, txn, peer_written = std::move(peer_written)] {
+    std::vector<std::vector<ConnectionBytes>> per_strand(strands_.size());
+    for (const auto& [local, e] : peer_written) {
+      if (local < per_strand.size()) per_strand[local].push_back(e);
+    }
+    for (std::size_t i = 0; i < strands_.size(); ++i) {
+      strands_[i]->peer_ended(txn, std::move(per_strand[i]));
+    }
+  });
+}
+
+void Worker::post_recheck_peer_end() {
+  asio::post(context_, [this] {
+    for (auto& strand : strands_) strand->recheck_peer_end();
+  });
+}
+
 void Worker::post_stop() {
   asio::post(context_, [this] {
     stopping_ = true;
@@ -102,6 +121,7 @@ void Worker::post_stop() {
 
 void Worker::deliver(std::uint32_t local, std::uint32_t conn, transport::AnyConnection link) {
   strands_[local]->deliver(conn, std::move(link));
+  engine_.tcp_delivered();
 }
 
 void Worker::post_deliver(std::uint32_t local, std::uint32_t conn, asio::ip::tcp protocol,
@@ -115,6 +135,7 @@ void Worker::post_deliver(std::uint32_t local, std::uint32_t conn, asio::ip::tcp
       return;
     }
     strands_[local]->deliver(conn, transport::TcpConnection(std::move(socket)));
+    engine_.tcp_delivered();
   });
 }
 

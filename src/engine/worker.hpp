@@ -29,8 +29,13 @@ namespace volley::engine {
 
 class Strand;
 
-/// Why a strand's pending operation was cancelled.
-enum class CutReason { kNone, kTimeout, kEnded, kStopped };
+/// Why a strand's pending operation was cancelled, in rising order of force.
+/// kPeerEnded: the peer has ended the step (a slave's strands, at the master's end_step). The
+/// strand finishes what can still complete (reads of bytes the peer wrote and this side has not
+/// read yet, accepts of connections the peer made and this side has not taken, thinks, the
+/// iterations of an iterations-bound step) and ends every wait that nothing can complete; it starts
+/// no new iteration of a duration-bound step. See docs/architecture.md, "The end of a step".
+enum class CutReason { kNone, kTimeout, kPeerEnded, kEnded, kStopped };
 
 class Worker {
  public:
@@ -57,6 +62,13 @@ class Worker {
   // Cross-thread entry points: each posts to this worker.
   void post_release(std::size_t txn, Clock::time_point start);
   void post_cut(std::size_t txn, CutReason reason);
+  /// The peer ended step `txn`: what it wrote there per connection of this worker's strands
+  /// (pairs of local strand index and entry); every strand is told (Strand::peer_ended).
+  void post_peer_ended(std::size_t txn,
+                       std::vector<std::pair<std::uint32_t, ConnectionBytes>> peer_written);
+  /// Every connection the peer made has been accepted: strands still waiting to accept after the
+  /// peer's end of the step wait for nothing (Strand::recheck_peer_end).
+  void post_recheck_peer_end();
   void post_stop();
   /// Worker-affine: hands a connection accepted on this worker's thread to local strand `local`.
   void deliver(std::uint32_t local, std::uint32_t conn, transport::AnyConnection link);

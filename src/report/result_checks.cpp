@@ -151,8 +151,8 @@ std::string first_peer_disagreement(const RunReport& report, Counted counted, Ch
 
 /// The connection rule, per slave, per connect or accept flowop, in steps without a duration:
 /// the connections one side opened are the ones its peer's mirror took. A profile that moves no
-/// bytes (connect, then disconnect) gives the byte rule nothing to catch, and a slave whose
-/// mirror missed connections the kernel had completed for the master used to leave the run "ok".
+/// bytes (connect, then disconnect) gives the byte rule nothing to catch, so without this rule a
+/// slave whose mirror missed connections the kernel completed for the master would leave it "ok".
 /// Failures (canfail) are accounted, not excused: a connect that failed opened nothing the peer
 /// could take (its header never went whole), and an accept that failed did take a connection
 /// (setting its options failed), so the connects' operations equal the accepts' operations plus
@@ -190,9 +190,9 @@ std::string find_connection_disagreement(const RunReport& report) {
 /// The operations rule, per slave, per step without a duration, per TCP flowop other than
 /// connect, accept (the connection rule's), think and nop: the master's flowop completed as many
 /// operations as its peer on the slave, exactly. In such a step both sides run every iteration;
-/// a failed execution is an operation on neither side. uperf's canfail.xml moves no bytes, and
-/// a slave whose mirror was cut in its disconnect step (its strand starved of CPU past its quiet
-/// spell under load) ended 560 disconnects short in a run that said "ok". Excused as the byte
+/// a failed execution is an operation on neither side. It catches what the byte rule cannot: in
+/// a profile that moves no bytes (uperf's canfail.xml), a slave whose mirror was cut in its
+/// disconnect step (a strand starved of CPU under load) ends operations short. Excused as the byte
 /// rule is: a step with errors that can lose bytes on either side (a timeout's or a reset's
 /// stream may end an iteration early on one side only), a missing slave.
 std::string find_operation_disagreement(const RunReport& report) {

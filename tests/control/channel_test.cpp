@@ -262,12 +262,12 @@ asio::awaitable<void> receive_then_ping(ConnectedLikeTheMaster& link,
 }
 
 TEST(Channel, ASendAfterAFailedSendFailsAtOnce) {
-  // Issue 8, a killed slave noticed 10 s late: the slave's kernel closed the connection; the
-  // master's next send went out and drew a reset, the one after failed (EPIPE), and every later
-  // one (abort, bye) waited for the 5 s send guard. Boost.Asio's reactor stops trying writes
-  // at once on a socket after a write that moved fewer bytes than asked (an error moves none)
-  // and waits for an edge-triggered writability event instead; on a connection already reset,
-  // whose last event has been consumed, none ever comes.
+  // A killed slave must be noticed at once, not after the 5 s send guard: the slave's kernel
+  // closed the connection; the master's next send goes out and draws a reset, the one after
+  // fails (EPIPE), and a later one (abort, bye) must fail too. Boost.Asio's reactor stops
+  // trying writes at once on a socket after a write that moved fewer bytes than asked (an error
+  // moves none) and waits for an edge-triggered writability event instead; on a connection
+  // already reset, whose last event has been consumed, none ever comes.
   ConnectedLikeTheMaster link;
   link.server.close();  // the peer goes away (its kernel sends a FIN; our next bytes draw a reset)
   std::vector<std::variant<std::monostate, ChannelError>> sent;

@@ -203,9 +203,9 @@ TEST(MasterRun, SlaveSilentDuringARunIsLostWithinTheLinkTimeout) {
 }
 
 TEST(MasterRun, IterationsStepTheSlavesEndedWhileMasterStrandsWaitFailsNamingTheFlowop) {
-  // Every slave ended step 1, and no byte the master's reads wait for will come: the step used to
-  // wait forever (an iterations step has no time bound). Now it is cut once the master's strands
-  // have been still for a moment, and the run fails naming what waited.
+  // Every slave ended step 1, and no byte the master's reads wait for will come: an iterations
+  // step has no time bound, so it would wait forever. It is cut once the master's strands have
+  // been still for a moment, and the run fails naming what waited.
   const Outcome o = run_against(Fault::kEndsEveryStepAtOnce, [](MasterSettings& s) { s.step_grace = 5s; },
                                 kReadProfile);
   ASSERT_TRUE(o.finished) << "the master waited without bound in an iterations step";

@@ -267,9 +267,9 @@ std::uint64_t end_with_master_count(std::uint64_t master_count, std::uint64_t& a
 }
 
 TEST(AcceptQuiet, AStepWithEveryConnectionTheMasterEstablishedEndsWithoutTheLongSpell) {
-  // A connection storm's slave always has strands waiting to accept when the master stops; it
-  // used to wait 4 s of quiet (kAcceptQuiet) at the end of every such step. With the master's
-  // count all in, the short spell ends it.
+  // A connection storm's slave always has strands waiting to accept when the master stops; the
+  // 4 s of quiet (kAcceptQuiet) is only for connections still missing. With the master's count
+  // all in, the short spell ends the step.
   std::uint64_t accepted = 0;
   EXPECT_EQ(end_with_master_count(kStrands, accepted), 0U);
   EXPECT_EQ(accepted, kStrands);

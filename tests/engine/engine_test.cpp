@@ -238,11 +238,11 @@ EngineConfig slave_config(std::array<std::atomic<bool>, 2>& done) {
 }
 
 TEST(Engine, SlaveCutOfAStepIsNotLostToTheStaleQuiescencePollOfThePreviousStep) {
-  // The rare hang of issue 8 (a slave that never sends step_done after a timed step): the slave's
-  // quiescence poll for step 0 was still running when end_txn(1) re-armed the shared timer, its
-  // handler already queued; it then re-armed the timer for step 0, cancelling step 1's poll, and
-  // finally cut step 0 (long done), so step 1 was never cut. Here the two timers are made to
-  // expire in that order on purpose: a timer due before the step-0 poll delivers end_txn(1).
+  // A stale poll must not cancel the next step's: if the slave's quiescence poll for step 0 is
+  // still running when end_txn(1) re-arms the shared timer (its handler already queued), it must
+  // neither re-arm the timer for step 0 nor cut step 0 in place of step 1, or step 1 is never cut
+  // and the slave never sends step_done. Here the two timers are made to expire in that order
+  // on purpose: a timer due before the step-0 poll delivers end_txn(1).
   profile::Transaction timed;  // a slave mirror with nothing to answer: it waits to be cut
   timed.bound = profile::Duration{10s};
   const Plan plan = after_one_nop(timed);
@@ -406,10 +406,10 @@ TEST(EngineQuiescence, AWorkerWaitingForACpuIsNotCutAtTheStepsEnd) {
 TEST(EngineQuiescence, ACutThatComesBeforeTheStrandEnteredItsStepEndsTheStep) {
   // A worker that waits for a CPU past the whole step (longer than the starved grace, here
   // none) gets the step's release and the step's cut queued together, the cut first to run:
-  // the release only queues the strands' resumption, behind it. The cut used to find no strand
-  // inside the step and be dropped; the strand then ran the step its peer had ended (a slave
-  // mirror of a timed step would wait for data that never comes). Here the step is 5,000,000
-  // nops, and none of them may run.
+  // the release only queues the strands' resumption, behind it. The cut finds no strand inside
+  // the step yet and must not be dropped: the strand would then run the step its peer had ended
+  // (a slave mirror of a timed step would wait for data that never comes). Here the step is
+  // 5,000,000 nops, and none of them may run.
   if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "needs 2 CPUs";
   profile::Transaction busy;
   busy.bound = profile::Iterations{5'000'000};

@@ -1,9 +1,9 @@
 // A ping-pong's steady state allocates no coroutine frame: two engines on loopback, 16 strands
 // each on one worker (the bench's shape), write 64 / read 64 against read 64 / write 64. Asio
 // allocates frames and operations through std::aligned_alloc when its two-block per-thread cache
-// misses; the strand used to free three frames per read in a row (Asio's initiate frame, receive,
-// run_iteration), so about two allocations per round trip on each end missed the cache. This
-// binary interposes aligned_alloc to count them.
+// misses, as it does when a strand frees three frames per read in a row (for example an Asio
+// initiate frame and two coroutine frames of its own): about two allocations per round trip on
+// each end would then miss the cache. This binary interposes aligned_alloc to count them.
 #include <gtest/gtest.h>
 #include <malloc.h>
 

@@ -66,6 +66,8 @@ Bytes txn_bytes(const json& txn) {
 std::vector<std::string> check_document(const json& doc, int exit_code, const std::string& output) {
   std::vector<std::string> problems;
   if (exit_code == 1) {
+    // A valid profile must run: a failure, however well explained, is a defect of volley's.
+    problems.push_back("exit 1: " + doc.value("failure", std::string("(no failure sentence)")));
     const std::string status = doc.value("status", "");
     if (status == "ok") problems.push_back("exit 1 but the document says status ok");
     if (!doc.contains("failure") || !doc["failure"].is_string() ||

@@ -24,8 +24,8 @@ using namespace std::chrono_literals;
 
 // A connection storm: in each duration step every strand connects, writes, reads and
 // disconnects over and over, so the slave's strands are always waiting in accept when the
-// master stops. Each such step used to end only after 4 s of quiet (kAcceptQuiet): four steps
-// of half a second took at least 18 s. With the master's count they end at once.
+// master stops. Were each such step to wait for 4 s of quiet (kAcceptQuiet), four steps of half
+// a second would take at least 18 s. With the master's count they end at once.
 TEST(AcceptCount, ConnectionStormStepsEndWithoutTheLongQuietSpell) {
   TempDir dir;
   std::string steps;

@@ -160,7 +160,7 @@ TEST(Liveness, BusyStrandDoesNotStarveAnotherGroupOnOneWorker) {
 }
 
 TEST(Liveness, TimedOutLargeWriteCountsItsBytesOnBothSides) {
-  // The slave does not pace (rate= is the master's): with its own timeout= it used to run its
+  // The slave does not pace (rate= is the master's): with its own timeout= it would run its
   // three reads back to back, stop reading, and count fewer bytes than the master sent.
   TempDir dir;
   const json doc = run_ok(dir, R"XML(<?xml version="1.0"?>

@@ -64,14 +64,14 @@ TEST(MasterLiveness, StoppedSlaveIsLostWithinSecondsAndRatesCoverTheMeasuredTime
   EXPECT_GT(step["transactions"].get<std::uint64_t>(), 0U);
   EXPECT_LT(step["elapsed_s"].get<double>(), 3.5) << step["elapsed_s"];
   // ... nor shrunk to nothing: the engine, stopped by the failure, never closed the window, and
-  // the step used to report its transactions at 0 txn/s over 0.00 s.
+  // the step must not report its transactions at 0 txn/s over 0.00 s.
   EXPECT_GT(step["elapsed_s"].get<double>(), 0.5) << step["elapsed_s"];
   EXPECT_GT(step["transactions_per_s"].get<double>(), 0.0) << step;
 }
 
 TEST(MasterLiveness, GroupWithNoIterationFailsUnlessAllowed) {
-  // Group "idle" thinks longer than its step lasts: it never completes an iteration. The run
-  // used to say ok.
+  // Group "idle" thinks longer than its step lasts: it never completes an iteration, so the run
+  // must not say ok.
   TempDir dir;
   const auto profile = dir.write("idle.xml", R"XML(<?xml version="1.0"?>
 <profile name="idle group">

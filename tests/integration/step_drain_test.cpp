@@ -45,8 +45,8 @@ void expect_bytes_equal_per_transaction(const json& doc) {
 }
 
 // The slave's mirror of a master that only reads keeps writing into the socket buffers until it
-// is cut; the master stopped reading at its deadline. Those bytes used to stay unread, and the
-// run said "ok" with megabytes unaccounted for.
+// is cut; the master stopped reading at its deadline. The drain must read those bytes, or the
+// run would say "ok" with megabytes unaccounted for.
 TEST(StepDrain, MasterThatOnlyReadsInADurationStepReadsEverythingTheSlaveWrote) {
   TempDir dir;
   const LocalRun run = run_local(dir, R"XML(<?xml version="1.0"?>

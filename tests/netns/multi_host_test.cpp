@@ -139,7 +139,7 @@ class MultiHost : public ::testing::Test {
   }
 
   void TearDown() override {
-    // SIGTERM stops a slave promptly whatever it was doing (issue 8); the destructor would too,
+    // SIGTERM stops a slave promptly whatever it was doing; the destructor would too,
     // without checking it.
     for (auto* slave : {&slave_a_, &slave_b_}) {
       if (!*slave) continue;
@@ -243,8 +243,8 @@ TEST_F(MultiHost, AcceptSideProfileOverTwoSubnets) {
 
 TEST_F(MultiHost, LinkDownMidRunIsReportedWithinSeconds) {
   const auto profile = dir_.write("pp.xml", two_slave_profile("connect", "30s"));
-  // A dead link is detected within 3 s (issue 8); 8 s here is that plus slack for a loaded
-  // machine, and still less than the 10 s control silence that used to be the only detector.
+  // A dead link is detected within 3 s (the link timeout); 8 s here is that plus slack for a
+  // loaded machine, and still less than the 10 s control silence timeout.
   expect_slave_b_lost(
       profile, [this] { EXPECT_EQ(ip({"-n", topology_.master(), "link", "set", "dev", "to-b", "down"}), ""); }, 8s);
 }

@@ -68,8 +68,8 @@ TEST(ResultChecks, SlaveReadLessThanTheMasterWroteIsNotOk) {
 
 TEST(ResultChecks, ACutNoLongerExplainsBytesTheMasterDidNotRead) {
   // The end-of-step drain reads what was in flight when a step was cut: a shortfall is a fault,
-  // cut or not (it used to be excused by any expired operation, and runs said "ok" with
-  // megabytes unaccounted for).
+  // cut or not (an expired operation excuses nothing, or a run could say "ok" with megabytes
+  // unaccounted for).
   RunReport r = correct_run();
   rr_read(r.master.result).bytes_read -= 512;
   EXPECT_NE(find_result_problem(r, false).find("it wrote"), std::string::npos);
@@ -139,7 +139,7 @@ TEST(ResultChecks, UdpLossInAMixedProfileIsNotAByteDisagreement) {
 }
 
 TEST(ResultChecks, TcpDisagreementInAMixedProfileStillFails) {
-  // The byte rule used to be skipped for a whole profile as soon as one flowop was UDP.
+  // One UDP flowop does not exempt the profile's TCP flowops from the byte rule.
   RunReport r = with_udp_flowop(correct_run(), 100, 95);
   r.slaves[0].result.groups[1].transactions[1].flowops[0].stats.counters.bytes_read -= 100;
   const std::string problem = find_result_problem(r, false);
@@ -165,7 +165,7 @@ TEST(ResultChecks, UdpTimeoutsDoNotExcuseTheStreams) {
 
 TEST(ResultChecks, FewerConnectionsAcceptedThanTheMasterOpenedIsNotOk) {
   // A profile that moves no bytes (uperf's canfail.xml: connect, then disconnect) gives the byte
-  // rule nothing to catch: a slave whose mirror missed connections used to leave the run "ok".
+  // rule nothing to catch: the connection rule must fail a slave whose mirror missed some.
   RunReport r = correct_run();
   engine::FlowopResult& accept = r.slaves[0].result.groups[0].transactions[0].flowops[0];
   accept.type = "accept";  // the slave's mirror of the master's connect
@@ -186,7 +186,7 @@ TEST(ResultChecks, FailedConnectsAndAcceptsAreCountedNotExcused) {
   connect_failed.master.result.groups[0].transactions[0].flowops[0].stats.counters
       .errors[kAddrUnavailable] = 3;
   EXPECT_EQ(find_result_problem(connect_failed, false), "");
-  // Errors no longer excuse a slave that took fewer connections than the master opened: with
+  // Errors do not excuse a slave that took fewer connections than the master opened: with
   // canfail's errors on the master's connects, the slave's mirror missing one still fails.
   connect_failed.slaves[0].result.groups[0].transactions[0].flowops[0].stats.counters.ops -= 1;
   EXPECT_EQ(find_result_problem(connect_failed, false),
@@ -255,7 +255,7 @@ TEST(StoppedStrands, TheMastersNameTheirFirstStoppingError) {
 
 TEST(StoppedStrands, ASlavesStrandThatStoppedFailsTheRunToo) {
   // The master saw nothing wrong, but the slave's mirror stopped half way: its counts fall short
-  // of the master's, and the run used to say "ok" (uperf's canfail.xml under load).
+  // of the master's, and the run must not say "ok" (uperf's canfail.xml under load).
   RunReport r = correct_run();
   r.slaves[0].result.failed_strands = 1;
   r.slaves[0].result.error_samples = {

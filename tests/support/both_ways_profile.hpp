@@ -2,8 +2,8 @@
 // A profile that uses both directions of data connection: group "out" (2 strands) connects to
 // `host` and group "in" (3 strands, conn=2) accepts from it, a ping-pong each for `duration`.
 // Shared by the IPv6 tests on loopback and in network namespaces. Every size is at least 28
-// bytes, a UDP datagram's header: the "in" group's read of 16 made the slave's mirror write
-// datagrams it cannot send, which stopped its strands, and the run used to say "ok".
+// bytes, a UDP datagram's header: a smaller read would make the slave's mirror write datagrams
+// it cannot send, which stops its strands (and fails the run).
 #include <string>
 
 namespace volley::test {

@@ -1,6 +1,6 @@
 // Every TCP and UDP profile of uperf's tests/ and workloads/ (tests/data/profiles/uperf/, copied
 // unchanged) runs through the real CLI against a real slave (`volley run --local`) for about 2 s,
-// and both sides' counts agree (issue 10). One test per profile, so ctest runs them in parallel
+// and both sides' counts agree. One test per profile, so ctest runs them in parallel
 // (label "uperf_profiles").
 //
 // How the profiles are shortened, without editing them:

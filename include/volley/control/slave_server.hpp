@@ -61,6 +61,10 @@ struct SlaveSettings {
   std::function<void(const std::string&)> log;
 };
 
+/// How a slave's run ends with its figures handed over: every step done (the master's `finish`),
+/// or cut short where it stands (the master's `stop`, after Ctrl-C).
+enum class RunEnd { kFinished, kStopped };
+
 class SlaveServer {
  public:
   SlaveServer(boost::asio::io_context& context, SlaveSettings settings);
@@ -111,6 +115,9 @@ class SlaveServer {
   /// Once a step is over and ended: fewer TCP data connections accepted than the master
   /// established fails the run with an `error` saying so. False when that send failed.
   boost::asio::awaitable<bool> report_missing_connections(Session& s, std::size_t step);
+  /// Joins the run's engine (off the control thread), sends the master its `results` and drops
+  /// the run: after the last step (`finish`), or at once (`stop`: the master was interrupted).
+  boost::asio::awaitable<void> send_results(Session& s, RunEnd end);
   /// Stops and joins the session's engine (joined off the control thread) and drops the run.
   boost::asio::awaitable<void> end_run(Session& s);
   void log(const std::string& line) const;

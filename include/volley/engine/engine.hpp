@@ -140,9 +140,26 @@ class Engine {
   /// waiting to accept get a long quiet spell (a handshake the kernel dropped from a full accept
   /// queue arrives a retransmission later); once all have, the short one. Without it (the
   /// master's own use), any strand waiting to accept gets the long spell.
+  ///
+  /// `peer_written` (a slave: what the master wrote per connection in the step, its `written`
+  /// before end_step): every strand is told the peer ended the step (CutReason::kPeerEnded) and
+  /// ends by itself what nothing can complete, so a correct profile's step ends without the quiet
+  /// spell; the spell stays as the bound on what cannot be known to complete (a datagram, a
+  /// connection the kernel may still bring) and on a peer that does not play its part.
   void end_txn(std::size_t txn,
                std::chrono::milliseconds quiet_for = std::chrono::milliseconds(30),
-               std::optional<std::uint64_t> peer_connected = std::nullopt);
+               std::optional<std::uint64_t> peer_connected = std::nullopt,
+               std::optional<std::vector<ConnectionBytes>> peer_written = std::nullopt);
+  /// After the peer ended a step with its count of connections: some it made have not been
+  /// accepted yet (any thread; relaxed).
+  /// Counted once a connection is in its strand's inbox (on the strand's worker), not when a
+  /// listener routes it: a connection on its way to another worker is still outstanding.
+  [[nodiscard]] bool accepts_outstanding() const {
+    return delivered_tcp_.load(std::memory_order_relaxed) <
+           peer_connected_now_.load(std::memory_order_relaxed);
+  }
+  /// A worker put a TCP data connection in its strand's inbox (worker threads).
+  void tcp_delivered();
   /// TCP data connections this engine's listeners handed to its strands since the run began
   /// (any thread; relaxed). Compared with the peer's count at the end of a step.
   [[nodiscard]] std::uint64_t accepted_connections() const {
@@ -251,6 +268,10 @@ class Engine {
   std::atomic<std::uint64_t> accepted_tcp_{0};  ///< of those, TCP (UDP hellos are not counted)
   std::set<std::uint16_t> tcp_ports_;           ///< every TCP data listener's bound port
   std::optional<std::uint64_t> peer_connected_;  ///< the pending end_txn()'s peer count
+  /// The same count for the workers' threads (accepts_outstanding), 0 before any end_txn() with
+  /// a peer's written bytes.
+  std::atomic<std::uint64_t> peer_connected_now_{0};
+  std::atomic<std::uint64_t> delivered_tcp_{0};  ///< see accepts_outstanding
   std::uint64_t long_accept_waits_ = 0;
   /// Quiescence polls of the current step that found a worker runnable without progress.
   std::int64_t starved_polls_ = 0;

@@ -13,6 +13,11 @@ namespace volley::engine {
 /// `serial` counts the connections that strand opened (connect) or took (accept) under that id,
 /// from 0, in the same order on both ends.
 struct ConnectionBytes {
+  /// `serial` of the entry that sums, for one strand and connection id, the bytes written on the
+  /// connections that side closed during the step (one entry, however many: a connection storm
+  /// closes thousands). The reader finds them on its connections of that id that the writer did
+  /// not list: open ones, and ones its strand never accepted.
+  static constexpr std::uint32_t kClosedSerial = UINT32_MAX;
   std::uint32_t group = 0;
   std::uint32_t strand = 0;
   std::uint32_t conn = 0;
