@@ -217,7 +217,21 @@ void Engine::worker_finished_txn(std::size_t txn) {
   if (workers_pending_.fetch_sub(1) != 1) return;
   windows_[txn].elapsed =
       std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - release_times_[txn]);
+  // A slave whose master ended the step with connections that have not reached a strand yet
+  // (on their way through the listener) ends the step once they have (tcp_delivered) or once
+  // the quiet cut gives up on them: the drain then adopts them into their strands' pools.
+  if (config_.slave_side && txn_ended(txn) && accepts_outstanding()) {
+    awaiting_connections_.store(txn + 1);
+    if (!accepts_outstanding() || quiet_cut_upto_.load() > txn) end_awaited_step();
+    return;
+  }
   if (config_.on_txn_done) config_.on_txn_done(txn);
+}
+
+void Engine::end_awaited_step() {
+  if (const std::size_t step = awaiting_connections_.exchange(0); step > 0) {
+    if (config_.on_txn_done && !stopped_) config_.on_txn_done(step - 1);
+  }
 }
 
 void Engine::end_txn(std::size_t txn, std::chrono::milliseconds quiet_for,
@@ -298,12 +312,14 @@ void Engine::arm_quiescence(std::size_t txn, std::uint64_t last_progress, int qu
     }
     if (long_spell && needed > polls_needed) ++long_accept_waits_;
     quiet_cut_ = txn;
+    if (quiet_cut_upto_.load() < txn + 1) quiet_cut_upto_.store(txn + 1);
     quiet_cut_only_accepts_ =
         peer_connected_ && accepted_connections() >= *peer_connected_ &&
         std::all_of(workers_.begin(), workers_.end(), [](const auto& w) {
           return w->only_accepting();
         });
     for (auto& w : workers_) w->post_cut(txn, CutReason::kEnded);
+    end_awaited_step();  // connections still missing are given up on: the check says so
   });
 }
 
@@ -361,6 +377,7 @@ void Engine::tcp_delivered() {
   if (delivered_tcp_.fetch_add(1, std::memory_order_relaxed) + 1 ==
       peer_connected_now_.load(std::memory_order_relaxed)) {
     for (auto& w : workers_) w->post_recheck_peer_end();
+    end_awaited_step();
   }
 }
 

@@ -138,6 +138,11 @@ void Strand::adopt_inbox(std::uint32_t id) {
   inbox_.erase(box);
 }
 
+void Strand::adopt_inbox() {
+  while (!inbox_.empty()) adopt_inbox(inbox_.front().first);
+  inbox_.shrink_to_fit();
+}
+
 bool Strand::uses(std::size_t txn, std::uint32_t id) const {
   const auto& txns = worker_.plan().groups[group_].txns;
   if (txn >= txns.size()) return false;
@@ -346,6 +351,10 @@ void Worker::post_drain(std::size_t txn,
       std::function<void(std::vector<DrainShortfall>)> deliver;
       std::vector<char> buffer = std::vector<char>(kDrainBufferBytes);
     };
+    // Every connection the peer made in the step is this step's: one a strand never accepted
+    // (its accept ended with the step) joins its pool now, numbered as the peer numbered it, so
+    // that both sides' pools stay alike and the next step's accepts take the next step's.
+    for (auto& strand : strands_) strand->adopt_inbox();
     auto gather = std::make_shared<Gather>();
     gather->deliver = std::move(deliver);
     for (const auto& entries : per_strand) gather->pending += entries.empty() ? 0U : 1U;
@@ -386,13 +395,15 @@ void Engine::drain(std::size_t txn, std::vector<ConnectionBytes> peer_written,
   };
   auto gather = std::make_shared<Gather>();
   gather->done = std::move(done);
-  for (const auto& entries : per_worker) gather->pending += entries.empty() ? 0U : 1U;
+  // Every worker with strands, listed or not: each adopts the connections its strands never
+  // accepted (Worker::post_drain).
+  for (const auto& w : workers_) gather->pending += w->strand_count() > 0 ? 1U : 0U;
   if (gather->pending == 0 || stopped_) {
     asio::post(reply_on, [gather] { gather->done({}); });
     return;
   }
   for (std::size_t w = 0; w < workers_.size(); ++w) {
-    if (per_worker[w].empty()) continue;
+    if (workers_[w]->strand_count() == 0) continue;
     workers_[w]->post_drain(
         txn, std::move(per_worker[w]), deadline,
         [&reply_on, gather, alive = alive_](std::vector<DrainShortfall> part) {

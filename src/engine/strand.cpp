@@ -605,7 +605,9 @@ awaitable<OpOutcome> Strand::do_accept(const OpPlan& op, const profile::AcceptOp
     waits_for(Waiting::kNothing);
     worker_.accept_wait_ends();
     awaiting_conn_.reset();
-    if (!may_wait(Waiting::kAccept)) co_return aborted_outcome();
+    // Woken by the connection it waits for, by a cut, or by the peer's end of the step: a
+    // connection that came is taken first (the loop), whatever woke it.
+    if (cut_short()) co_return aborted_outcome();
   }
 }
 

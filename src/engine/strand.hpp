@@ -129,6 +129,10 @@ class Strand {
   /// Moves the connections of `id` the peer made and this strand never accepted (its accept was
   /// cut) from the inbox to its connections, numbered as the peer numbered them.
   void adopt_inbox(std::uint32_t id);
+ public:
+  /// The same for every id (between steps, before the drain: see Worker::post_drain).
+  void adopt_inbox();
+ private:
   /// The drain of the connections of `id` the peer closed (its kClosedSerial entry `e`): reads
   /// what the candidates hold (this side's unlisted connections of `id`, and the ones the peer
   /// made that this strand never accepted, as they arrive) until owed_unlisted is 0 or `late`.

@@ -71,6 +71,12 @@ ProcessResult Process::wait(std::chrono::milliseconds limit) {
 
 ProcessResult Process::wait(std::chrono::milliseconds limit, int sig,
                             std::chrono::milliseconds grace) {
+  return wait(limit, sig, grace, [] {});
+}
+
+ProcessResult Process::wait(std::chrono::milliseconds limit, int sig,
+                            std::chrono::milliseconds grace,
+                            const std::function<void()>& overstayed) {
   ProcessResult result;
   if (pid_ <= 0) {
     result.err = "could not start the process";
@@ -82,6 +88,7 @@ ProcessResult Process::wait(std::chrono::milliseconds limit, int sig,
     const pid_t r = ::waitpid(pid_, &status, WNOHANG);
     if (r == pid_) break;
     if (std::chrono::steady_clock::now() > deadline) {
+      if (!result.timed_out) overstayed();
       result.timed_out = true;
       if (sig != SIGKILL) {
         ::kill(pid_, sig);

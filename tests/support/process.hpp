@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,9 @@ class Process {
   /// The same, but at `limit` first sends `sig` (SIGINT: volley then prints what it measured,
   /// which says where it was stuck) and allows `grace` for it before SIGKILL.
   ProcessResult wait(std::chrono::milliseconds limit, int sig, std::chrono::milliseconds grace);
+  /// The same, calling `overstayed` (with the process still as it was) before the signal.
+  ProcessResult wait(std::chrono::milliseconds limit, int sig, std::chrono::milliseconds grace,
+                     const std::function<void()>& overstayed);
   /// What it printed so far.
   [[nodiscard]] std::string stderr_so_far() const;
 

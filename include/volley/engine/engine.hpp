@@ -160,6 +160,8 @@ class Engine {
   }
   /// A worker put a TCP data connection in its strand's inbox (worker threads).
   void tcp_delivered();
+  /// The step awaiting connections (awaiting_connections_) is over: on_txn_done for it, once.
+  void end_awaited_step();
   /// TCP data connections this engine's listeners handed to its strands since the run began
   /// (any thread; relaxed). Compared with the peer's count at the end of a step.
   [[nodiscard]] std::uint64_t accepted_connections() const {
@@ -272,6 +274,11 @@ class Engine {
   /// a peer's written bytes.
   std::atomic<std::uint64_t> peer_connected_now_{0};
   std::atomic<std::uint64_t> delivered_tcp_{0};  ///< see accepts_outstanding
+  /// 1 + a step every strand of this slave has ended while connections its master made were
+  /// still on their way (0: none): its on_txn_done waits for them (end_awaited_step).
+  std::atomic<std::size_t> awaiting_connections_{0};
+  /// 1 + the last step the quiet cut ended (any thread).
+  std::atomic<std::size_t> quiet_cut_upto_{0};
   std::uint64_t long_accept_waits_ = 0;
   /// Quiescence polls of the current step that found a worker runnable without progress.
   std::int64_t starved_polls_ = 0;
