@@ -255,6 +255,8 @@ SlaveServer::SlaveServer(asio::io_context& context, SlaveSettings settings)
                      "control connections refused"),
       log_flush_(context) {}
 
+SlaveServer::~SlaveServer() { refused_peers_.flush(); }
+
 std::string SlaveServer::listen(const tcp::endpoint& endpoint) {
   boost::system::error_code ec;
   acceptor_.open(endpoint.protocol(), ec);

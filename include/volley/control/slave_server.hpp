@@ -68,6 +68,8 @@ enum class RunEnd { kFinished, kStopped };
 class SlaveServer {
  public:
   SlaveServer(boost::asio::io_context& context, SlaveSettings settings);
+  /// Logs the count of refused peers still left out (those the shutdown itself ended).
+  ~SlaveServer();
   SlaveServer(const SlaveServer&) = delete;
   SlaveServer& operator=(const SlaveServer&) = delete;
 
