@@ -122,6 +122,9 @@ int serve_child(const ServeOptions& options) {
   // The parent relays no pings; its death kills this process (die_with_parent), and a link it
   // closes ends the session at once.
   settings.silence_timeout = std::chrono::hours(24 * 365);
+  // Nor is it a stranger: the hello deadline guards the control port against strangers, and a
+  // parent spawning several children on a loaded host may take seconds to greet the last.
+  settings.limits.hello_timeout = std::chrono::hours(24 * 365);
   settings.limits.max_strands = UINT64_MAX;
   settings.limits.max_connections = UINT64_MAX;
   settings.limits.max_profile_bytes = UINT64_MAX;

@@ -1,5 +1,6 @@
 #include "volley/control/channel.hpp"
 
+#include <algorithm>
 #include <array>
 
 #include <boost/asio/as_tuple.hpp>
@@ -20,6 +21,8 @@ using nlohmann::json;
 
 namespace {
 constexpr auto kAwait = asio::as_tuple(asio::use_awaitable);
+/// A frame's buffer grows by at most this much ahead of the bytes read into it.
+constexpr std::size_t kReadChunk = 64 * 1024;
 
 ChannelError from_error(const boost::system::error_code& ec, const std::string& peer) {
   if (ec == asio::error::eof) return {fmt::format("{} closed the control connection", peer), true, true};
@@ -63,14 +66,25 @@ asio::awaitable<std::variant<json, ChannelError>> Channel::receive_frame() {
   if (auto* bad = std::get_if<DecodeError>(&length)) {
     co_return ChannelError{fmt::format("{} sent a bad control message: {}", who, bad->message)};
   }
-  std::string payload(std::get<std::uint32_t>(length), '\0');
-  auto [body_ec, m] = co_await asio::async_read(socket_, asio::buffer(payload), kAwait);
-  if (body_ec == asio::error::eof) {
-    // A close in the middle of a message is a broken peer, not an orderly goodbye.
-    co_return ChannelError{fmt::format("{} closed the control connection in the middle of a message",
-                                       who), false, true};
+  const std::uint32_t announced = std::get<std::uint32_t>(length);
+  // Grown as its bytes arrive, at most kReadChunk ahead of them: a peer that announces a large
+  // frame and sends little of it costs what it sent, not what it announced.
+  std::string payload;
+  while (payload.size() < announced) {
+    const std::size_t have = payload.size();
+    const std::size_t chunk = std::min<std::size_t>(announced - have, kReadChunk);
+    payload.resize(have + chunk);
+    auto [body_ec, m] =
+        co_await socket_.async_read_some(asio::buffer(payload.data() + have, chunk), kAwait);
+    payload.resize(have + m);
+    if (body_ec == asio::error::eof) {
+      // A close in the middle of a message is a broken peer, not an orderly goodbye.
+      co_return ChannelError{fmt::format("{} closed the control connection in the middle of a "
+                                         "message",
+                                         who), false, true};
+    }
+    if (body_ec) co_return from_error(body_ec, who);
   }
-  if (body_ec) co_return from_error(body_ec, who);
   if (!receive_key_.empty()) {
     if (payload.size() < kMacBytes) {
       co_return ChannelError{fmt::format("{} sent a control message without authentication", who)};

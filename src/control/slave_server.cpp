@@ -48,9 +48,14 @@ constexpr auto kTick = std::chrono::milliseconds(500);
 /// After an accept fails for want of descriptors (EMFILE, ENFILE, ENOBUFS), wait this long before
 /// the next attempt instead of spinning on the same error.
 constexpr auto kAcceptBackoff = std::chrono::milliseconds(100);
-/// Connections still owing their hello, beyond the greeted sessions: each costs a socket and at
-/// most a 4 KiB frame until its --hello-timeout.
-constexpr std::size_t kMaxAwaitingHello = 1024;
+/// Connections still owing their hello (or their proof of the key), beyond the greeted sessions:
+/// each costs a socket and at most a 4 KiB frame until its --hello-timeout. 1,024 in all; one
+/// source address holds at most 64: a master says hello within a round trip of its connect, so
+/// even a host (or a NAT address) running a sweep's or a CI job's masters at once needs a few
+/// places, and only a stranger holds one for the whole --hello-timeout.
+constexpr transport::SourceQuota::Limits kAwaitingHelloLimits{64, 1024};
+/// Refusals a peer can cause by the thousand go to the log at most once per this.
+constexpr auto kRefusalLogInterval = std::chrono::seconds(1);
 
 struct PeerMessage {
   json message;
@@ -71,6 +76,10 @@ struct IntervalTaken {
 };
 struct Tick {};
 struct Abort {};
+/// A connection still owing its hello closed to make room for a newcomer (SourceQuota).
+struct Evicted {
+  transport::SourceQuota::Verdict why;
+};
 struct ReaderExited {};
 struct ChildMessage {
   std::size_t child;
@@ -81,7 +90,7 @@ struct ChildLost {
   ChannelError error;
 };
 using SlaveEvent = std::variant<PeerMessage, PeerLost, LocalStepDone, LocalDrained, Tick, Abort,
-                                ReaderExited, ChildMessage, ChildLost, IntervalTaken>;
+                                ReaderExited, ChildMessage, ChildLost, IntervalTaken, Evicted>;
 
 /// Everything a loaded profile needs on the slave, destroyed together when the run ends.
 struct LoadedRun {
@@ -117,7 +126,26 @@ struct LoadedRun {
   std::int64_t rss_after = 0;
   /// A child process of a master (the profile as written) rather than a slave (its mirror).
   bool master_side = false;
+  /// This run's data connections closed without a valid header (a stranger's, another run's, a
+  /// late one): throttled lines while it runs, all of them counted when it ends. The run's own,
+  /// so that nothing of it reaches another run's lines; shared with the listeners' callbacks.
+  std::shared_ptr<core::ThrottledLog> strangers;
 };
+
+/// Why a connection still owing its hello was closed for a newcomer.
+std::string eviction_reason(const transport::SourceQuota::Limits& limits,
+                            transport::SourceQuota::Verdict why) {
+  if (why == transport::SourceQuota::Verdict::kReplacesOwnOldest) {
+    return fmt::format("no hello yet, closed to make room for a newer connection from its "
+                       "address, which held {}, the most one address may (volley serve "
+                       "--hello-timeout)",
+                       limits.per_source);
+  }
+  return fmt::format("no hello yet, closed to make room: {} connections waited for their hello, "
+                     "the most this slave holds, and its address held the most of them (volley "
+                     "serve --hello-timeout)",
+                     limits.total);
+}
 
 bool out_of_descriptors(const boost::system::error_code& ec) {
   return ec == asio::error::no_descriptors || ec == asio::error::no_buffer_space ||
@@ -188,8 +216,14 @@ std::string check_limits(const engine::Plan& plan, std::size_t workers, const Sl
 /// One master's session. Owned by serve()'s frame; the reader coroutine and the engine's
 /// notifications point into it, so serve() waits for both to be gone before it ends.
 struct SlaveServer::Session {
-  Session(asio::io_context& context, tcp::socket socket)
-      : channel(std::move(socket)), events(context), ticker(context) {}
+  Session(asio::io_context& context, tcp::socket socket, std::uint64_t session_id,
+          std::function<void(const std::string&)> sink)
+      : id(session_id),
+        channel(std::move(socket)),
+        events(context),
+        ticker(context),
+        refusals(std::move(sink), kRefusalLogInterval, "control messages refused") {}
+  std::uint64_t id;
   Channel channel;
   EventQueue<SlaveEvent> events;
   asio::steady_timer ticker;
@@ -208,14 +242,20 @@ struct SlaveServer::Session {
   Clock::time_point last_heard = Clock::now();
   Clock::time_point started = Clock::now();
   std::string end_reason;
+  /// Messages refused (out of order, unknown, beyond a limit): the master can send thousands.
+  core::ThrottledLog refusals;
 };
 
 SlaveServer::SlaveServer(asio::io_context& context, SlaveSettings settings)
     : context_(context),
       settings_(std::move(settings)),
       acceptor_(context),
-      rejected_connections_([this](const std::string& line) { log(line); },
-                            std::chrono::seconds(1), "data connections closed") {}
+      awaiting_hello_(kAwaitingHelloLimits),
+      refused_peers_([this](const std::string& line) { log(line); }, kRefusalLogInterval,
+                     "control connections refused"),
+      log_flush_(context) {}
+
+SlaveServer::~SlaveServer() { refused_peers_.flush(); }
 
 std::string SlaveServer::listen(const tcp::endpoint& endpoint) {
   boost::system::error_code ec;
@@ -244,7 +284,8 @@ void SlaveServer::start() { asio::co_spawn(context_, accept_loop(), asio::detach
 
 void SlaveServer::adopt(tcp::socket socket) {
   ++sessions_;
-  asio::co_spawn(context_, serve(std::move(socket)), [this](std::exception_ptr e) {
+  // A child's link to its parent: trusted, it takes no place among strangers' connections.
+  asio::co_spawn(context_, serve(std::move(socket), next_session_++), [this](std::exception_ptr e) {
     if (!e) return;
     try {
       std::rethrow_exception(e);
@@ -258,11 +299,43 @@ void SlaveServer::stop() {
   stopping_ = true;
   boost::system::error_code ignored;
   acceptor_.close(ignored);
+  log_flush_.cancel();
   for (auto& [id, hook] : abort_hooks_) hook();
 }
 
 void SlaveServer::log(const std::string& line) const {
   if (settings_.log) settings_.log(line);
+}
+
+void SlaveServer::log_refused_peer(const std::string& line) {
+  if (refused_peers_.add(line)) arm_log_flush();
+}
+
+void SlaveServer::arm_log_flush() {
+  if (log_flush_armed_ || stopping_) return;
+  const auto due = refused_peers_.flush_due();
+  if (!due) return;  // logged now (or nothing left out)
+  log_flush_armed_ = true;
+  log_flush_.expires_at(*due);
+  log_flush_.async_wait([this](const boost::system::error_code& ec) {
+    log_flush_armed_ = false;
+    if (ec) {
+      refused_peers_.flush();  // shutting down: count them now
+      return;
+    }
+    arm_log_flush();
+  });
+}
+
+void SlaveServer::log_run_strangers(const Session& s) {
+  if (!s.run || !s.run->strangers) return;
+  core::ThrottledLog& strangers = *s.run->strangers;
+  strangers.flush();
+  const std::uint64_t n = strangers.total();
+  if (n == 0) return;
+  log(fmt::format("master {}: {} data connection{} closed without a valid header in this run "
+                  "(a stranger's, another run's, or late: the lines above say why)",
+                  s.who, n, n == 1 ? "" : "s"));
 }
 
 asio::awaitable<void> SlaveServer::accept_loop() {
@@ -279,22 +352,19 @@ asio::awaitable<void> SlaveServer::accept_loop() {
       }
       continue;
     }
-    if (sessions_ >= settings_.limits.max_sessions + kMaxAwaitingHello) {
-      // Refused before any allocation or greeting: one short line, then close.
-      Channel refused(std::move(socket));
-      log(fmt::format("refused {}: {} connections already (volley serve --max-sessions, "
-                      "--hello-timeout)", core::printable(refused.peer()), sessions_));
-      const std::string frame = encode_frame(message(
-          "error", {{"message", fmt::format("slave: busy with {} connections, the most it holds "
-                                            "at once (volley serve --max-sessions)", sessions_)}}));
-      boost::system::error_code ignored;
-      refused.socket().non_blocking(true, ignored);
-      refused.socket().write_some(asio::buffer(frame), ignored);
-      refused.close();
-      continue;
+    // Every connection owes its hello first: it takes a place (counted here, so a burst of
+    // accepts cannot overshoot), the oldest of its own address's, or of the address holding the
+    // most (a real master says hello within a round trip: it is never the oldest for long).
+    const std::uint64_t id = next_session_++;
+    boost::system::error_code no_peer;
+    const auto decision = awaiting_hello_.admit(id, socket.remote_endpoint(no_peer).address());
+    if (decision.verdict != transport::SourceQuota::Verdict::kAdmitted) {
+      if (const auto hook = evict_hooks_.find(decision.evict); hook != evict_hooks_.end()) {
+        hook->second(decision.verdict);
+      }
     }
-    ++sessions_;  // counted here, so a burst of accepts cannot overshoot the limit
-    asio::co_spawn(context_, serve(std::move(socket)), [this](std::exception_ptr e) {
+    ++sessions_;
+    asio::co_spawn(context_, serve(std::move(socket), id), [this](std::exception_ptr e) {
       if (!e) return;
       // serve() catches what a session throws; reaching here is a bug in serve() itself.
       try {
@@ -306,10 +376,10 @@ asio::awaitable<void> SlaveServer::accept_loop() {
   }
 }
 
-asio::awaitable<void> SlaveServer::serve(tcp::socket socket) {
-  const std::uint64_t id = next_session_++;
+asio::awaitable<void> SlaveServer::serve(tcp::socket socket, std::uint64_t id) {
   // Heap-held: the reader and the engine's notifications hold references into it until the end.
-  auto session = std::make_unique<Session>(context_, std::move(socket));
+  auto session = std::make_unique<Session>(context_, std::move(socket), id,
+                                           [this](const std::string& line) { log(line); });
   Session& s = *session;
   s.who = core::printable(s.channel.peer());
   boost::system::error_code ec;
@@ -319,6 +389,7 @@ asio::awaitable<void> SlaveServer::serve(tcp::socket socket) {
   s.master_address = transport::unmapped(s.channel.socket().remote_endpoint(ec).address());
   s.channel.set_max_frame_bytes(std::min(kMaxGreetingFrameBytes, settings_.limits.max_frame_bytes));
   abort_hooks_[id] = [&s] { s.events.push(Abort{}); };
+  evict_hooks_[id] = [&s](transport::SourceQuota::Verdict why) { s.events.push(Evicted{why}); };
 
   s.reader_alive = true;
   asio::co_spawn(
@@ -367,11 +438,15 @@ asio::awaitable<void> SlaveServer::serve(tcp::socket socket) {
     if (std::holds_alternative<ReaderExited>(event)) s.reader_alive = false;
   }
   co_await asio::post(context_, asio::use_awaitable);  // the ticker's cancelled wait runs first
-  // A peer that never got past the greeting (a scanner, a master without the key) costs one line.
+  s.refusals.flush();
+  awaiting_hello_.forget(id);
+  evict_hooks_.erase(id);
+  // A peer that never got past the greeting (a scanner, a master without the key) costs a line,
+  // throttled with the others.
   if (s.greeted) {
     log(fmt::format("master {} gone ({}); idle", s.who, s.end_reason));
   } else {
-    log(fmt::format("refused {}: {}", s.who, s.end_reason));
+    log_refused_peer(fmt::format("refused {}: {}", s.who, s.end_reason));
   }
   if (s.greeted) --greeted_;
   --sessions_;
@@ -397,8 +472,8 @@ asio::awaitable<void> SlaveServer::end_run(Session& s) {
     // the event queue it targets still exists.
     co_await asio::post(context_, asio::use_awaitable);
   }
+  log_run_strangers(s);  // the listeners are closed and their last lines in
   s.run.reset();
-  rejected_connections_.flush();  // the run's listeners are closed: say how many were left out
 }
 
 asio::awaitable<void> SlaveServer::converse(Session& s) {
@@ -429,6 +504,13 @@ asio::awaitable<void> SlaveServer::converse(Session& s) {
       s.end_reason = "slave shutting down";
       break;
     }
+    if (const auto* evicted = std::get_if<Evicted>(&event)) {
+      if (s.greeted) continue;  // greeted meanwhile: it holds no place to give up
+      s.end_reason = eviction_reason(awaiting_hello_.limits(), evicted->why);
+      json out = message("error", {{"message", fmt::format("slave: {}", s.end_reason)}});
+      co_await send(std::move(out));
+      break;
+    }
     if (std::holds_alternative<ReaderExited>(event)) {
       s.reader_alive = false;
       s.end_reason = "control connection closed";
@@ -436,6 +518,8 @@ asio::awaitable<void> SlaveServer::converse(Session& s) {
     }
     if (std::holds_alternative<Tick>(event)) {
       const auto now = Clock::now();
+      s.refusals.flush_due(now);
+      if (s.run && s.run->strangers) s.run->strangers->flush_due(now);
       if (!s.greeted && now - s.started > settings_.limits.hello_timeout) {
         s.end_reason = fmt::format("no greeting within {} ms (volley serve --hello-timeout)",
                                    settings_.limits.hello_timeout.count());
@@ -507,7 +591,7 @@ asio::awaitable<void> SlaveServer::on_message(Session& s, const json& m) {
   // A message that does not fit the session's state is refused; the session and its run go on
   // as they were (the master decides whether to abort).
   auto refuse = [&](std::string why) -> asio::awaitable<void> {
-    log(fmt::format("master {}: refused: {}", s.who, why));
+    s.refusals.add(fmt::format("master {}: refused: {}", s.who, why));
     json out = message("error", {{"message", fmt::format("slave: {}", why)}});
     co_await send(std::move(out));
   };
@@ -723,6 +807,7 @@ asio::awaitable<void> SlaveServer::send_results(Session& s, RunEnd end) {
   if (run.cpu) sampling::to_json(cpu, *run.cpu);
   if (run.nic) sampling::to_json(nic, *run.nic);
   json system = std::move(run.system);
+  log_run_strangers(s);  // the listeners are closed and their last lines in
   s.run.reset();
   log(fmt::format("master {}: run {}", s.who, end == RunEnd::kFinished ? "finished" : "stopped"));
   json out = message("results", {{"result", to_json(result)}, {"cpu", cpu}, {"nic", nic},
@@ -743,6 +828,8 @@ std::string SlaveServer::admit(Session& s) {
   if (greeted_ >= settings_.limits.max_sessions) return admit_refusal(greeted_);
   s.greeted = true;
   ++greeted_;
+  awaiting_hello_.forget(s.id);  // a master now, no longer a stranger's place
+  evict_hooks_.erase(s.id);
   return {};
 }
 
@@ -807,7 +894,7 @@ asio::awaitable<void> SlaveServer::on_interval(Session& s, const json& m) {
   }
   if (!n || s.run == nullptr || !s.run->started) {
     std::string why = "'interval' before the run was started, or without an interval number";
-    log(fmt::format("master {}: refused: {}", s.who, why));
+    s.refusals.add(fmt::format("master {}: refused: {}", s.who, why));
     json out = message("error", {{"message", fmt::format("slave: {}", why)}});
     auto sent = co_await s.channel.send(std::move(out));
     (void)sent;
@@ -904,7 +991,7 @@ asio::awaitable<void> SlaveServer::on_load(Session& s, const json& m) {
   loaded->plan = std::move(*plan);
   const std::size_t workers = load->workers > 0 ? load->workers : settings_.default_workers;
   if (auto problem = check_limits(loaded->plan, workers, limits); !problem.empty()) {
-    log(fmt::format("master {}: refused the profile: {}", s.who, problem));
+    s.refusals.add(fmt::format("master {}: refused the profile: {}", s.who, problem));
     {
       std::string why = fmt::format("slave: {}", problem);
       co_await reject(std::move(why));
@@ -930,9 +1017,12 @@ asio::awaitable<void> SlaveServer::on_load(Session& s, const json& m) {
   config.seed = load->seed;
   config.token = load->token ^ s.data_mask;
   config.header_timeout = limits.header_timeout;
-  // Called on the workers' threads (their listeners): throttled and logged on this one.
-  config.on_rejected_connection = [this](const std::string& line) {
-    asio::post(context_, [this, line] { rejected_connections_.add(line); });
+  loaded->strangers = std::make_shared<core::ThrottledLog>(
+      [this](const std::string& line) { log(line); }, kRefusalLogInterval, "data connections closed");
+  // Called on the workers' threads (their listeners): throttled and logged on this one, in this
+  // run's own log even when it comes after the run is gone.
+  config.on_rejected_connection = [this, strangers = loaded->strangers](const std::string& line) {
+    asio::post(context_, [strangers, line] { strangers->add(line); });
   };
   config.listen_address = s.local_address;
   if (child) {

@@ -28,9 +28,6 @@ using asio::ip::tcp;
 namespace {
 /// After an accept fails for want of descriptors, wait this long instead of spinning.
 constexpr auto kAcceptBackoff = std::chrono::milliseconds(100);
-/// Header reads in flight at most. Without a bound a storm of connects has every connection's
-/// socket, timer and read in memory at once, and the allocator keeps that peak.
-constexpr std::size_t kMaxPending = 256;
 }  // namespace
 
 /// A connection whose header is still on its way. Shared with the read's handler so its buffer
@@ -41,18 +38,22 @@ struct DataListener::Pending {
   tcp::socket socket;
   tcp::endpoint peer;  // kept: a socket closed by the deadline no longer knows it
   asio::steady_timer deadline;
-  bool timed_out = false;
+  /// Why the socket was closed before its read ended (the read then fails with "aborted").
+  enum class Closed { kNo, kDeadline, kReplacedBySameAddress, kReplaced };
+  Closed closed = Closed::kNo;
   std::array<std::uint8_t, kConnectionHeaderBytes> bytes{};
 };
 
 DataListener::DataListener(asio::io_context& context, std::uint32_t token, Route route,
-                           std::chrono::milliseconds header_timeout, Reject reject)
+                           std::chrono::milliseconds header_timeout, Reject reject,
+                           SourceQuota::Limits pending_limits)
     : token_(token),
       route_(std::move(route)),
       reject_(std::move(reject)),
       header_timeout_(header_timeout),
       acceptor_(context),
       backoff_(context),
+      quota_(pending_limits),
       alive_(std::make_shared<bool>(true)) {}
 
 DataListener::~DataListener() { close(); }
@@ -92,9 +93,8 @@ std::size_t DataListener::queued() const {
   socklen_t size = sizeof info;
   // On a listening socket tcpi_unacked is the accept queue's length.
   const int fd = fd_.load(std::memory_order_relaxed);
-  const std::size_t waiting =
-      fd >= 0 && ::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &size) == 0 ? info.tcpi_unacked : 0;
-  return waiting + pending();
+  return fd >= 0 && ::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &size) == 0 ? info.tcpi_unacked
+                                                                                : 0;
 }
 
 std::uint16_t DataListener::port() const {
@@ -112,9 +112,12 @@ void DataListener::close() {
   boost::system::error_code ignored;
   acceptor_.close(ignored);
   backoff_.cancel();
+  // Counted and told like every connection closed without being routed: the run's tally of
+  // strangers' connections includes those still waiting when it ends.
   for (auto& [id, pending] : pending_) {
     pending->deadline.cancel();
     pending->socket.close(ignored);
+    refuse(pending->peer, "the run ended before its header came");
   }
   pending_.clear();
   pending_count_.store(0, std::memory_order_relaxed);
@@ -126,10 +129,6 @@ void DataListener::accept_next() {
         if (!*alive) return;
         if (ec == asio::error::operation_aborted) return;
         if (!ec) read_header(std::move(socket));
-        if (pending_.size() >= kMaxPending) {
-          paused_ = true;  // resumed when a header read ends
-          return;
-        }
         // EMFILE and friends: keep accepting, but after a pause: the connection waits in the
         // backlog, and retrying at once would spin on the same error.
         if (ec == asio::error::no_descriptors || ec == asio::error::no_buffer_space ||
@@ -158,18 +157,21 @@ void DataListener::arm_deadline(const std::shared_ptr<Pending>& pending,
       DataListener::arm_deadline(pending, std::chrono::milliseconds(0));
       return;
     }
-    pending->timed_out = true;
+    pending->closed = Pending::Closed::kDeadline;
     pending->socket.close(ignored);  // the read below then fails and forgets it
   });
 }
 
 void DataListener::read_header(tcp::socket socket) {
   const std::uint64_t id = next_pending_++;
+  boost::system::error_code no_peer;
+  const tcp::endpoint peer = socket.remote_endpoint(no_peer);
+  const auto decision = quota_.admit(id, peer.address());
+  if (decision.verdict != SourceQuota::Verdict::kAdmitted) evict(decision.evict, decision.verdict);
   auto pending = std::make_shared<Pending>(std::move(socket), acceptor_.get_executor());
   pending_[id] = pending;
   pending_count_.store(pending_.size(), std::memory_order_relaxed);
-  boost::system::error_code no_peer;
-  pending->peer = pending->socket.remote_endpoint(no_peer);
+  pending->peer = peer;
   pending->deadline.expires_after(header_timeout_);
   arm_deadline(pending, header_timeout_);
   asio::async_read(
@@ -177,18 +179,11 @@ void DataListener::read_header(tcp::socket socket) {
       [this, alive = alive_, id, pending](const boost::system::error_code& ec, std::size_t) {
         if (!*alive) return;
         pending_.erase(id);
+        quota_.forget(id);
         pending_count_.store(pending_.size(), std::memory_order_relaxed);
         pending->deadline.cancel();
-        if (paused_) {
-          paused_ = false;
-          accept_next();
-        }
         if (ec) {
-          refuse(pending->peer,
-                 pending->timed_out
-                     ? fmt::format("no header within {} ms (volley serve --header-timeout)",
-                                   header_timeout_.count())
-                     : fmt::format("closed before its header ({})", ec.message()));
+          refuse(pending->peer, why_closed(*pending, ec));
           return;
         }
         const auto header = decode_connection_header(pending->bytes);
@@ -202,6 +197,36 @@ void DataListener::read_header(tcp::socket socket) {
         }
         route_(*header, std::move(pending->socket));
       });
+}
+
+std::string DataListener::why_closed(const Pending& pending, const boost::system::error_code& ec) const {
+  switch (pending.closed) {
+    case Pending::Closed::kDeadline:
+      return fmt::format("no header within {} ms (volley serve --header-timeout)",
+                         header_timeout_.count());
+    case Pending::Closed::kReplacedBySameAddress:
+      return fmt::format("closed to make room for a newer one from its address, which held {} "
+                         "connections waiting for their header, the most one address may",
+                         quota_.limits().per_source);
+    case Pending::Closed::kReplaced:
+      return fmt::format("closed to make room: {} connections waited for their header, the most "
+                         "this listener holds, and its address held the most of them",
+                         quota_.limits().total);
+    case Pending::Closed::kNo:
+      break;
+  }
+  return fmt::format("closed before its header ({})", ec.message());
+}
+
+void DataListener::evict(std::uint64_t id, SourceQuota::Verdict why) {
+  const auto it = pending_.find(id);
+  if (it == pending_.end()) return;
+  boost::system::error_code ignored;
+  it->second->closed = why == SourceQuota::Verdict::kReplacesOwnOldest
+                           ? Pending::Closed::kReplacedBySameAddress
+                           : Pending::Closed::kReplaced;
+  it->second->deadline.cancel();
+  it->second->socket.close(ignored);  // its read fails, refuses it and forgets it
 }
 
 void DataListener::refuse(const tcp::endpoint& peer, const std::string& reason) {

@@ -59,3 +59,37 @@ TEST(ThrottledLog, ThreadsAddingAtOnceLoseNoCount) {
 
 }  // namespace
 }  // namespace volley::core
+
+namespace volley::core {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = ThrottledLog::Clock;
+
+// A timer's flush_due() says what was left out once a second has passed since the last line,
+// not before, and counts as that second's line; total() counts every event.
+TEST(ThrottledLog, FlushDueWaitsForTheIntervalAndCountsAsItsLine) {
+  std::vector<std::string> lines;
+  ThrottledLog log([&](const std::string& l) { lines.push_back(l); }, 1s, "refusals");
+  const Clock::time_point t0{};
+  EXPECT_EQ(log.flush_due(t0), std::nullopt);  // nothing left out
+  EXPECT_FALSE(log.add("r0", t0));
+  EXPECT_TRUE(log.add("r1", t0 + 100ms));
+  EXPECT_TRUE(log.add("r2", t0 + 200ms));
+  EXPECT_EQ(log.flush_due(t0 + 900ms), t0 + 1s);  // too early: when it will be time
+  EXPECT_EQ(lines.size(), 1U);
+  EXPECT_EQ(log.flush_due(t0 + 1s), std::nullopt);
+  ASSERT_EQ(lines.size(), 2U);
+  EXPECT_EQ(lines[1], "2 more refusals since the last such line; the last: r2");
+  EXPECT_TRUE(log.add("r3", t0 + 1500ms)) << "the summary was this second's line";
+  EXPECT_FALSE(log.add("r4", t0 + 2s));
+  EXPECT_EQ(lines.back(), "r4 (and 1 more refusals since the last such line)");
+  EXPECT_EQ(log.total(), 5U);
+  // One left out: its line as it was, only later.
+  EXPECT_TRUE(log.add("r5", t0 + 2100ms));
+  EXPECT_EQ(log.flush_due(t0 + 3s), std::nullopt);
+  EXPECT_EQ(lines.back(), "r5");
+}
+
+}  // namespace
+}  // namespace volley::core

@@ -1,8 +1,10 @@
 // Connections that hold the slave's ports and say nothing, or half a frame: silent and
-// half-open control connections (closed at the hello deadline), 500 connections that each
-// announce a 16 MiB frame before the hello (refused at 4 KiB: memory must not grow with them),
-// and silent or half-sent data connections on a session's data port (closed when the session
-// ends). Meanwhile real masters are served; afterwards the slave is back to its baseline.
+// half-open control connections from the master's own address (beyond the address's 64 places
+// each replaces an older one at once, the rest are closed at the hello deadline), 500
+// connections that each announce a 16 MiB frame before the hello (refused at 4 KiB: memory must
+// not grow with them), and silent or half-sent data connections on a session's data port
+// (closed when the session ends). Meanwhile real masters are served; afterwards the slave is
+// back to its baseline.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -59,7 +61,8 @@ TEST(Faults, SilentAndHalfOpenControlConnectionsAreClosedAtTheHelloDeadline) {
       held.back()->shutdown_write();
     }
   }
-  // They hold no session slot a real master needs.
+  // They hold no session slot a real master needs, nor its address's places for hellos: a
+  // master replaces the oldest of them.
   slave.expect_serves("with 400 silent connections");
   for (std::size_t i = 0; i < held.size(); ++i) {
     EXPECT_TRUE(held[i]->closed_within(std::chrono::milliseconds(static_cast<int>(10'000 * kSlowdown))))

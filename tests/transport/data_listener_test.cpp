@@ -270,3 +270,78 @@ TEST(DataListenerLog, EachClosedConnectionIsOneLineWithItsPeerAndTheReason) {
 
 }  // namespace
 }  // namespace volley::transport
+
+namespace volley::transport {
+namespace {
+
+// Header reads in flight are shared out by source address: one address's silent connections
+// beyond its share make room for its newer ones, a full listener makes room by closing the
+// oldest of the address that holds the most, and a connection still owing its header is never
+// "queued" (no sign of work on its way): so strangers cannot keep a peer from another address
+// out, nor look like activity.
+TEST(DataListenerLimits, SilentConnectionsFromOneAddressCannotKeepAnotherAddressOut) {
+  asio::io_context context;
+  std::vector<std::string> lines;
+  std::size_t routed = 0;
+  DataListener listener(
+      context, kToken, [&](const ConnectionHeader&, tcp::socket) { ++routed; },
+      std::chrono::seconds(30), [&](const std::string& line) { lines.push_back(line); },
+      SourceQuota::Limits{2, 4});
+  ASSERT_EQ(listener.open(kLoopback, 0, std::nullopt), "");
+  listener.start();
+  auto run_until = [&](const auto& done) {
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (!done() && std::chrono::steady_clock::now() < give_up) {
+      context.run_for(std::chrono::milliseconds(5));
+    }
+    return done();
+  };
+  std::vector<tcp::socket> held;
+  auto connect_from = [&](const char* source) -> tcp::socket& {
+    held.emplace_back(context);
+    held.back().open(tcp::v4());
+    held.back().bind(tcp::endpoint(asio::ip::make_address(source), 0));
+    held.back().connect(tcp::endpoint(kLoopback, listener.port()));
+    return held.back();
+  };
+  auto closed_by_listener = [](tcp::socket& s) {
+    std::array<char, 1> byte{};
+    boost::system::error_code ec;
+    s.read_some(asio::buffer(byte), ec);
+    return ec == asio::error::eof || ec == asio::error::connection_reset;
+  };
+  auto named = [&](std::size_t i) {
+    return "data connection from 127.0.0." + std::string(i < 3 ? "2" : "3") + ":" +
+           std::to_string(held[i].local_endpoint().port()) + " closed: ";
+  };
+  held.reserve(8);
+  connect_from("127.0.0.2");
+  connect_from("127.0.0.2");
+  ASSERT_TRUE(run_until([&] { return listener.pending() == 2; }));
+  EXPECT_EQ(listener.queued(), 0U) << "a connection owing its header is not work on its way";
+  connect_from("127.0.0.2");  // beyond its address's share: its oldest makes room
+  ASSERT_TRUE(run_until([&] { return lines.size() == 1; }));
+  EXPECT_EQ(lines[0], named(0) + "closed to make room for a newer one from its address, which "
+                                 "held 2 connections waiting for their header, the most one "
+                                 "address may");
+  EXPECT_TRUE(closed_by_listener(held[0]));
+  connect_from("127.0.0.3");
+  connect_from("127.0.0.3");
+  ASSERT_TRUE(run_until([&] { return listener.pending() == 4; }));  // full
+  // A peer from a third address with its header: it takes the oldest place of the heaviest.
+  auto& peer = connect_from("127.0.0.1");
+  asio::write(peer, asio::buffer(encode(ConnectionHeader{kToken, 0, 0, 0})));
+  ASSERT_TRUE(run_until([&] { return routed == 1 && lines.size() == 2; }));
+  EXPECT_EQ(lines[1], named(1) + "closed to make room: 4 connections waited for their header, "
+                                 "the most this listener holds, and its address held the most "
+                                 "of them");
+  EXPECT_TRUE(closed_by_listener(held[1]));
+  // The rest are told when the listener closes: every stranger's connection is counted.
+  listener.close();
+  EXPECT_EQ(lines.size(), 5U);
+  EXPECT_EQ(listener.rejected(), 5U);
+  EXPECT_EQ(lines.back(), named(4) + "the run ended before its header came");
+}
+
+}  // namespace
+}  // namespace volley::transport

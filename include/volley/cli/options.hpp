@@ -61,7 +61,7 @@ struct ServeOptions {
   std::uint64_t max_profile_bytes = 1U << 20;
   std::uint64_t max_io_bytes = 1U << 30;
   std::uint64_t max_frame_bytes = 16U << 20;
-  std::chrono::nanoseconds hello_timeout = std::chrono::seconds(5);
+  std::chrono::nanoseconds hello_timeout = std::chrono::seconds(2);
   std::chrono::nanoseconds header_timeout = std::chrono::seconds(5);  ///< a data connection's header
 };
 

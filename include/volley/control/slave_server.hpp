@@ -14,10 +14,12 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <nlohmann/json_fwd.hpp>
 
 #include "volley/control/auth.hpp"
 #include "volley/core/throttled_log.hpp"
+#include "volley/transport/source_quota.hpp"
 
 namespace volley::control {
 
@@ -35,7 +37,9 @@ struct SlaveLimits {
   std::uint64_t max_profile_bytes = 1U << 20;    ///< --max-profile-bytes
   std::uint64_t max_io_bytes = 1U << 30;         ///< --max-io-bytes: one read/write buffer
   std::uint32_t max_frame_bytes = 16U << 20;     ///< --max-frame-bytes: after authentication
-  std::chrono::milliseconds hello_timeout{5000};  ///< --hello-timeout: hello and authentication
+  /// --hello-timeout: hello and authentication. Short: a master sends its hello as it connects
+  /// and needs one more round trip to prove the key; only a stranger needs longer.
+  std::chrono::milliseconds hello_timeout{2000};
   /// --header-timeout: a data connection's time to send its header before it is closed.
   std::chrono::milliseconds header_timeout{5000};
 };
@@ -64,6 +68,8 @@ enum class RunEnd { kFinished, kStopped };
 class SlaveServer {
  public:
   SlaveServer(boost::asio::io_context& context, SlaveSettings settings);
+  /// Logs the count of refused peers still left out (those the shutdown itself ended).
+  ~SlaveServer();
   SlaveServer(const SlaveServer&) = delete;
   SlaveServer& operator=(const SlaveServer&) = delete;
 
@@ -82,7 +88,8 @@ class SlaveServer {
  private:
   struct Session;
   boost::asio::awaitable<void> accept_loop();
-  boost::asio::awaitable<void> serve(boost::asio::ip::tcp::socket socket);
+  /// Serves connection `id` (its place among those owing their hello, if it has one).
+  boost::asio::awaitable<void> serve(boost::asio::ip::tcp::socket socket, std::uint64_t id);
   /// The session's script; may throw (a bug or an allocation failure): serve() then still
   /// cleans up everything the session holds.
   boost::asio::awaitable<void> converse(Session& s);
@@ -116,6 +123,13 @@ class SlaveServer {
   /// Stops and joins the session's engine (joined off the control thread) and drops the run.
   boost::asio::awaitable<void> end_run(Session& s);
   void log(const std::string& line) const;
+  /// One line for a peer refused before or at its handshake: throttled (a stranger can cause
+  /// thousands), a count of those left out following within a second.
+  void log_refused_peer(const std::string& line);
+  void arm_log_flush();
+  /// At the end of a run (its engine joined): the count of its data connections closed without
+  /// a valid header, all of them, in one line.
+  void log_run_strangers(const Session& s);
 
   boost::asio::io_context& context_;
   SlaveSettings settings_;
@@ -124,13 +138,21 @@ class SlaveServer {
   /// Greeted sessions: what --max-sessions bounds. A connection still owing its hello holds no
   /// slot, so a few silent connections cannot lock masters out until their hello deadline.
   std::size_t greeted_ = 0;
+  /// Connections still owing their hello (or their proof of the key), by source address: a
+  /// flood from one address cannot take the places a master from another needs.
+  transport::SourceQuota awaiting_hello_;
+  /// How to close each connection in awaiting_hello_ to make room for a newcomer.
+  std::map<std::uint64_t, std::function<void(transport::SourceQuota::Verdict)>> evict_hooks_;
   std::uint64_t next_session_ = 0;
   bool stopping_ = false;
   /// Live sessions: how to abort each (stop() calls them all).
   std::map<std::uint64_t, std::function<void()>> abort_hooks_;
-  /// Data connections the runs' listeners closed (late header, wrong token): a peer can open
-  /// thousands, so at most one line a second, each counting those left out (flushed at run end).
-  core::ThrottledLog rejected_connections_;
+  /// Peers refused before or at the handshake (busy, no hello in time, not a master, wrong key):
+  /// a stranger can cause thousands, so at most one line a second; a timer (log_flush_) logs
+  /// the count of those left out when no later line does.
+  core::ThrottledLog refused_peers_;
+  boost::asio::steady_timer log_flush_;
+  bool log_flush_armed_ = false;
 };
 
 }  // namespace volley::control

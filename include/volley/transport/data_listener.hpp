@@ -17,6 +17,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "volley/transport/connection_header.hpp"
+#include "volley/transport/source_quota.hpp"
 
 namespace volley::transport {
 
@@ -35,9 +36,21 @@ class DataListener {
 
   /// A connection whose 20-byte header has not arrived within this time is closed.
   static constexpr std::chrono::milliseconds kHeaderTimeout{5000};
+  /// Header reads in flight, per source address and in all. A connect takes a place from its
+  /// accept until its header is read (microseconds for a real peer, whose header follows its
+  /// connect at once; up to --header-timeout for a stranger's). One address is granted 1,024:
+  /// a master has at most 128 connects in flight per worker (engine::ConnectGate) and spreads
+  /// them over the slave's listeners, one per slave worker, so a master of 8 workers whose
+  /// connects in flight all went to one listener still fits, and real masters spread theirs.
+  /// 4,096 in all bound the memory of a storm (a socket, a timer and a read each). Beyond
+  /// either, a newcomer takes the place of the oldest connection of its own address, or of the
+  /// address that holds the most (SourceQuota): a real header arrives within a round trip of
+  /// its connect, so it is read long before it would be the oldest.
+  static constexpr SourceQuota::Limits kPendingLimits{1024, 4096};
 
   DataListener(boost::asio::io_context& context, std::uint32_t token, Route route,
-               std::chrono::milliseconds header_timeout = kHeaderTimeout, Reject reject = {});
+               std::chrono::milliseconds header_timeout = kHeaderTimeout, Reject reject = {},
+               SourceQuota::Limits pending_limits = kPendingLimits);
   ~DataListener();
   DataListener(const DataListener&) = delete;
   DataListener& operator=(const DataListener&) = delete;
@@ -50,23 +63,33 @@ class DataListener {
   [[nodiscard]] std::uint16_t port() const;
   /// Starts accepting (after open succeeded).
   void start();
-  /// Stops accepting; closes connections whose header has not arrived yet.
+  /// Stops accepting; closes connections whose header has not arrived yet (each counted and
+  /// told to `reject` like any other closed without being routed).
   void close();
   /// Connections accepted whose header has not arrived yet.
   [[nodiscard]] std::size_t pending() const { return pending_count_.load(std::memory_order_relaxed); }
   /// Connections the kernel has completed but this listener has not yet accepted (its accept
-  /// queue, from TCP_INFO), plus those whose header is still being read.
+  /// queue, from TCP_INFO). Not those whose header is still being read: until its header is
+  /// read a connection may be anyone's, so it is no sign that the run has work on its way (a
+  /// stranger holding one open must not hold a step open). The listener accepts without pause
+  /// (the limits above replace connections rather than leave them queued), so the queue is only
+  /// ever what arrived since the last accept.
   [[nodiscard]] std::size_t queued() const;
   /// Connections rejected for a bad or foreign header.
   [[nodiscard]] std::uint64_t rejected() const { return rejected_; }
 
  private:
+  struct Pending;
   void accept_next();
   void read_header(boost::asio::ip::tcp::socket socket);
+  /// Closes connection `id`'s socket to make room for a newcomer (`why`: which place it takes);
+  /// its read then ends and refuses it.
+  void evict(std::uint64_t id, SourceQuota::Verdict why);
+  /// Why a pending connection's read ended with `ec`.
+  [[nodiscard]] std::string why_closed(const Pending& pending, const boost::system::error_code& ec) const;
   /// Counts a connection closed without being routed and tells `reject_` why.
   void refuse(const boost::asio::ip::tcp::endpoint& peer, const std::string& reason);
 
-  struct Pending;
   /// Closes the connection when its deadline passes, unless bytes wait unread and `grace` is not
   /// zero: then once more after `grace`.
   static void arm_deadline(const std::shared_ptr<Pending>& pending, std::chrono::milliseconds grace);
@@ -83,9 +106,8 @@ class DataListener {
   std::uint64_t next_pending_ = 0;
   std::atomic<std::size_t> pending_count_{0};  ///< pending_.size(), for other threads
   std::atomic<int> fd_{-1};  ///< the listening descriptor while open, for queued()
-  /// Accepting paused: kMaxPending headers are being read (the rest wait in the kernel's accept
-  /// queue, costing this process nothing).
-  bool paused_ = false;
+  /// The pending connections' places, by source address.
+  SourceQuota quota_;
   std::shared_ptr<bool> alive_;  // lets in-flight header reads notice close()
   std::uint64_t rejected_ = 0;
 };
