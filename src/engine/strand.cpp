@@ -1005,6 +1005,7 @@ bool Strand::can_complete(Waiting what, const Connection* c) const {
     case Waiting::kAccept:
       return worker_.engine().accepts_outstanding();
     case Waiting::kThink:
+    case Waiting::kHello:
       return true;
     case Waiting::kNothing:
     case Waiting::kWrite:

@@ -87,7 +87,11 @@ class Strand {
   };
 
   /// What the strand waits for, when it waits: what the peer's end of the step decides on.
-  enum class Waiting : std::uint8_t { kNothing, kRead, kWrite, kConnect, kAccept, kThink, kIdle };
+  /// kHello: a UDP connect's wait for the listener's answer, which the peer's listener sends
+  /// whether or not its strand still accepts.
+  enum class Waiting : std::uint8_t {
+    kNothing, kRead, kWrite, kConnect, kHello, kAccept, kThink, kIdle
+  };
   /// Whether a wait for `what` (a read on `c`) may begin or go on: no cut, or the peer's end of
   /// the step with something still to come for it (can_complete).
   [[nodiscard]] bool may_wait(Waiting what, const Connection* c = nullptr) const {
@@ -101,7 +105,8 @@ class Strand {
   /// After the peer's end of the step: whether a wait for `what` can still be satisfied. A TCP
   /// read, while the peer wrote bytes on its connection that this side has not read; a UDP read,
   /// always (a datagram in flight may still come; the quiet cut bounds it); an accept, while the
-  /// peer made connections that have not been accepted; a think, always (it ends by itself).
+  /// peer made connections that have not been accepted; a think or a UDP connect's wait for its
+  /// answer, always (each ends by itself).
   /// Never a write, connect or idle wait: the peer reads and accepts nothing more in this step.
   [[nodiscard]] bool can_complete(Waiting what, const Connection* c) const;
   /// Bytes the peer wrote on `c` in the step that this side has not read yet (0 before the peer

@@ -87,7 +87,7 @@ awaitable<OpOutcome> Strand::connect_udp(const OpPlan& op, const profile::Connec
       co_return failure_from(ec, fmt::format("udp connect to {}", address.to_string()));
     }
     for (const auto pause : kHelloPauses) {
-      if (!co_await sleep_until(Clock::now() + pause, Waiting::kConnect)) {
+      if (!co_await sleep_until(Clock::now() + pause, Waiting::kHello)) {
         close(id);
         co_return aborted_outcome();
       }
