@@ -60,6 +60,9 @@ class Strand {
   /// Cancels whatever the strand waits for, whatever transaction it is in.
   void stop();
   [[nodiscard]] bool failed() const { return failed_; }
+  /// Between steps, before the drain (see Worker::post_drain): every connection the peer made
+  /// that this strand never accepted joins its pool, numbered as the peer numbered it.
+  void adopt_inbox();
   /// Closes every connection the profile left open; only once run() has ended.
   void close_all();
   /// Between steps (src/engine/step_drain.cpp): reads, on each connection in `peer_written`,
@@ -134,10 +137,6 @@ class Strand {
   /// Moves the connections of `id` the peer made and this strand never accepted (its accept was
   /// cut) from the inbox to its connections, numbered as the peer numbered them.
   void adopt_inbox(std::uint32_t id);
- public:
-  /// The same for every id (between steps, before the drain: see Worker::post_drain).
-  void adopt_inbox();
- private:
   /// The drain of the connections of `id` the peer closed (its kClosedSerial entry `e`): reads
   /// what the candidates hold (this side's unlisted connections of `id`, and the ones the peer
   /// made that this strand never accepted, as they arrive) until owed_unlisted is 0 or `late`.
