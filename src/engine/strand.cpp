@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "source_address.hpp"
+#include "volley/profile/flowop_traits.hpp"
 #include "volley/transport/closed_at_header.hpp"
 #include "volley/transport/connection_header.hpp"
 #include "volley/transport/socket_options.hpp"
@@ -63,10 +64,7 @@ std::uint64_t elapsed_ns(std::chrono::steady_clock::time_point from,
   return d > 0 ? static_cast<std::uint64_t>(d) : 0;
 }
 
-bool opens_connection(const OpPlan& op) {
-  return std::holds_alternative<profile::ConnectOp>(op.spec) ||
-         std::holds_alternative<profile::AcceptOp>(op.spec);
-}
+bool opens_connection(const OpPlan& op) { return profile::opens(profile::traits(op.spec).connection); }
 
 /// The connection's own call, whatever its protocol: a jump through the variant's index.
 template <class F>
@@ -137,8 +135,7 @@ awaitable<void> Strand::run_txn(const TxnPlan& txn) {
   txn_slot_ = txn.slot;
 
   const bool moves_data = std::any_of(txn.ops.begin(), txn.ops.end(), [](const OpPlan& op) {
-    return !std::holds_alternative<profile::ThinkOp>(op.spec) &&
-           !std::holds_alternative<profile::NopOp>(op.spec);
+    return profile::traits(op.spec).connection != profile::OnConnection::kNone;
   });
   if (!moves_data && duration != nullptr && slave) {
     // Nothing to answer (no flowops, or only think and nop): no data from the master paces this
