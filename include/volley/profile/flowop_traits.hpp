@@ -7,6 +7,7 @@
 // recvfile is a kind only mirror() produces. The per-spec code (building a spec from its options,
 // its slave counterpart, its text) is in src/profile/flowop_specs.cpp; execution is the engine's.
 #include <array>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -199,5 +200,15 @@ static_assert([] {
   return true;
 }(), "kinds of one spec share their connection and data traits, and a kind's mirror "
               "opens what it opens, from the other end, and moves its data the other way");
+
+// connection_sites() reads what a kind that opens connects to from its spec's `connection`.
+static_assert([]<std::size_t... I>(std::index_sequence<I...>) {
+  return ((!opens(traits(first_kind_of_spec(I)).connection) ||
+           requires(std::variant_alternative_t<I, FlowopSpec> s) {
+             { s.connection } -> std::convertible_to<ConnectionOptions>;
+           }) &&
+          ...);
+}(std::make_index_sequence<std::variant_size_v<FlowopSpec>>{}),
+              "a spec whose kinds open connections needs a `ConnectionOptions connection` member");
 
 }  // namespace volley::profile
