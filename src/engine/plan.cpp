@@ -82,7 +82,9 @@ std::vector<FileSet> scan_file_sets(const profile::Profile& profile, core::Diagn
   for (const auto& group : profile.groups) {
     for (const auto& txn : group.transactions) {
       for (const auto& op : txn.flowops) {
-        if (const auto* source = profile::file_source(op.spec)) scan_one(*source, op.location, sets, diags);
+        if (const auto* source = profile::file_source(op.spec)) {
+          scan_one(*source, op.location, sets, diags);
+        }
       }
     }
   }

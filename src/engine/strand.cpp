@@ -64,7 +64,9 @@ std::uint64_t elapsed_ns(std::chrono::steady_clock::time_point from,
   return d > 0 ? static_cast<std::uint64_t>(d) : 0;
 }
 
-bool opens_connection(const OpPlan& op) { return profile::opens(profile::traits(op.spec).connection); }
+bool opens_connection(const OpPlan& op) {
+  return profile::opens(profile::traits(op.spec).connection);
+}
 
 /// The connection's own call, whatever its protocol: a jump through the variant's index.
 template <class F>

@@ -20,7 +20,8 @@ FlowopHosts flowop_hosts(const Profile& profile) {
       auto& txn_hosts = group_hosts.emplace_back();
       for (std::size_t f = 0; f < txns[t].flowops.size(); ++f) {
         const Flowop& op = txns[t].flowops[f];
-        if (site != sites.end() && site->group == g && site->transaction == t && site->flowop == f) {
+        if (site != sites.end() && site->group == g && site->transaction == t &&
+            site->flowop == f) {
           host_of[site->id] = site->remotehost;
           ++site;
         }

@@ -111,7 +111,8 @@ std::string text(const T& s) {
 std::optional<FlowopSpec> build(Tag<SendfileOp>, ParseContext& ctx, FlowopDraft& d,
                                 std::size_t at) {
   if (d.file && d.dir) {
-    ctx.error(std::max(d.given["file"], d.given["dir"]), "'sendfile' takes file= or dir=, not both");
+    ctx.error(std::max(d.given["file"], d.given["dir"]),
+              "'sendfile' takes file= or dir=, not both");
     return std::nullopt;
   }
   if (!require(ctx, d, at, given(d, "file") || given(d, "dir"), "file=PATH or dir=PATH")) {
@@ -145,7 +146,8 @@ std::string text(const RecvFileOp& s) {
 // think
 std::optional<FlowopSpec> build(Tag<ThinkOp>, ParseContext& ctx, FlowopDraft& d, std::size_t at) {
   if (d.busy && d.idle) {
-    ctx.error(std::max(d.given["busy"], d.given["idle"]), "'think' is either busy or idle, not both");
+    ctx.error(std::max(d.given["busy"], d.given["idle"]),
+              "'think' is either busy or idle, not both");
     return std::nullopt;
   }
   if (!require(ctx, d, at, given(d, "duration"), "duration=T")) return std::nullopt;
@@ -184,24 +186,37 @@ constexpr auto kBuilders = []<std::size_t... I>(std::index_sequence<I...>) {
   return std::array<Builder, sizeof...(I)>{&build_as<std::variant_alternative_t<I, FlowopSpec>>...};
 }(std::make_index_sequence<std::variant_size_v<FlowopSpec>>{});
 
-/// The spec the mirror of `T`'s kinds builds (kinds of one spec mirror to one spec: checked).
+/// The spec the mirror of each spec's kinds builds (the same for all of them: checked below).
+constexpr auto kMirrorSpecOf = [] {
+  std::array<std::size_t, std::variant_size_v<FlowopSpec>> of{};
+  for (std::size_t i = 0; i < of.size(); ++i) of[i] = traits(traits(kKindOfSpec[i]).mirror).spec;
+  return of;
+}();
+
 template <class T>
-constexpr std::size_t kMirrorSpec = traits(traits(first_kind_of_spec(spec_index<T>)).mirror).spec;
+constexpr std::size_t kMirrorSpec = kMirrorSpecOf[spec_index<T>];
 
 template <class T>
 constexpr bool kMirrorsItself = kMirrorSpec<T> == spec_index<T>;
 
-static_assert([]<std::size_t... I>(std::index_sequence<I...>) {
-  bool ok = true;
-  for (const FlowopTraits& row : kFlowopTraits) {
-    // A written kind is built; every kind of a spec mirrors to kinds of one spec.
-    ok = ok && traits(traits(first_kind_of_spec(row.spec)).mirror).spec == traits(row.mirror).spec;
-    ok = ok && (!row.written || ((I == row.spec && kBuildable<std::variant_alternative_t<I, FlowopSpec>>) || ...));
-  }
-  return ok;
-}(std::make_index_sequence<std::variant_size_v<FlowopSpec>>{}),
-              "every kind a profile writes needs build() for its spec, and the kinds of one spec "
-              "mirror to one spec");
+/// Whether spec alternative `index` has build().
+constexpr bool buildable(std::size_t index) {
+  return [&]<std::size_t... I>(std::index_sequence<I...>) {
+    return ((I == index && kBuildable<std::variant_alternative_t<I, FlowopSpec>>) || ...);
+  }(std::make_index_sequence<std::variant_size_v<FlowopSpec>>{});
+}
+
+static_assert(std::ranges::all_of(kFlowopTraits,
+                                  [](const FlowopTraits& row) {
+                                    return !row.written || buildable(row.spec);
+                                  }),
+              "every kind a profile writes needs build() for its spec");
+static_assert(std::ranges::all_of(kFlowopTraits,
+                                  [](const FlowopTraits& row) {
+                                    return traits(row.mirror).spec ==
+                                           kMirrorSpecOf[row.spec];
+                                  }),
+              "the kinds of one spec mirror to kinds of one spec (mirror_spec() is per spec)");
 
 }  // namespace
 
@@ -217,7 +232,8 @@ FlowopSpec mirror_spec(const FlowopSpec& spec) {
         if constexpr (kMirrorsItself<T>) {
           return s;  // disconnect, think, nop: the same on both sides
         } else {
-          static_assert(requires { mirrored(s); }, "a spec whose kinds mirror to another spec needs mirrored()");
+          static_assert(requires { mirrored(s); },
+                        "a spec whose kinds mirror to another spec needs mirrored()");
           static_assert(spec_index<std::decay_t<decltype(mirrored(s))>> == kMirrorSpec<T>,
                         "mirrored() must return the spec of the kind's mirror in kFlowopTraits");
           return mirrored(s);

@@ -35,7 +35,8 @@ Profile mirror(const Profile& master, std::string_view host) {
         // A flowop goes to the host its connection was last opened to (flowop_hosts()).
         const bool to_host = !host.empty() && hosts[gi][ti][fi] == host;
         serves_host = serves_host || to_host;
-        if (!host.empty() && !to_host && traits(op.spec).connection != OnConnection::kNone) continue;
+        const bool off_connection = traits(op.spec).connection == OnConnection::kNone;
+        if (!host.empty() && !to_host && !off_connection) continue;
         t.flowops.push_back(Flowop{std::string(traits(traits(kind_of(op)).mirror).name),
                                    detail::mirror_spec(op.spec), op.common, op.location});
       }

@@ -149,7 +149,7 @@ TEST(FlowopTraits, MirrorsPairOpenersAndDataDirections) {
       EXPECT_EQ(peer.data, Data::kSends) << row.name;
     }
     if (peer.written) {
-      EXPECT_EQ(traits(peer.mirror).kind, row.kind) << row.name << ": a written mirror mirrors back";
+      EXPECT_EQ(traits(peer.mirror).kind, row.kind) << row.name << ": a mirror mirrors back";
     }
   }
 }

@@ -47,7 +47,9 @@ enum class OnConnection : std::uint8_t {
   kCloses,   ///< closes one
 };
 
-constexpr bool opens(OnConnection c) { return c == OnConnection::kDials || c == OnConnection::kAccepts; }
+constexpr bool opens(OnConnection c) {
+  return c == OnConnection::kDials || c == OnConnection::kAccepts;
+}
 
 /// Which way a flowop moves data on its connection.
 enum class Data : std::uint8_t { kNone, kSends, kReceives };
@@ -56,7 +58,7 @@ enum class Data : std::uint8_t { kNone, kSends, kReceives };
 template <class T>
 constexpr std::size_t spec_index = []<std::size_t... I>(std::index_sequence<I...>) {
   std::size_t index = std::variant_size_v<FlowopSpec>;
-  ((std::is_same_v<T, std::variant_alternative_t<I, FlowopSpec>> ? (index = I, true) : false) || ...);
+  ((std::is_same_v<T, std::variant_alternative_t<I, FlowopSpec>> && (index = I, true)) || ...);
   return index;
 }(std::make_index_sequence<std::variant_size_v<FlowopSpec>>{});
 
@@ -172,7 +174,8 @@ static_assert([] {
   for (std::size_t i = 0; i < kFlowopKinds; ++i) {
     const FlowopTraits& row = kFlowopTraits[i];
     if (static_cast<std::size_t>(row.kind) != i || row.name.empty()) return false;
-    if (row.mirror == FlowopKind::kCount || row.spec >= std::variant_size_v<FlowopSpec>) return false;
+    if (row.mirror == FlowopKind::kCount) return false;
+    if (row.spec >= std::variant_size_v<FlowopSpec>) return false;
   }
   return true;
 }(), "every FlowopKind needs its row in kFlowopTraits, in enum order");
@@ -193,8 +196,9 @@ static_assert([] {
     const bool paired = opens(row.connection)
                             ? opens(peer.connection) && peer.connection != row.connection
                             : peer.connection == row.connection;
-    const bool data_paired = row.data == Data::kNone ? peer.data == Data::kNone
-                                                     : peer.data != Data::kNone && peer.data != row.data;
+    const bool data_paired = row.data == Data::kNone
+                                 ? peer.data == Data::kNone
+                                 : peer.data != Data::kNone && peer.data != row.data;
     if (!paired || !data_paired) return false;
   }
   return true;
