@@ -7,6 +7,7 @@
 #include "volley/cli/profile_loader.hpp"
 #include "volley/core/exit_code.hpp"
 #include "volley/core/host_port.hpp"
+#include "volley/profile/connections.hpp"
 #include "volley/profile/mirror.hpp"
 #include "volley/profile/printer.hpp"
 
@@ -26,14 +27,7 @@ std::optional<profile::Variables> variables_from(const CheckOptions& options) {
 
 std::set<std::string> remote_hosts(const profile::Profile& p) {
   std::set<std::string> hosts;
-  for (const auto& g : p.groups) {
-    for (const auto& t : g.transactions) {
-      for (const auto& f : t.flowops) {
-        if (const auto* c = std::get_if<profile::ConnectOp>(&f.spec)) hosts.insert(c->connection.remotehost);
-        if (const auto* a = std::get_if<profile::AcceptOp>(&f.spec)) hosts.insert(a->connection.remotehost);
-      }
-    }
-  }
+  for (const auto& c : profile::connection_sites(p)) hosts.insert(c.remotehost);
   return hosts;
 }
 

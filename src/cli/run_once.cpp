@@ -11,6 +11,7 @@
 #include "volley/cli/interrupt_signals.hpp"
 #include "volley/core/host_port.hpp"
 #include "volley/core/sha256.hpp"
+#include "volley/profile/connections.hpp"
 
 namespace volley::cli {
 
@@ -75,14 +76,7 @@ namespace {
 /// Calls `f(remotehost)` for every connect and accept, in profile order.
 template <class F>
 void for_each_remotehost(const profile::Profile& profile, F&& f) {
-  for (const auto& g : profile.groups) {
-    for (const auto& t : g.transactions) {
-      for (const auto& op : t.flowops) {
-        if (const auto* c = std::get_if<profile::ConnectOp>(&op.spec)) f(c->connection.remotehost);
-        if (const auto* a = std::get_if<profile::AcceptOp>(&op.spec)) f(a->connection.remotehost);
-      }
-    }
-  }
+  for (const auto& c : profile::connection_sites(profile)) f(c.remotehost);
 }
 
 }  // namespace

@@ -226,17 +226,8 @@ namespace {
 
 /// Whether a plan has a UDP connection: only then are the slaves asked for interval counts.
 bool has_udp(const engine::Plan& plan) {
-  for (const auto& g : plan.groups) {
-    for (const auto& t : g.txns) {
-      for (const auto& op : t.ops) {
-        const profile::ConnectionOptions* c = nullptr;
-        if (const auto* connect = std::get_if<profile::ConnectOp>(&op.spec)) c = &connect->connection;
-        if (const auto* accept = std::get_if<profile::AcceptOp>(&op.spec)) c = &accept->connection;
-        if (c != nullptr && c->protocol == profile::Protocol::kUdp) return true;
-      }
-    }
-  }
-  return false;
+  return std::any_of(plan.connections.begin(), plan.connections.end(),
+                     [](const auto& c) { return c.protocol == profile::Protocol::kUdp; });
 }
 
 }  // namespace

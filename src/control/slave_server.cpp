@@ -170,17 +170,16 @@ std::string check_limits(const engine::Plan& plan, std::size_t workers, const Sl
                        "{} (volley serve --max-io-bytes)",
                        plan.io_buffer_bytes, limits.max_io_bytes);
   }
+  std::vector<std::uint64_t> opens(plan.groups.size(), 0);  // connections a strand opens
+  for (const auto& c : plan.connections) ++opens[c.group];
   std::uint64_t connections = 0;
   std::chrono::nanoseconds duration{0};
-  for (const auto& group : plan.groups) {
-    std::uint64_t per_strand = 0;
+  for (std::size_t g = 0; g < plan.groups.size(); ++g) {
+    const auto& group = plan.groups[g];
+    const std::uint64_t per_strand = opens[g];
     for (const auto& txn : group.txns) {
       if (const auto* d = std::get_if<profile::Duration>(&txn.bound)) duration += d->length;
       for (const auto& op : txn.ops) {
-        if (std::holds_alternative<profile::ConnectOp>(op.spec) ||
-            std::holds_alternative<profile::AcceptOp>(op.spec)) {
-          ++per_strand;
-        }
         const auto* think = std::get_if<profile::ThinkOp>(&op.spec);
         if (think != nullptr && think->duration > limits.max_think) {
           return fmt::format("the profile thinks for {} s at once; this slave allows at most {} s "

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "volley/profile/flowop_traits.hpp"
+
 namespace volley::engine {
 
 namespace fs = std::filesystem;
@@ -18,13 +20,6 @@ namespace {
 /// or a UDP datagram may use the whole buffer.
 constexpr std::uint64_t kMinBuffer = 256 * 1024;
 constexpr std::uint64_t kMaxBuffer = 4 * 1024 * 1024;
-
-const profile::FileSource* file_source(const profile::FlowopSpec& spec) {
-  if (const auto* s = std::get_if<profile::SendfileOp>(&spec)) return &s->source;
-  if (const auto* s = std::get_if<profile::SendfilevOp>(&spec)) return &s->source;
-  if (const auto* s = std::get_if<profile::RecvFileOp>(&spec)) return &s->source;
-  return nullptr;
-}
 
 std::uint64_t largest_message(const profile::FlowopSpec& spec) {
   if (const auto* w = std::get_if<profile::WriteOp>(&spec)) return w->size.max_bytes;
@@ -87,7 +82,9 @@ std::vector<FileSet> scan_file_sets(const profile::Profile& profile, core::Diagn
   for (const auto& group : profile.groups) {
     for (const auto& txn : group.transactions) {
       for (const auto& op : txn.flowops) {
-        if (const auto* source = file_source(op.spec)) scan_one(*source, op.location, sets, diags);
+        if (const auto* source = profile::file_source(op.spec)) {
+          scan_one(*source, op.location, sets, diags);
+        }
       }
     }
   }
@@ -117,7 +114,7 @@ std::optional<Plan> compile(const profile::Profile& profile, std::vector<FileSet
         OpPlan opp{op.type, op.spec, op.common, next_slot(SlotInfo{g, t, f, false}), {}};
         opp.plain_stream = plain_stream(op);
         largest = std::max(largest, largest_message(op.spec));
-        if (const auto* source = file_source(op.spec)) {
+        if (const auto* source = profile::file_source(op.spec)) {
           const auto it = std::find_if(plan.file_sets.begin(), plan.file_sets.end(),
                                        [&](const FileSet& s) { return s.source == *source; });
           if (it == plan.file_sets.end() || it->files.empty()) {
@@ -127,15 +124,18 @@ std::optional<Plan> compile(const profile::Profile& profile, std::vector<FileSet
             opp.file_set = static_cast<std::size_t>(it - plan.file_sets.begin());
           }
         }
-        if (const auto* accept = std::get_if<profile::AcceptOp>(&op.spec)) {
-          if (group.nthreads > 0) plan.accept_ports.insert(accept->connection.port.value_or(0));
-        }
         tp.ops.push_back(std::move(opp));
       }
       gp.txns.push_back(std::move(tp));
     }
     plan.txn_count = std::max(plan.txn_count, gp.txns.size());
     plan.groups.push_back(std::move(gp));
+  }
+  plan.connections = profile::connection_sites(profile);
+  for (const auto& c : plan.connections) {
+    if (c.opens == profile::OnConnection::kAccepts && profile.groups[c.group].nthreads > 0) {
+      plan.accept_ports.insert(c.port.value_or(0));
+    }
   }
   plan.io_buffer_bytes = std::clamp(largest, kMinBuffer, kMaxBuffer);
   if (!ok) return std::nullopt;

@@ -19,6 +19,7 @@
 
 #include "strand.hpp"
 #include "worker.hpp"
+#include "volley/profile/flowop_traits.hpp"
 
 namespace volley::engine {
 
@@ -35,10 +36,7 @@ constexpr std::size_t kDrainBufferBytes = 64 * 1024;
 std::optional<std::uint32_t> reading_slot(const TxnPlan& txn, std::uint32_t conn) {
   for (const OpPlan& op : txn.ops) {
     if (op.common.connection != conn) continue;
-    if (std::holds_alternative<profile::ReadOp>(op.spec) ||
-        std::holds_alternative<profile::RecvFileOp>(op.spec)) {
-      return op.slot;
-    }
+    if (profile::traits(op.spec).data == profile::Data::kReceives) return op.slot;
   }
   return std::nullopt;
 }
@@ -150,8 +148,7 @@ bool Strand::uses(std::size_t txn, std::uint32_t id) const {
                      [id](const OpPlan& op) {
                        // think and nop are on no connection (their id is 0 all the same).
                        return op.common.connection == id &&
-                              !std::holds_alternative<profile::ThinkOp>(op.spec) &&
-                              !std::holds_alternative<profile::NopOp>(op.spec);
+                              profile::traits(op.spec).connection != profile::OnConnection::kNone;
                      });
 }
 

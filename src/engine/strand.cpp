@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "source_address.hpp"
+#include "volley/profile/flowop_traits.hpp"
 #include "volley/transport/closed_at_header.hpp"
 #include "volley/transport/connection_header.hpp"
 #include "volley/transport/socket_options.hpp"
@@ -64,8 +65,7 @@ std::uint64_t elapsed_ns(std::chrono::steady_clock::time_point from,
 }
 
 bool opens_connection(const OpPlan& op) {
-  return std::holds_alternative<profile::ConnectOp>(op.spec) ||
-         std::holds_alternative<profile::AcceptOp>(op.spec);
+  return profile::opens(profile::traits(op.spec).connection);
 }
 
 /// The connection's own call, whatever its protocol: a jump through the variant's index.
@@ -137,8 +137,7 @@ awaitable<void> Strand::run_txn(const TxnPlan& txn) {
   txn_slot_ = txn.slot;
 
   const bool moves_data = std::any_of(txn.ops.begin(), txn.ops.end(), [](const OpPlan& op) {
-    return !std::holds_alternative<profile::ThinkOp>(op.spec) &&
-           !std::holds_alternative<profile::NopOp>(op.spec);
+    return profile::traits(op.spec).connection != profile::OnConnection::kNone;
   });
   if (!moves_data && duration != nullptr && slave) {
     // Nothing to answer (no flowops, or only think and nop): no data from the master paces this

@@ -9,18 +9,7 @@ namespace volley::process {
 
 std::uint64_t connections_needed(const engine::Plan& plan) {
   std::uint64_t total = 0;
-  for (const auto& group : plan.groups) {
-    std::uint64_t per_strand = 0;
-    for (const auto& txn : group.txns) {
-      for (const auto& op : txn.ops) {
-        if (std::holds_alternative<profile::ConnectOp>(op.spec) ||
-            std::holds_alternative<profile::AcceptOp>(op.spec)) {
-          ++per_strand;
-        }
-      }
-    }
-    total += per_strand * group.strands;
-  }
+  for (const auto& c : plan.connections) total += plan.groups[c.group].strands;
   return total;
 }
 

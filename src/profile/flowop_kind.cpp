@@ -1,26 +1,33 @@
 #include "flowop_kind.hpp"
 
+#include <algorithm>
 #include <array>
 
 namespace volley::profile::detail {
 namespace {
 
-// Indexed by FlowopKind.
-constexpr std::array<std::string_view, 11> kNames{"connect",   "accept", "disconnect", "write",
-                                                  "send",      "read",   "recv",       "sendfile",
-                                                  "sendfilev", "think",  "nop"};
+constexpr std::size_t kWritten = static_cast<std::size_t>(
+    std::count_if(kFlowopTraits.begin(), kFlowopTraits.end(),
+                  [](const FlowopTraits& row) { return row.written; }));
+
+constexpr std::array<std::string_view, kWritten> kNames = [] {
+  std::array<std::string_view, kWritten> names{};
+  std::size_t n = 0;
+  for (const FlowopTraits& row : kFlowopTraits) {
+    if (row.written) names[n++] = row.name;
+  }
+  return names;
+}();
 
 }  // namespace
 
 std::optional<FlowopKind> flowop_kind(std::string_view lower_name) {
-  for (std::size_t i = 0; i < kNames.size(); ++i) {
-    if (kNames[i] == lower_name) return static_cast<FlowopKind>(i);
+  for (const FlowopTraits& row : kFlowopTraits) {
+    if (row.written && row.name == lower_name) return row.kind;
   }
   return std::nullopt;
 }
 
 std::span<const std::string_view> flowop_names() { return kNames; }
-
-std::string_view name_of(FlowopKind kind) { return kNames[static_cast<std::size_t>(kind)]; }
 
 }  // namespace volley::profile::detail

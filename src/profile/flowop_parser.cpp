@@ -6,6 +6,7 @@
 #include <cctype>
 
 #include "flowop_draft.hpp"
+#include "flowop_specs.hpp"
 #include "option_table.hpp"
 #include "volley/core/suggest.hpp"
 
@@ -69,7 +70,7 @@ void read_option(ParseContext& ctx, FlowopDraft& draft, const Expansion& options
     ctx.note(it->second, "first given here");
     return;
   }
-  if ((spec->applies_to & bit(draft.kind)) == 0) {
+  if (!applies(*spec, draft.kind)) {
     // uperf's own profiles put duration= on reads and uperf ignores it: warn, keep running.
     ctx.warning(key_offset, fmt::format("option '{}' does not apply to '{}' and is ignored", key,
                                         name_of(draft.kind)));
@@ -104,83 +105,6 @@ void read_options(ParseContext& ctx, FlowopDraft& draft, const Expansion& option
   }
 }
 
-/// Reports a missing required option; false when it is missing.
-bool require(ParseContext& ctx, const FlowopDraft& draft, std::size_t element_offset, bool present,
-             std::string_view what) {
-  const std::string_view key = what.substr(0, what.find('='));
-  if (present || draft.unresolved || draft.suggested.count(key) != 0) return present;
-  ctx.error(element_offset, fmt::format("'{}' needs {}", name_of(draft.kind), what));
-  return false;
-}
-
-bool given(const FlowopDraft& d, std::string_view key) {
-  return d.given.find(std::string(key)) != d.given.end();
-}
-
-std::optional<FlowopSpec> build(ParseContext& ctx, FlowopDraft& d, std::size_t element_offset) {
-  switch (d.kind) {
-    case FlowopKind::kConnect:
-    case FlowopKind::kAccept: {
-      const bool host = require(ctx, d, element_offset, given(d, "remotehost"), "remotehost=HOST");
-      const bool proto = require(ctx, d, element_offset, given(d, "protocol"),
-                                 "protocol=tcp (uperf has no default protocol)");
-      if (!host || !proto) return std::nullopt;
-      if (d.kind == FlowopKind::kConnect) return ConnectOp{d.connection};
-      return AcceptOp{d.connection};
-    }
-    case FlowopKind::kDisconnect:
-      return DisconnectOp{};
-    case FlowopKind::kWrite:
-    case FlowopKind::kSend:
-    case FlowopKind::kRead:
-    case FlowopKind::kRecv: {
-      if (!require(ctx, d, element_offset, given(d, "size"), "size=N (bytes per call)")) {
-        return std::nullopt;
-      }
-      const SizeSpec size = d.size.value_or(SizeSpec::fixed(1));
-      if (d.kind == FlowopKind::kWrite || d.kind == FlowopKind::kSend) {
-        return WriteOp{size, d.rsize_bytes, std::nullopt};
-      }
-      return ReadOp{size, d.rsize_bytes, std::nullopt};
-    }
-    case FlowopKind::kSendfile: {
-      if (d.file && d.dir) {
-        ctx.error(std::max(d.given["file"], d.given["dir"]),
-                  "'sendfile' takes file= or dir=, not both");
-        return std::nullopt;
-      }
-      if (!require(ctx, d, element_offset, given(d, "file") || given(d, "dir"),
-                   "file=PATH or dir=PATH")) {
-        return std::nullopt;
-      }
-      const std::optional<std::uint64_t> chunk =
-          d.size ? std::optional<std::uint64_t>(d.size->max_bytes) : std::nullopt;
-      if (d.dir) return SendfileOp{FileSource{*d.dir, true}, chunk};
-      return SendfileOp{FileSource{d.file.value_or(""), false}, chunk};
-    }
-    case FlowopKind::kSendfilev: {
-      if (!require(ctx, d, element_offset, given(d, "dir"), "dir=PATH")) return std::nullopt;
-      const std::optional<std::uint64_t> chunk =
-          d.size ? std::optional<std::uint64_t>(d.size->max_bytes) : std::nullopt;
-      return SendfilevOp{FileSource{d.dir.value_or(""), true}, d.nfiles, chunk};
-    }
-    case FlowopKind::kThink: {
-      if (d.busy && d.idle) {
-        ctx.error(std::max(d.given["busy"], d.given["idle"]),
-                  "'think' is either busy or idle, not both");
-        return std::nullopt;
-      }
-      if (!require(ctx, d, element_offset, given(d, "duration"), "duration=T")) {
-        return std::nullopt;
-      }
-      return ThinkOp{d.duration.value_or(Nanoseconds{0}), d.busy};
-    }
-    case FlowopKind::kNop:
-      return NopOp{};
-  }
-  return std::nullopt;
-}
-
 }  // namespace
 
 std::optional<Flowop> parse_flowop(ParseContext& ctx, FlowopKind kind, std::size_t element_offset,
@@ -189,7 +113,7 @@ std::optional<Flowop> parse_flowop(ParseContext& ctx, FlowopKind kind, std::size
   FlowopDraft draft;
   draft.kind = kind;
   if (options != nullptr) read_options(ctx, draft, *options);
-  auto spec = build(ctx, draft, element_offset);
+  auto spec = build_spec(ctx, draft, element_offset);
   if (!spec || ctx.diagnostics.error_count() != errors_before) return std::nullopt;
   return Flowop{std::string(name_of(kind)), std::move(*spec), draft.common, ctx.at(element_offset)};
 }

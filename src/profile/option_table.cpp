@@ -18,11 +18,8 @@
 namespace volley::profile::detail {
 namespace {
 
-constexpr KindMask kConnection = bit(FlowopKind::kConnect) | bit(FlowopKind::kAccept);
 constexpr KindMask kReadWrite = bit(FlowopKind::kRead) | bit(FlowopKind::kWrite) |
                                 bit(FlowopKind::kSend) | bit(FlowopKind::kRecv);
-constexpr KindMask kSendfiles = bit(FlowopKind::kSendfile) | bit(FlowopKind::kSendfilev);
-constexpr KindMask kAll = ~KindMask{0};
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -280,28 +277,56 @@ void apply_nfiles(const LocatedText& v, FlowopDraft& d, ParseContext& ctx) {
   if (auto n = positive_count(v, "nfiles", ctx)) d.nfiles = *n;
 }
 
+// name, takes_value, common (every flowop takes it), apply. Which kinds take the others: their
+// rows in kFlowopTraits.
 constexpr std::array<OptionSpec, 20> kOptions{{
-    {"remotehost", true, kConnection, apply_remotehost},
-    {"protocol", true, kConnection, apply_protocol},
-    {"port", true, kConnection, apply_port},
-    {"size", true, kReadWrite | kSendfiles, apply_size},
-    {"rsize", true, kReadWrite, apply_rsize},
-    {"count", true, kAll, apply_count},
-    {"conn", true, kAll, apply_conn},
-    {"canfail", false, kAll, apply_canfail},
-    {"timeout", true, kReadWrite | kConnection, apply_timeout},
-    {"duration", true, bit(FlowopKind::kThink), apply_duration},
-    {"busy", false, bit(FlowopKind::kThink), apply_busy},
-    {"idle", false, bit(FlowopKind::kThink), apply_idle},
-    {"wndsz", true, kConnection, apply_wndsz},
-    {"tcp_nodelay", false, kConnection, apply_tcp_nodelay},
-    {"cc", true, kConnection, apply_cc},
-    {"srcaddr", true, bit(FlowopKind::kConnect), apply_srcaddr},
-    {"dir", true, kSendfiles, apply_dir},
-    {"file", true, bit(FlowopKind::kSendfile), apply_file},
-    {"nfiles", true, bit(FlowopKind::kSendfilev), apply_nfiles},
-    {"non_blocking", false, kAll, apply_non_blocking},
+    {"remotehost", true, false, apply_remotehost},
+    {"protocol", true, false, apply_protocol},
+    {"port", true, false, apply_port},
+    {"size", true, false, apply_size},
+    {"rsize", true, false, apply_rsize},
+    {"count", true, true, apply_count},
+    {"conn", true, true, apply_conn},
+    {"canfail", false, true, apply_canfail},
+    {"timeout", true, false, apply_timeout},
+    {"duration", true, false, apply_duration},
+    {"busy", false, false, apply_busy},
+    {"idle", false, false, apply_idle},
+    {"wndsz", true, false, apply_wndsz},
+    {"tcp_nodelay", false, false, apply_tcp_nodelay},
+    {"cc", true, false, apply_cc},
+    {"srcaddr", true, false, apply_srcaddr},
+    {"dir", true, false, apply_dir},
+    {"file", true, false, apply_file},
+    {"nfiles", true, false, apply_nfiles},
+    {"non_blocking", false, true, apply_non_blocking},
 }};
+
+/// Whether the space-separated `list` has the word `name`.
+constexpr bool lists(std::string_view list, std::string_view name) {
+  while (!list.empty()) {
+    const std::size_t space = list.find(' ');
+    if (list.substr(0, space) == name) return true;
+    list = space == std::string_view::npos ? std::string_view() : list.substr(space + 1);
+  }
+  return false;
+}
+
+static_assert([] {
+  for (const FlowopTraits& row : kFlowopTraits) {
+    std::string_view list = row.options;
+    while (!list.empty()) {
+      const std::size_t space = list.find(' ');
+      const std::string_view word = list.substr(0, space);
+      const bool known = std::any_of(kOptions.begin(), kOptions.end(), [&](const OptionSpec& o) {
+        return o.name == word && !o.common;
+      });
+      if (!known) return false;
+      list = space == std::string_view::npos ? std::string_view() : list.substr(space + 1);
+    }
+  }
+  return true;
+}(), "a kind's options must name rows of kOptions that not every flowop takes");
 
 constexpr std::array<std::string_view, kOptions.size()> make_names() {
   std::array<std::string_view, kOptions.size()> names{};
@@ -320,6 +345,10 @@ const OptionSpec* find_option(std::string_view lower_name) {
     if (spec.name == lower_name) return &spec;
   }
   return nullptr;
+}
+
+bool applies(const OptionSpec& option, FlowopKind kind) {
+  return option.common || lists(traits(kind).options, option.name);
 }
 
 std::span<const std::string_view> option_names() { return kOptionNames; }

@@ -1,6 +1,7 @@
 #pragma once
-// Internal: the flowop options, one row each: name, whether it takes a value, the flowops it
-// applies to, and how its value is read into a FlowopDraft. Adding an option is adding a row.
+// Internal: the flowop options, one row each: name, whether it takes a value, whether every flowop
+// takes it, and how its value is read into a FlowopDraft. Adding an option is adding a row here
+// and naming it in the `options` of the kinds that take it (volley/profile/flowop_traits.hpp).
 #include <optional>
 #include <span>
 #include <string_view>
@@ -15,13 +16,15 @@ namespace volley::profile::detail {
 struct OptionSpec {
   std::string_view name;
   bool takes_value = true;
-  KindMask applies_to = 0;
+  bool common = false;  ///< every flowop takes it; else the kinds whose row names it
   /// Reads `value` (empty for flags) into the draft; reports bad values through `ctx`.
   void (*apply)(const LocatedText& value, FlowopDraft& draft, ParseContext& ctx) = nullptr;
 };
 
 /// The row for `lower_name`, or nullptr.
 const OptionSpec* find_option(std::string_view lower_name);
+/// Whether a flowop of `kind` takes `option`.
+bool applies(const OptionSpec& option, FlowopKind kind);
 /// Every known option name, for suggestions.
 std::span<const std::string_view> option_names();
 /// uperf options volley recognises but does not implement (`sctp_*`, `cipher`, ...).

@@ -2,69 +2,13 @@
 
 #include <fmt/format.h>
 
-#include <type_traits>
-
+#include "flowop_specs.hpp"
 #include "volley/core/units.hpp"
 
 namespace volley::profile {
 namespace {
 
-using core::format_bytes;
 using core::format_duration;
-
-std::string size_text(const SizeSpec& s) {
-  if (!s.is_random()) return format_bytes(s.min_bytes);
-  return fmt::format("rand({}, {})", format_bytes(s.min_bytes), format_bytes(s.max_bytes));
-}
-
-std::string connection_text(const ConnectionOptions& c) {
-  std::string out = fmt::format(" remotehost={} protocol={}", c.remotehost,
-                                c.protocol == Protocol::kUdp ? "udp" : "tcp");
-  if (c.port) out += fmt::format(" port={}", *c.port);
-  if (c.window_bytes) out += fmt::format(" wndsz={}", format_bytes(*c.window_bytes));
-  if (c.tcp_nodelay) out += " tcp_nodelay";
-  if (!c.congestion_control.empty()) out += fmt::format(" cc={}", c.congestion_control);
-  if (c.source_addresses.size() == 1) out += fmt::format(" srcaddr={}", c.source_addresses[0]);
-  if (c.source_addresses.size() > 1) {
-    out += fmt::format(" srcaddr={}-{}", c.source_addresses.front(), c.source_addresses.back());
-  }
-  return out;
-}
-
-std::string source_text(const FileSource& s) {
-  return fmt::format(" {}={}", s.is_directory ? "dir" : "file", s.path);
-}
-
-std::string optional_bytes(std::string_view name, const std::optional<std::uint64_t>& v) {
-  return v ? fmt::format(" {}={}", name, format_bytes(*v)) : std::string();
-}
-
-std::string spec_text(const FlowopSpec& spec) {
-  return std::visit(
-      [](const auto& s) -> std::string {
-        using T = std::decay_t<decltype(s)>;
-        if constexpr (std::is_same_v<T, ConnectOp> || std::is_same_v<T, AcceptOp>) {
-          return connection_text(s.connection);
-        } else if constexpr (std::is_same_v<T, WriteOp> || std::is_same_v<T, ReadOp>) {
-          return fmt::format(" size={}{}{}", size_text(s.size),
-                             optional_bytes("rsize", s.rsize_bytes),
-                             optional_bytes("chunk", s.chunk_bytes));
-        } else if constexpr (std::is_same_v<T, SendfileOp>) {
-          return source_text(s.source) + optional_bytes("size", s.chunk_bytes);
-        } else if constexpr (std::is_same_v<T, SendfilevOp>) {
-          return source_text(s.source) + fmt::format(" nfiles={}", s.nfiles) +
-                 optional_bytes("size", s.chunk_bytes);
-        } else if constexpr (std::is_same_v<T, RecvFileOp>) {
-          return source_text(s.source) + fmt::format(" nfiles={}", s.nfiles);
-        } else if constexpr (std::is_same_v<T, ThinkOp>) {
-          return fmt::format(" duration={} {}", format_duration(s.duration),
-                             s.busy ? "busy" : "idle");
-        } else {
-          return {};
-        }
-      },
-      spec);
-}
 
 std::string common_text(const FlowopCommon& c) {
   std::string out;
@@ -100,7 +44,7 @@ std::string to_text(const Profile& profile) {
       if (txn.rate_per_s) bound += fmt::format(" rate={}/s", *txn.rate_per_s);
       out += fmt::format("    transaction {}{}: {}\n", t + 1, quoted_name(txn.name), bound);
       for (const Flowop& op : txn.flowops) {
-        out += fmt::format("      {}{}{}\n", op.type, spec_text(op.spec), common_text(op.common));
+        out += fmt::format("      {}{}{}\n", op.type, detail::spec_text(op.spec), common_text(op.common));
       }
     }
   }

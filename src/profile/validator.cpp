@@ -8,9 +8,9 @@
 #include <optional>
 #include <set>
 #include <vector>
-#include <type_traits>
 
 #include "validate_group.hpp"
+#include "volley/profile/flowop_traits.hpp"
 
 namespace volley::profile {
 namespace detail {
@@ -54,21 +54,22 @@ class ConnectionTracker {
     for (const Flowop& op : txn.flowops) {
       const std::uint32_t conn = op.common.connection;
       const std::int64_t n = clamped(op.common.count);
-      switch (kind(op)) {
-        case Kind::kOpens:
+      switch (traits(op.spec).connection) {
+        case OnConnection::kDials:
+        case OnConnection::kAccepts:
           open(op);
           delta[conn] += n;
           break;
-        case Kind::kCloses:
+        case OnConnection::kCloses:
           uses.push_back(Use{&op, delta[conn] - (n - 1)});
           use(op, true);
           delta[conn] -= n;
           break;
-        case Kind::kUses:
+        case OnConnection::kUses:
           uses.push_back(Use{&op, delta[conn]});
           use(op, false);
           break;
-        case Kind::kNone:
+        case OnConnection::kNone:  // not on a connection
           break;
       }
     }
@@ -109,25 +110,6 @@ class ConnectionTracker {
   }
 
  private:
-  enum class Kind { kOpens, kCloses, kUses, kNone };
-
-  static Kind kind(const Flowop& op) {
-    return std::visit(
-        [](const auto& spec) {
-          using T = std::decay_t<decltype(spec)>;
-          if constexpr (std::is_same_v<T, ConnectOp> || std::is_same_v<T, AcceptOp>) {
-            return Kind::kOpens;
-          } else if constexpr (std::is_same_v<T, DisconnectOp>) {
-            return Kind::kCloses;
-          } else if constexpr (std::is_same_v<T, ThinkOp> || std::is_same_v<T, NopOp>) {
-            return Kind::kNone;  // not on a connection
-          } else {
-            return Kind::kUses;
-          }
-        },
-        op.spec);
-  }
-
   void open(const Flowop& op) {
     auto& state = states_[op.common.connection];
     if (state.most && *state.most <= kClamp) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "volley/core/diagnostic.hpp"
+#include "volley/profile/connections.hpp"
 #include "volley/profile/model.hpp"
 
 namespace volley::engine {
@@ -70,6 +71,9 @@ struct Plan {
   std::vector<FileSet> file_sets;
   std::uint64_t io_buffer_bytes = 0;  ///< per-worker buffer for reads and writes
   std::set<std::uint16_t> accept_ports;  ///< listeners needed; 0 = a negotiated port
+  /// Every connect and accept (profile::connection_sites()), so that what reads a plan need not
+  /// walk its flowops for them.
+  std::vector<profile::ConnectionSite> connections;
   std::uint64_t total_strands = 0;
 };
 
