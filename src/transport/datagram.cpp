@@ -70,6 +70,16 @@ std::optional<std::uint16_t> decode_ack(std::span<const char> datagram, std::uin
   return get<std::uint16_t>(datagram.data() + 8);
 }
 
+std::optional<ConnectionHeader> decode_udp_hello(std::span<const char> datagram,
+                                                std::uint32_t token) {
+  std::array<std::uint8_t, kConnectionHeaderBytes> raw{};
+  if (datagram.size() != raw.size()) return std::nullopt;
+  std::memcpy(raw.data(), datagram.data(), raw.size());
+  auto header = decode_connection_header(raw);
+  if (!header || header->token != token) return std::nullopt;
+  return header;
+}
+
 Arrival DatagramReceiver::arrive(const DatagramHeader& header, std::uint64_t now_ns) {
   Arrival a;
   if (!seen_) seen_ = std::make_unique<std::bitset<kWindow>>();
