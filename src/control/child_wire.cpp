@@ -55,19 +55,29 @@ json targets_to_json(const std::map<std::string, engine::HostTarget>& targets) {
 }
 
 std::vector<std::uint16_t> loaded_listeners(const json& loaded) {
-  return shard_ports_from_json(loaded.value("shard_ports", json::object()).value("0", json()));
+  // find(), not value(): value() throws on a message or a shard_ports that is not an object.
+  if (!loaded.is_object()) return {};
+  const auto shards = loaded.find("shard_ports");
+  if (shards == loaded.end() || !shards->is_object()) return {};
+  const auto first = shards->find("0");
+  return first == shards->end() ? std::vector<std::uint16_t>{} : shard_ports_from_json(*first);
 }
 
 std::map<std::string, engine::HostTarget> targets_from_json(const json& targets) {
   std::map<std::string, engine::HostTarget> out;
   if (!targets.is_object()) return out;
   for (const auto& [host, t] : targets.items()) {
+    // A target that is not an object, or whose address or port is not one, is left out: the
+    // strands of that host then fail their connects ("no slave serves remotehost").
+    if (!t.is_object()) continue;
     boost::system::error_code ec;
-    const auto address = asio::ip::make_address(t.value("address", std::string()), ec);
-    const auto port = t.value("port", std::uint64_t{0});
-    if (ec || port > 65535) continue;
-    out[host] = engine::HostTarget{address, static_cast<std::uint16_t>(port),
-                                   shard_ports_from_json(t.value("ports", json()))};
+    const auto address = asio::ip::make_address(text_field(t, "address"), ec);
+    const auto port = t.contains("port") ? uint_field(t, "port") : std::optional<std::uint64_t>(0);
+    if (ec || !port || *port > 65535) continue;
+    const auto ports = t.find("ports");
+    out[host] = engine::HostTarget{address, static_cast<std::uint16_t>(*port),
+                                   ports == t.end() ? std::vector<std::uint16_t>{}
+                                                    : shard_ports_from_json(*ports)};
   }
   return out;
 }
@@ -76,8 +86,14 @@ json merge_drained(std::size_t step, const std::vector<json>& drained) {
   json listed = json::array();
   std::uint64_t total = 0;
   for (const json& d : drained) {
-    total += d.value("short_total", std::uint64_t{0});
-    for (const auto& entry : d.value("short", json::array())) {
+    // A child's counts are added as far as they are numbers (saturating), its list as far as it
+    // is a list: value() would throw on either, and the sum could wrap.
+    const std::uint64_t more = uint_field(d, "short_total").value_or(0);
+    total = more > UINT64_MAX - total ? UINT64_MAX : total + more;
+    if (!d.is_object()) continue;
+    const auto list = d.find("short");
+    if (list == d.end() || !list->is_array()) continue;
+    for (const auto& entry : *list) {
       if (listed.size() < 5) listed.push_back(entry);
     }
   }
