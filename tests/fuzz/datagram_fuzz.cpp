@@ -5,7 +5,8 @@
 // DatagramReceiver (loss, reordering, duplicates and jitter counted from numbers a peer chose),
 // with a receive clock the input moves too.
 // Invariants checked: what decodes encodes back to the bytes read; an arrival is at most one of
-// gap, late, duplicate; the jitter never goes negative or beyond the largest transit difference.
+// gap, late, duplicate; and (the sanitizers' part) no overflow or out-of-bounds access whatever
+// sequence numbers and send times a peer writes.
 #include <cstdlib>
 #include <cstring>
 #include <span>
