@@ -65,7 +65,7 @@ class DatagramReceiver {
   std::uint64_t next_ = 0;  ///< one past the highest sequence number seen
   bool started_ = false;
   double jitter_ = 0;
-  std::int64_t last_transit_ = 0;
+  std::uint64_t last_transit_ = 0;  ///< now - sent of the last arrival, modulo 2^64
 };
 
 }  // namespace volley::transport
