@@ -6,7 +6,10 @@
 # its input in the work folder, and makes this script exit 1.
 # Usage: scripts/fuzz.sh [SECONDS] [TARGET...]      (targets: the *_fuzz.cpp names without _fuzz)
 # Environment: FUZZ_BUILD (default build-fuzz), FUZZ_WORK (default $FUZZ_BUILD/fuzz-work),
-#              FUZZ_JOBS (parallel targets, default 1), CC/CXX (default clang-14/clang++-14).
+#              FUZZ_JOBS (parallel targets, default 1), CC/CXX (default clang-14/clang++-14),
+#              FUZZ_TIMEOUT (seconds one input may take before it counts as a hang, default 10;
+#              libFuzzer counts wall time, so under `nice` on a loaded machine, where a fuzzer
+#              can wait tens of seconds for a core, raise it, e.g. to 120).
 # A finding: fix the code with a test, then copy the input into tests/fuzz/corpus/<target>/ so
 # the corpus replay test (every build) keeps it fixed.
 set -euo pipefail
@@ -16,6 +19,7 @@ shift || true
 build=${FUZZ_BUILD:-"$root/build-fuzz"}
 work=${FUZZ_WORK:-"$build/fuzz-work"}
 jobs=${FUZZ_JOBS:-1}
+timeout=${FUZZ_TIMEOUT:-10}
 
 targets=("$@")
 if ((${#targets[@]} == 0)); then
@@ -41,11 +45,11 @@ run_one() {
   mkdir -p "$dir/corpus" "$dir/findings"
   echo "== fuzz $t for ${seconds}s"
   # Seeds are read from the repository's corpus, new inputs written to the work folder only.
-  # -timeout: an input taking more than 10 s is a hang; -rss_limit_mb: more than 2 GB is a leak
+  # -timeout: an input taking more than FUZZ_TIMEOUT seconds is a hang; -rss_limit_mb: more than 2 GB is a leak
   # or an unbounded allocation; -max_len: profiles and frames of up to 64 KiB.
   (cd "$dir" && ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    "$build/tests/fuzz/fuzz_$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+    "$build/tests/fuzz/fuzz_$t" -max_total_time="$seconds" -timeout="$timeout" -rss_limit_mb=2048 \
       -max_len=65536 -print_final_stats=1 -artifact_prefix="$dir/findings/" \
       "$dir/corpus" "$root/tests/fuzz/corpus/$t" >"$dir/log" 2>&1)
   local rc=$?

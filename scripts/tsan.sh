@@ -5,11 +5,11 @@
 # suites run, at -O1 -g1 (a cold build is the cost of this CI stage). The fault suite and the
 # generated profiles run in the normal and ASan builds, not here; set VOLLEY_TSAN_FAULTS=1 to run
 # the fault suite too.
-# Left out as well: the unit suites whose code and tests are single-threaded, in process and start
-# no volley (profile, stats, sampling, report, analysis, and the fuzz corpus replays): a data race
-# needs two threads, so under TSan they can only repeat what the normal and ASan builds check, at
-# the cost of compiling them a third time. src/profile, stats, sampling, report and analysis hold
-# no thread, mutex or atomic; if one ever does, take its suite out of `single_threaded` below.
+# Left out as well: the unit suites that start no thread, no io_context and no program, and the
+# fuzz corpus replays; scripts/tsan-suites.sh computes that list from the sources at every run (a
+# data race needs two threads, so under TSan they could only repeat what the normal and ASan
+# builds check, at the cost of compiling them a third time), and its check, a CTest test of the
+# normal build, fails CI when a suite left out does start a thread or a program.
 # Usage: scripts/tsan.sh [BUILD_DIR]   (.ci/run runs it as its third stage)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,9 +17,9 @@ build=${1:-"$root/build-tsan"}
 "$root/scripts/install-deps.sh"
 cmake -S "$root" -B "$build" -G Ninja -DVOLLEY_WERROR=ON -DVOLLEY_SANITIZE=thread \
   -DVOLLEY_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" >/dev/null
-# The targets: the volley binary, one test binary per module that has threads or runs volley
-# (label "unit") and the integration binaries; not the fault suite nor the generated profiles.
-single_threaded='volley_(profile|stats|sampling|report|analysis)_tests|fuzz_replay_[a-z_]+'
+# The targets: the volley binary, the unit suites scripts/tsan-suites.sh picks and the
+# integration binaries; not the fault suite nor the generated profiles.
+single_threaded=$("$root/scripts/tsan-suites.sh" skip | paste -s -d '|')
 skip="volley_generated_tests|$single_threaded"
 [ "${VOLLEY_TSAN_FAULTS:-0}" = 1 ] || skip="$skip|volley_faults_tests"
 mapfile -t targets < <(ninja -C "$build" -t targets all |

@@ -156,6 +156,14 @@ std::string frame_mac(const Secret& key, std::uint64_t sequence, std::string_vie
   return hmac(key, data);
 }
 
+std::optional<std::string_view> authenticated_body(std::string_view payload, const Secret& key,
+                                                   std::uint64_t sequence) {
+  if (payload.size() < kMacBytes) return std::nullopt;
+  const std::string_view body = payload.substr(0, payload.size() - kMacBytes);
+  if (!same_secret(payload.substr(body.size()), frame_mac(key, sequence, body))) return std::nullopt;
+  return body;
+}
+
 bool same_secret(std::string_view a, std::string_view b) {
   return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
 }

@@ -89,16 +89,14 @@ asio::awaitable<std::variant<json, ChannelError>> Channel::receive_frame() {
     if (payload.size() < kMacBytes) {
       co_return ChannelError{fmt::format("{} sent a control message without authentication", who)};
     }
-    const std::string_view body(payload.data(), payload.size() - kMacBytes);
-    const std::string_view mac(payload.data() + body.size(), kMacBytes);
-    const std::string expected = frame_mac(receive_key_, receive_sequence_, body);
-    if (!same_secret(mac, expected)) {
+    const auto body = authenticated_body(payload, receive_key_, receive_sequence_);
+    if (!body) {
       co_return ChannelError{fmt::format("{} sent a control message that fails authentication "
                                          "(forged, replayed or out of order)",
                                          who)};
     }
     ++receive_sequence_;
-    payload.resize(body.size());
+    payload.resize(body->size());
   }
   auto decoded = decode_payload(payload);
   if (auto* bad = std::get_if<DecodeError>(&decoded)) {

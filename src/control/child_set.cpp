@@ -2,8 +2,6 @@
 
 #include <unistd.h>
 
-#include <charconv>
-
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -48,64 +46,6 @@ asio::awaitable<std::variant<json, ChannelError>> receive_within(asio::io_contex
 }
 
 }  // namespace
-
-std::map<std::uint16_t, std::uint16_t> ports_from_json(const json& announced) {
-  std::map<std::uint16_t, std::uint16_t> ports;
-  if (!announced.is_object()) return ports;
-  for (const auto& [k, v] : announced.items()) {
-    unsigned requested = 0;
-    const auto [end, ec] = std::from_chars(k.data(), k.data() + k.size(), requested);
-    if (ec != std::errc{} || end != k.data() + k.size() || requested > 65535 ||
-        !v.is_number_unsigned() || v.get<std::uint64_t>() > 65535) {
-      continue;  // not a port: ignore it rather than trust it
-    }
-    ports[static_cast<std::uint16_t>(requested)] = v.get<std::uint16_t>();
-  }
-  return ports;
-}
-
-std::vector<std::uint16_t> shard_ports_from_json(const json& ports) {
-  std::vector<std::uint16_t> out;
-  if (!ports.is_array()) return out;
-  for (const auto& p : ports) {
-    if (!p.is_number_integer() || p.get<std::int64_t>() < 0 || p.get<std::int64_t>() > 65535) return {};
-    out.push_back(p.get<std::uint16_t>());
-  }
-  return out;
-}
-
-std::vector<std::uint16_t> spread_ports(const std::vector<std::vector<std::uint16_t>>& per_process) {
-  std::size_t listeners = SIZE_MAX;
-  for (const auto& p : per_process) listeners = std::min(listeners, p.size());
-  std::vector<std::uint16_t> out;
-  if (per_process.empty() || listeners == 0) return out;
-  for (std::size_t l = 0; l < listeners; ++l) {
-    for (const auto& p : per_process) out.push_back(p[l]);
-  }
-  return out;
-}
-
-json targets_to_json(const std::map<std::string, engine::HostTarget>& targets) {
-  json out = json::object();
-  for (const auto& [host, t] : targets) {
-    out[host] = {{"address", t.address.to_string()}, {"port", t.negotiated_port}, {"ports", t.shard_ports}};
-  }
-  return out;
-}
-
-std::map<std::string, engine::HostTarget> targets_from_json(const json& targets) {
-  std::map<std::string, engine::HostTarget> out;
-  if (!targets.is_object()) return out;
-  for (const auto& [host, t] : targets.items()) {
-    boost::system::error_code ec;
-    const auto address = asio::ip::make_address(t.value("address", std::string()), ec);
-    const auto port = t.value("port", std::uint64_t{0});
-    if (ec || port > 65535) continue;
-    out[host] = engine::HostTarget{address, static_cast<std::uint16_t>(port),
-                                   shard_ports_from_json(t.value("ports", json()))};
-  }
-  return out;
-}
 
 engine::ProcessRecord process_record(std::string name, const engine::RunResult& result,
                                      std::int64_t rss_before, std::int64_t rss_after,
@@ -181,7 +121,7 @@ asio::awaitable<std::string> ChildSet::load(LoadRequest load) {
       if (type == "ping") continue;
       if (type == "loaded") {
         ports_.push_back(ports_from_json(m.value("ports", json::object())));
-        auto listeners = shard_ports_from_json(m.value("shard_ports", json::object()).value("0", json()));
+        auto listeners = loaded_listeners(m);
         if (listeners.empty() && ports_.back().count(0) != 0) listeners.push_back(ports_.back().at(0));
         negotiated_.push_back(std::move(listeners));
         break;
@@ -318,16 +258,11 @@ asio::awaitable<std::string> ChildSet::send_written(std::size_t step,
 }
 
 json ChildSet::merged_drained(std::size_t step) const {
-  json listed = json::array();
-  std::uint64_t total = 0;
+  std::vector<json> drained;
   for (const auto& c : children_) {
-    if (!c.drained) continue;
-    total += c.drained->value("short_total", std::uint64_t{0});
-    for (const auto& entry : c.drained->value("short", json::array())) {
-      if (listed.size() < 5) listed.push_back(entry);
-    }
+    if (c.drained) drained.push_back(*c.drained);
   }
-  return message("drained", {{"step", step}, {"short", std::move(listed)}, {"short_total", total}});
+  return merge_drained(step, drained);
 }
 
 bool ChildSet::all_results() const {

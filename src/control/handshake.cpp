@@ -11,17 +11,6 @@ using nlohmann::json;
 
 namespace {
 
-constexpr std::string_view kMethod = "hmac-sha256";
-
-/// A challenge, nonce or proof as sent: exactly 2 * kChallengeBytes lower-case hex digits.
-bool is_token_hex(const std::string& text) {
-  if (text.size() != 2 * kChallengeBytes) return false;
-  for (const char c : text) {
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  }
-  return true;
-}
-
 /// The sentence for a receive that failed or brought the slave's `error`.
 std::string refusal(const std::variant<json, ChannelError>& got) {
   if (const auto* error = std::get_if<ChannelError>(&got)) return error->message;
@@ -32,12 +21,6 @@ std::string refusal(const std::variant<json, ChannelError>& got) {
 }
 
 }  // namespace
-
-json slave_hello(const AnnouncedLimits& limits, const std::string& challenge) {
-  json hello = make_hello(limits);
-  if (!challenge.empty()) hello["auth"] = {{"method", kMethod}, {"challenge", challenge}};
-  return hello;
-}
 
 asio::awaitable<std::variant<MasterGreeting, std::string>> master_handshake(
     Channel& channel, const std::optional<Secret>& key) {
@@ -51,9 +34,8 @@ asio::awaitable<std::variant<MasterGreeting, std::string>> master_handshake(
   }
   MasterGreeting greeting{std::get<json>(std::move(got)), std::nullopt};
   if (auto problem = check_hello(greeting.slave_hello, peer); !problem.empty()) co_return problem;
-  const auto auth = greeting.slave_hello.find("auth");
-  const bool asks = auth != greeting.slave_hello.end() && !auth->is_null();
-  if (!asks) {
+  const AuthRequest request = requested_auth(greeting.slave_hello);
+  if (!request.asks) {
     if (key) {
       co_return std::string(
           "the slave has no key, and a master with a key runs only against a slave that proves "
@@ -61,20 +43,15 @@ asio::awaitable<std::variant<MasterGreeting, std::string>> master_handshake(
     }
     co_return greeting;
   }
-  const std::string challenge = text_field(*auth, "challenge");
-  if (text_field(*auth, "method") != kMethod || !is_token_hex(challenge)) {
-    co_return fmt::format("the slave asks for an authentication this volley does not know ('{}')",
-                          core::printable(text_field(*auth, "method"), 40));
-  }
+  if (!request.problem.empty()) co_return request.problem;
+  const std::string& challenge = request.challenge;
   if (!key) {
     co_return std::string(
         "the slave requires a key: give this master the slave's key file with --key-file FILE or "
         "VOLLEY_KEY_FILE (docs/security.md)");
   }
   const std::string nonce = random_hex(kChallengeBytes);
-  json answer =
-      message("auth", {{"nonce", nonce}, {"proof", master_proof(*key, challenge, nonce)}});
-  auto answered = co_await channel.send(std::move(answer));
+  auto answered = co_await channel.send(master_auth(*key, challenge, nonce));
   if (auto* e = std::get_if<ChannelError>(&answered)) co_return e->message;
   auto reply = co_await channel.receive();
   if (std::holds_alternative<ChannelError>(reply) ||
@@ -83,9 +60,7 @@ asio::awaitable<std::variant<MasterGreeting, std::string>> master_handshake(
                           "--key-file hold the same key?)",
                           refusal(reply));
   }
-  const json& ok = std::get<json>(reply);
-  if (text_field(ok, "type") != "auth_ok" ||
-      !same_secret(text_field(ok, "proof"), slave_proof(*key, challenge, nonce))) {
+  if (!slave_proved(*key, challenge, nonce, std::get<json>(reply))) {
     co_return std::string(
         "the slave could not prove it knows the key (its key differs, or it is not the slave you "
         "meant); nothing was sent to it");
@@ -93,28 +68,6 @@ asio::awaitable<std::variant<MasterGreeting, std::string>> master_handshake(
   greeting.keys = derive_session_keys(*key, challenge, nonce);
   channel.authenticate_frames(greeting.keys->master_to_slave, greeting.keys->slave_to_master);
   co_return greeting;
-}
-
-std::variant<AcceptedAuth, std::string> accept_master_auth(const Secret& key,
-                                                           const std::string& challenge,
-                                                           const json& m) {
-  const std::string type = text_field(m, "type");
-  if (type != "auth") {
-    return fmt::format("this slave requires a key, and the master sent '{}' instead of proving it "
-                       "knows it (volley run --key-file FILE)",
-                       core::printable(type, 40));
-  }
-  const std::string nonce = text_field(m, "nonce");
-  const std::string proof = text_field(m, "proof");
-  if (!is_token_hex(nonce) || !is_token_hex(proof)) {
-    return std::string("authentication failed: a malformed 'auth' message");
-  }
-  if (!same_secret(proof, master_proof(key, challenge, nonce))) {
-    return std::string("authentication failed: the master's key is not this slave's key");
-  }
-  AcceptedAuth accepted{derive_session_keys(key, challenge, nonce),
-                        message("auth_ok", {{"proof", slave_proof(key, challenge, nonce)}})};
-  return accepted;
 }
 
 }  // namespace volley::control

@@ -367,7 +367,7 @@ awaitable<void> MasterRun::run() {
       } else if (type == "loaded") {
         s.ports = ports_from_json(m->message.value("ports", json::object()));
         // A slave spread over processes: one negotiated port per process.
-        s.shard_ports = shard_ports_from_json(m->message.value("shard_ports", json::object()).value("0", json()));
+        s.shard_ports = loaded_listeners(m->message);
       } else if (type == "rejected") {
         fail(fmt::format("slave {} could not set up the run:\n{}", s.address.host,
                          text_field(m->message, "message")));

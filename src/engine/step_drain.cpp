@@ -15,7 +15,6 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <fmt/format.h>
 
 #include "strand.hpp"
 #include "worker.hpp"
@@ -42,21 +41,6 @@ std::optional<std::uint32_t> reading_slot(const TxnPlan& txn, std::uint32_t conn
 }
 
 }  // namespace
-
-std::string describe(const DrainShortfall& s, const std::vector<std::string>& group_names) {
-  const ConnectionBytes& e = s.expected;
-  const std::string group = e.group < group_names.size() ? group_names[e.group]
-                                                         : fmt::format("{}", e.group);
-  const std::string conn = e.conn == 0 ? std::string("the anonymous connection")
-                                       : fmt::format("connection {}", e.conn);
-  if (e.serial == ConnectionBytes::kClosedSerial) {
-    return fmt::format("group '{}' strand {} {} (those its peer closed): read {} of the {} bytes "
-                       "its peer wrote on them ({})",
-                       group, e.strand, conn, s.got, e.bytes, s.why);
-  }
-  return fmt::format("group '{}' strand {} {} (#{}): read {} of the {} bytes its peer wrote ({})",
-                     group, e.strand, conn, e.serial, s.got, e.bytes, s.why);
-}
 
 void Strand::begin_step() {
   for (auto& c : connections_) {

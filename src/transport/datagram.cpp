@@ -1,7 +1,6 @@
 #include "volley/transport/datagram.hpp"
 
 #include <bit>
-#include <cstdlib>
 #include <cstring>
 
 namespace volley::transport {
@@ -70,6 +69,16 @@ std::optional<std::uint16_t> decode_ack(std::span<const char> datagram, std::uin
   return get<std::uint16_t>(datagram.data() + 8);
 }
 
+std::optional<ConnectionHeader> decode_udp_hello(std::span<const char> datagram,
+                                                std::uint32_t token) {
+  std::array<std::uint8_t, kConnectionHeaderBytes> raw{};
+  if (datagram.size() != raw.size()) return std::nullopt;
+  std::memcpy(raw.data(), datagram.data(), raw.size());
+  auto header = decode_connection_header(raw);
+  if (!header || header->token != token) return std::nullopt;
+  return header;
+}
+
 Arrival DatagramReceiver::arrive(const DatagramHeader& header, std::uint64_t now_ns) {
   Arrival a;
   if (!seen_) seen_ = std::make_unique<std::bitset<kWindow>>();
@@ -97,11 +106,14 @@ Arrival DatagramReceiver::arrive(const DatagramHeader& header, std::uint64_t now
     a.late = true;
   }
   // RFC 3550: J += (|D| - J) / 16, D the change in transit time between consecutive arrivals.
-  const auto transit =
-      static_cast<std::int64_t>(now_ns) - static_cast<std::int64_t>(header.sent_ns);
+  // Both differences are taken modulo 2^64 and read as signed (two's complement): the send time
+  // is whatever number the peer wrote, and two of them may lie more than 2^63 apart, where a
+  // signed subtraction would overflow.
+  const std::uint64_t transit = now_ns - header.sent_ns;
   if (started_) {
-    const double d = static_cast<double>(std::llabs(transit - last_transit_));
-    jitter_ += (d - jitter_) / 16.0;
+    const std::uint64_t change = transit - last_transit_;
+    const std::uint64_t magnitude = change > (UINT64_MAX >> 1) ? 0 - change : change;
+    jitter_ += (static_cast<double>(magnitude) - jitter_) / 16.0;
   }
   started_ = true;
   last_transit_ = transit;

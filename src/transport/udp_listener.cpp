@@ -1,7 +1,6 @@
 #include "volley/transport/udp_listener.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <utility>
 
 #include <fmt/format.h>
@@ -58,14 +57,8 @@ void UdpListener::receive_next() {
 }
 
 void UdpListener::on_hello(std::size_t bytes) {
-  std::array<std::uint8_t, kConnectionHeaderBytes> raw{};
-  if (bytes != raw.size()) {
-    ++rejected_;
-    return;
-  }
-  std::memcpy(raw.data(), buffer_.data(), raw.size());
-  const auto header = decode_connection_header(raw);
-  if (!header || header->token != token_) {
+  const auto header = decode_udp_hello(std::span<const char>(buffer_.data(), bytes), token_);
+  if (!header) {
     ++rejected_;
     return;
   }

@@ -41,5 +41,40 @@ TEST(ChildTargets, RoundTrip) {
   EXPECT_EQ(back.at("v6").port_for(3), 5000);
 }
 
+// A parent's or a child's message is a peer's bytes: what is malformed is left out, never thrown
+// on (value() throws on a non-object, which ended the session).
+TEST(ChildTargets, MalformedTargetsAreLeftOut) {
+  const auto targets = targets_from_json(nlohmann::json::parse(
+      R"({"ok": {"address": "127.0.0.1", "port": 1}, "str": "x", "num": 5,
+          "badaddr": {"address": 7, "port": 1}, "badport": {"address": "::1", "port": "1"},
+          "negport": {"address": "::1", "port": -1}, "noport": {"address": "::1"},
+          "badports": {"address": "::1", "port": 2, "ports": {"0": 1}}})"));
+  EXPECT_EQ(targets.size(), 3U);
+  EXPECT_EQ(targets.at("ok").port_for(0), 1);
+  EXPECT_EQ(targets.at("noport").port_for(0), 0);
+  EXPECT_TRUE(targets.at("badports").shard_ports.empty());
+  EXPECT_TRUE(targets_from_json(nlohmann::json::array({1})).empty());
+}
+
+TEST(LoadedListeners, ReadFromShardPortsZeroOnly) {
+  using nlohmann::json;
+  EXPECT_EQ(loaded_listeners(json::parse(R"({"shard_ports": {"0": [5, 6]}})")),
+            (std::vector<std::uint16_t>{5, 6}));
+  EXPECT_TRUE(loaded_listeners(json::parse(R"({"shard_ports": [5, 6]})")).empty());
+  EXPECT_TRUE(loaded_listeners(json::parse(R"({"shard_ports": {"1": [5]}})")).empty());
+  EXPECT_TRUE(loaded_listeners(json::parse(R"({"shard_ports": 3})")).empty());
+  EXPECT_TRUE(loaded_listeners(json::array()).empty());
+}
+
+TEST(MergeDrained, CountsWhatIsANumberAndListsWhatIsAList) {
+  using nlohmann::json;
+  const json merged = merge_drained(
+      2, {json::parse(R"({"short": [[0,0,1,0,9,1,"a"]], "short_total": 3})"),
+          json::parse(R"({"short": {"x": 1}, "short_total": "7"})"), json::array({1}),
+          json::parse(R"({"short_total": 18446744073709551615})")});
+  EXPECT_EQ(merged.at("short").size(), 1U);
+  EXPECT_EQ(merged.at("short_total").get<std::uint64_t>(), UINT64_MAX);  // saturated, not wrapped
+}
+
 }  // namespace
 }  // namespace volley::control

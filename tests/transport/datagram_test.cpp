@@ -90,5 +90,18 @@ TEST(DatagramReceiver, JitterFollowsRfc3550) {
   EXPECT_EQ(r.jitter_ns(), 3U);
 }
 
+// The send time is the peer's number: transit times 2^63 apart (a signed difference would
+// overflow) count as a change of 2^63, and a clock that wraps changes the transit by its step.
+TEST(DatagramReceiver, JitterTakesAnySendTimes) {
+  DatagramReceiver r;
+  r.arrive(at(0, 0), 2048);
+  r.arrive(at(1, std::uint64_t{1} << 63), 2048);
+  EXPECT_EQ(r.jitter_ns(), (std::uint64_t{1} << 63) / 16);
+  DatagramReceiver wrap;
+  wrap.arrive(at(0, UINT64_MAX), 10);  // transit 11, modulo 2^64
+  wrap.arrive(at(1, 0), 43);           // transit 43: a change of 32
+  EXPECT_EQ(wrap.jitter_ns(), 2U);
+}
+
 }  // namespace
 }  // namespace volley::transport

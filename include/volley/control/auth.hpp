@@ -50,6 +50,11 @@ std::string hmac(const Secret& key, std::string_view data);
 /// The MAC an authenticated frame carries: HMAC(key, sequence number as 8 big-endian bytes ||
 /// payload), raw bytes.
 std::string frame_mac(const Secret& key, std::uint64_t sequence, std::string_view payload);
+/// The JSON text of an authenticated frame's `payload`, as the channel reads it: the payload's
+/// last kMacBytes must be frame_mac(key, sequence, the text before them). Nullopt when it is
+/// shorter than a MAC or the MAC does not match (forged, replayed, reordered, another session's).
+std::optional<std::string_view> authenticated_body(std::string_view payload, const Secret& key,
+                                                   std::uint64_t sequence);
 /// Constant-time equality (CRYPTO_memcmp); false for different lengths.
 bool same_secret(std::string_view a, std::string_view b);
 

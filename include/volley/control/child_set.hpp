@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "volley/control/channel.hpp"
+#include "volley/control/child_wire.hpp"
 #include "volley/control/connected_wire.hpp"
 #include "volley/control/message.hpp"
 #include "volley/engine/engine.hpp"
@@ -121,19 +122,6 @@ class ChildSet {
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
-/// The ports of a `loaded` message (requested -> bound), ignoring what is not a port.
-std::map<std::uint16_t, std::uint16_t> ports_from_json(const nlohmann::json& ports);
-/// A list of ports, one per process of the peer (`start.master_ports`, `loaded.shard_ports["0"]`);
-/// empty if absent or not all ports.
-std::vector<std::uint16_t> shard_ports_from_json(const nlohmann::json& ports);
-/// One side's negotiated ports, process by process, as the one list its peer spreads strands over:
-/// entry j belongs to process j % processes, so strand s (sent to entry s % size) reaches process
-/// s % processes, the one that runs it. Each process contributes as many listeners as the one
-/// with the fewest.
-std::vector<std::uint16_t> spread_ports(const std::vector<std::vector<std::uint16_t>>& per_process);
-/// `start.targets` for a master's child process: remotehost -> address and ports.
-nlohmann::json targets_to_json(const std::map<std::string, engine::HostTarget>& targets);
-std::map<std::string, engine::HostTarget> targets_from_json(const nlohmann::json& targets);
 /// This process's record for its side's result.
 engine::ProcessRecord process_record(std::string name, const engine::RunResult& result,
                                      std::int64_t rss_before, std::int64_t rss_after,

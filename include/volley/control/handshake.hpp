@@ -36,8 +36,28 @@ struct MasterGreeting {
 boost::asio::awaitable<std::variant<MasterGreeting, std::string>> master_handshake(
     Channel& channel, const std::optional<Secret>& key);
 
+// The messages of the handshake, written and read apart from the coroutine that exchanges them
+// (handshake_wire.cpp): every reader refuses what a stranger may send with a sentence, never an
+// exception.
+
 /// The slave's hello: its limits and, when `challenge` is not empty, the request for a key.
 nlohmann::json slave_hello(const AnnouncedLimits& limits, const std::string& challenge);
+
+/// What a slave's hello asks of the master: nothing (a slave without a key), a proof for
+/// `challenge` (64 lower-case hex digits), or an authentication this volley does not know
+/// (`problem`, the sentence to show).
+struct AuthRequest {
+  bool asks = false;
+  std::string challenge;
+  std::string problem;
+};
+AuthRequest requested_auth(const nlohmann::json& slave_hello);
+/// The master's `auth` message: its nonce and its proof of `key` for the slave's challenge.
+nlohmann::json master_auth(const Secret& key, const std::string& challenge,
+                           const std::string& nonce);
+/// Whether `reply` is an `auth_ok` proving the slave knows `key` for this challenge and nonce.
+bool slave_proved(const Secret& key, const std::string& challenge, const std::string& nonce,
+                  const nlohmann::json& reply);
 
 /// The slave's check of the master's `auth` message against the challenge it sent.
 struct AcceptedAuth {

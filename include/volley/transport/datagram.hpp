@@ -11,6 +11,8 @@
 #include <optional>
 #include <span>
 
+#include "volley/transport/connection_header.hpp"
+
 namespace volley::transport {
 
 struct DatagramHeader {
@@ -35,6 +37,9 @@ inline constexpr std::uint32_t kDatagramAckMagic = 0x564c5541;  // "VLUA"
 std::array<char, kDatagramAckBytes> encode_ack(std::uint32_t token, std::uint16_t port);
 /// The port, when `datagram` is an answer carrying `token`.
 std::optional<std::uint16_t> decode_ack(std::span<const char> datagram, std::uint32_t token);
+/// The ConnectionHeader of a hello arriving at the UDP listener, when `datagram` is exactly one
+/// header with the magic and `token` (anything else from a stranger or another run is dropped).
+std::optional<ConnectionHeader> decode_udp_hello(std::span<const char> datagram, std::uint32_t token);
 
 /// What one arriving datagram was.
 struct Arrival {
@@ -60,7 +65,7 @@ class DatagramReceiver {
   std::uint64_t next_ = 0;  ///< one past the highest sequence number seen
   bool started_ = false;
   double jitter_ = 0;
-  std::int64_t last_transit_ = 0;
+  std::uint64_t last_transit_ = 0;  ///< now - sent of the last arrival, modulo 2^64
 };
 
 }  // namespace volley::transport
