@@ -97,7 +97,8 @@ TEST(FlowopTraits, EveryWrittenKindParsesIntoItsSpec) {
     EXPECT_EQ(kind_of(op), row.kind);
     EXPECT_NE(to_text(p).find(fmt::format("      {}", row.name)), std::string::npos) << row.name;
     // The slave runs the row's mirror.
-    const Flowop& peer = mirror(p, "").groups[0].transactions[0].flowops.at(1);
+    const Profile mirrored = mirror(p, "");
+    const Flowop& peer = mirrored.groups[0].transactions[0].flowops.at(1);
     EXPECT_EQ(peer.type, traits(row.mirror).name) << row.name;
     EXPECT_EQ(peer.spec.index(), traits(row.mirror).spec) << row.name;
     EXPECT_EQ(peer.common, op.common) << row.name;
