@@ -35,20 +35,8 @@ std::variant<ChildProcess, std::string> ChildProcess::spawn(const std::string& e
   std::vector<char*> argv;
   for (auto& a : all) argv.push_back(a.data());
   argv.push_back(nullptr);
-  // The child starts with SIGINT blocked: a Ctrl-C at the terminal reaches the whole process
-  // group, and the parent handles it (it stops the run through the link). The child ignores
-  // SIGINT before it unblocks it (serve_child), so one pressed while it starts cannot kill it.
-  posix_spawnattr_t attributes;
-  posix_spawnattr_init(&attributes);
-  sigset_t mask;
-  ::pthread_sigmask(SIG_SETMASK, nullptr, &mask);
-  sigaddset(&mask, SIGINT);
-  posix_spawnattr_setsigmask(&attributes, &mask);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK);
   pid_t pid = -1;
-  const int rc =
-      ::posix_spawn(&pid, executable.c_str(), &actions, &attributes, argv.data(), environ);
-  posix_spawnattr_destroy(&attributes);
+  const int rc = ::posix_spawn(&pid, executable.c_str(), &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   ::close(fds[1]);
   if (rc != 0) {
