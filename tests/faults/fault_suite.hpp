@@ -5,6 +5,8 @@
 // soak.sh collects).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <thread>
@@ -89,6 +91,29 @@ class BaselinedSlave {
   Serve serve_;
   ProcStats baseline_;
   std::chrono::milliseconds worst_{0};
+};
+
+/// A process's peak VmRSS while the test does something, sampled every 2 ms.
+class PeakMemory {
+ public:
+  explicit PeakMemory(pid_t pid)
+      : thread_([this, pid] {
+          while (!stop_) {
+            if (const auto s = proc_stats(pid)) peak_ = std::max<std::uint64_t>(peak_, s->rss_kib);
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+          }
+        }) {}
+  ~PeakMemory() { stop(); }
+  std::uint64_t stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+    return peak_;
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::atomic<std::uint64_t> peak_{0};
+  std::thread thread_;
 };
 
 }  // namespace volley::test

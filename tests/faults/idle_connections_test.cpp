@@ -26,29 +26,6 @@ using Clock = std::chrono::steady_clock;
 /// Many clients at once; each closed with the vector.
 using Clients = std::vector<std::unique_ptr<ControlClient>>;
 
-/// The slave's peak VmRSS while the test does something, sampled every 2 ms.
-class PeakMemory {
- public:
-  explicit PeakMemory(pid_t pid)
-      : thread_([this, pid] {
-          while (!stop_) {
-            if (const auto s = proc_stats(pid)) peak_ = std::max<std::uint64_t>(peak_, s->rss_kib);
-            std::this_thread::sleep_for(2ms);
-          }
-        }) {}
-  ~PeakMemory() { stop(); }
-  std::uint64_t stop() {
-    stop_ = true;
-    if (thread_.joinable()) thread_.join();
-    return peak_;
-  }
-
- private:
-  std::atomic<bool> stop_{false};
-  std::atomic<std::uint64_t> peak_{0};
-  std::thread thread_;
-};
-
 TEST(Faults, SilentAndHalfOpenControlConnectionsAreClosedAtTheHelloDeadline) {
   BaselinedSlave slave({"--hello-timeout", "1s"});
   Clients held;

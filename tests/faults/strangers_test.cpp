@@ -256,35 +256,12 @@ TEST(Strangers, HalfOpenGreetingsFromOneAddressDoNotLockOutAMaster) {
   slave.expect_clean_exit();
 }
 
-/// The slave's peak VmRSS while the test does something, sampled every 2 ms.
-class PeakRss {
- public:
-  explicit PeakRss(pid_t pid)
-      : thread_([this, pid] {
-          while (!stop_) {
-            if (const auto s = proc_stats(pid)) peak_ = std::max<std::uint64_t>(peak_, s->rss_kib);
-            std::this_thread::sleep_for(2ms);
-          }
-        }) {}
-  ~PeakRss() { stop(); }
-  std::uint64_t stop() {
-    stop_ = true;
-    if (thread_.joinable()) thread_.join();
-    return peak_;
-  }
-
- private:
-  std::atomic<bool> stop_{false};
-  std::atomic<std::uint64_t> peak_{0};
-  std::thread thread_;
-};
-
 // Greeted sessions (the whole --max-sessions) that announce 16 MiB frames and send 1 KiB of
 // each: the slave holds what arrived, not what was announced (16 x 16 MiB used to be 269 MB).
 TEST(Strangers, AnnouncedFramesAfterTheHelloCostWhatArrives) {
   BaselinedSlave slave;
   const std::size_t sessions = 16;
-  PeakRss peak(slave.pid());
+  PeakMemory peak(slave.pid());
   std::vector<std::unique_ptr<ControlClient>> held;
   for (std::size_t i = 0; i < sessions; ++i) {
     held.push_back(std::make_unique<ControlClient>(slave.serve().port()));
