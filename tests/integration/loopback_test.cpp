@@ -184,6 +184,38 @@ TEST(Loopback, BulkStreamCountsEqualOnBothSides) {
   EXPECT_LT(read, (reads + 1) * 64U * 1024U);
 }
 
+// The reader is behind when the writer's step ends (here: the slave is stopped across the
+// master's deadline, so megabytes wait in the socket buffers): whole messages still to read are
+// the reader's operations, as they were the writer's, not bytes drained without a count.
+TEST(Loopback, BulkStreamReaderBehindAtTheEndCountsEveryWholeMessage) {
+  TempDir dir;
+  const auto profile = dir.write("bulk.xml", R"XML(<?xml version="1.0"?>
+<profile name="bulk">
+  <group nthreads="1">
+    <transaction iterations="1"><flowop type="connect" options="remotehost=$h protocol=tcp"/></transaction>
+    <transaction duration="2s"><flowop type="write" options="size=64k"/></transaction>
+    <transaction iterations="1"><flowop type="disconnect"/></transaction>
+  </group>
+</profile>
+)XML");
+  ServeProcess serve;
+  const auto out = dir.path() / "r.json";
+  Process master({VOLLEY_BINARY, "run", profile, "-P", serve.port(), "--set", "h=127.0.0.1",
+                  "--json", out, "-q"});
+  // The timed step starts within half a second of the launch: its deadline is inside the pause.
+  std::this_thread::sleep_for(1600ms);
+  ASSERT_EQ(::kill(serve.pid(), SIGSTOP), 0);
+  std::this_thread::sleep_for(1400ms);
+  ASSERT_EQ(::kill(serve.pid(), SIGCONT), 0);
+  ASSERT_EQ(master.wait(30s).exit_code, 0);
+  const json doc = read_json(out);
+  expect_clean_mirrored_run(doc, 1);
+  const auto& mine = doc["groups"][0]["transactions"][1]["flowops"][0];
+  const auto& theirs = doc["slaves"][0]["groups"][0]["transactions"][1]["flowops"][0];
+  EXPECT_EQ(mine["bytes_written"], theirs["bytes_read"]);
+  EXPECT_EQ(mine["ops"], theirs["ops"]);
+}
+
 TEST(Loopback, SendfileMovesTheWholeFileEveryCall) {
   TempDir dir;
   const std::uint64_t file_bytes = 8 * 1024 * 1024 + 123;  // not a multiple of the chunk
