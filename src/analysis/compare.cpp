@@ -1,5 +1,6 @@
 #include "volley/analysis/compare.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -39,6 +40,8 @@ std::string_view to_string(Verdict v) {
       return "better";
     case Verdict::kWorse:
       return "worse";
+    case Verdict::kChanged:
+      return "changed, not judged";
     case Verdict::kNoSignificantChange:
       return "no significant change";
     case Verdict::kUnknown:
@@ -68,9 +71,11 @@ MetricComparison compare_metric(Metric m, const std::vector<double>& base,
   c.significant = t.p_value < kSignificanceLevel;
   if (!c.significant || c.new_mean == c.base_mean) {
     c.verdict = Verdict::kNoSignificantChange;
+  } else if (info(m).better == Better::kNotJudged) {
+    c.verdict = Verdict::kChanged;
   } else {
     const bool higher = c.new_mean > c.base_mean;
-    c.verdict = higher == info(m).higher_is_better ? Verdict::kBetter : Verdict::kWorse;
+    c.verdict = higher == (info(m).better == Better::kHigher) ? Verdict::kBetter : Verdict::kWorse;
   }
   return c;
 }
@@ -93,6 +98,8 @@ Comparison compare_series(const Series& base, const Series& next) {
     PointComparison pc{b.value, {}};
     const auto base_runs = counted_metrics(b);
     const auto new_runs = counted_metrics(*match);
+    const std::size_t fewer = std::min(base_runs.size(), new_runs.size());
+    c.fewest_repeats = c.points.empty() ? fewer : std::min(c.fewest_repeats, fewer);
     for (const Metric m : kComparedMetrics) {
       const auto bv = metric_values(base_runs, m);
       const auto nv = metric_values(new_runs, m);
@@ -154,6 +161,12 @@ std::string format_comparison(const Comparison& c) {
                          format_metric(m.metric, m.base_mean), format_metric(m.metric, m.new_mean),
                          change, significance, to_string(m.verdict));
     }
+  }
+  if (!c.points.empty() && c.fewest_repeats < kRepeatsToJudge) {
+    out += fmt::format(
+        "too few repeats to judge: {} counted run(s) on a side; only large changes show as "
+        "significant. Rerun both sides with -n 5 or more (volley sweep -n 5).\n",
+        c.fewest_repeats);
   }
   auto list_values = [](const std::vector<json>& values) {
     std::string s;

@@ -291,9 +291,66 @@ std::string points_table(const std::vector<LabeledSeries>& series, const std::st
   return out;
 }
 
+std::string_view verdict_class(Verdict v) {
+  switch (v) {
+    case Verdict::kBetter:
+      return "better";
+    case Verdict::kWorse:
+      return "worse";
+    case Verdict::kChanged:
+      return "changed";
+    case Verdict::kNoSignificantChange:
+      return "same";
+    case Verdict::kUnknown:
+      break;
+  }
+  return "unknown";
+}
+
+/// The comparison's verdicts, point by point, and the settings that differed.
+std::string verdicts_section(const Comparison& c, const std::string& name) {
+  std::string out = "<h2>Verdicts (NEW against BASE; Welch's t-test, p &lt; 0.05)</h2>\n";
+  if (c.points.empty()) out += "<p>No point values in common: nothing to compare.</p>\n";
+  if (!c.points.empty() && c.fewest_repeats < kRepeatsToJudge) {
+    out += fmt::format(
+        "<p class=\"warning\">Too few repeats to judge: {} counted run(s) on a side; only large "
+        "changes show as significant. Rerun both sides with -n 5 or more.</p>\n",
+        c.fewest_repeats);
+  }
+  for (const PointComparison& p : c.points) {
+    out += fmt::format("<h3>{}</h3>\n<table class=\"verdicts\">\n<tr><th>metric</th><th>base</th>"
+                       "<th>new</th><th>change</th><th>p</th><th>verdict</th></tr>\n",
+                       escape(p.value.is_null() ? std::string("single run")
+                                                : name + "=" + value_text(p.value)));
+    for (const MetricComparison& m : p.metrics) {
+      out += fmt::format(
+          "<tr><th>{}</th><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+          "<td class=\"verdict {}\">{}</td></tr>\n",
+          escape(info(m.metric).label), escape(format_metric(m.metric, m.base_mean)),
+          escape(format_metric(m.metric, m.new_mean)),
+          m.change_pct ? fmt::format("{:+.1f}%", *m.change_pct) : "n/a",
+          m.p_value ? fmt::format("{:.3f}", *m.p_value) : "n/a", verdict_class(m.verdict),
+          escape(to_string(m.verdict)));
+    }
+    out += "</table>\n";
+  }
+  out += "<h2>Settings that differed (system snapshots)</h2>\n";
+  if (!c.base_has_snapshot || !c.new_has_snapshot) {
+    out += fmt::format("<p>No snapshot in {}.</p>\n", c.base_has_snapshot ? "NEW" : "BASE");
+  } else if (c.snapshot_differences.empty()) {
+    out += "<p>No differences.</p>\n";
+  } else {
+    out += "<ul class=\"differences\">\n";
+    for (const auto& d : c.snapshot_differences) out += "<li>" + escape(d.to_string()) + "</li>\n";
+    out += "</ul>\n";
+  }
+  return out;
+}
+
 }  // namespace
 
-std::string render_html_report(const std::string& title, const std::vector<LabeledSeries>& series) {
+std::string render_html_report(const std::string& title, const std::vector<LabeledSeries>& series,
+                               const Comparison* comparison) {
   const XAxis axis = make_x_axis(series);
   std::string name;
   for (const auto& s : series) {
@@ -326,8 +383,11 @@ std::string render_html_report(const std::string& title, const std::vector<Label
       "svg .ci {{ fill: none; stroke-width: 1.5; }}\n"
       "table {{ border-collapse: collapse; font-size: 13px; }}\n"
       "td, th {{ border: 1px solid #ccc; padding: 3px 8px; text-align: right; }}\n"
+      ".verdict.better {{ background: #d9f2d9; }} .verdict.worse {{ background: #f8d7d7; }}\n"
+      ".verdict.changed {{ background: #fff3cd; }} .warning {{ color: #8a4b00; }}\n"
       "</style>\n</head>\n<body>\n<h1>{0}</h1>\n",
       escape(title));
+  if (comparison != nullptr) html += verdicts_section(*comparison, name);
   html += render_chart("Transactions per second (mean, 95% CI across repeats)", name,
                        "transactions/s", axis, tps);
   html += render_chart("p99 latency of the timed transaction (mean across repeats)", name,

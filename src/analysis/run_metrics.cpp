@@ -10,15 +10,15 @@ namespace {
 using nlohmann::json;
 
 constexpr std::array<MetricInfo, kMetricCount> kInfos{{
-    {"transactions_per_s", "transactions/s", true},
-    {"p50_ns", "p50 latency", false},
-    {"p99_ns", "p99 latency", false},
-    {"p99_9_ns", "p99.9 latency", false},
-    {"cpu_busy_pct_local", "CPU busy % master", false},
-    {"cpu_busy_pct_remote", "CPU busy % slave", false},
-    {"service_demand_us_per_txn_local", "service demand master (us/txn)", false},
-    {"service_demand_us_per_txn_remote", "service demand slave (us/txn)", false},
-    {"errors", "errors", false},
+    {"transactions_per_s", "transactions/s", Better::kHigher},
+    {"p50_ns", "p50 latency", Better::kLower},
+    {"p99_ns", "p99 latency", Better::kLower},
+    {"p99_9_ns", "p99.9 latency", Better::kLower},
+    {"cpu_busy_pct_local", "CPU busy % master", Better::kNotJudged},
+    {"cpu_busy_pct_remote", "CPU busy % slave", Better::kNotJudged},
+    {"service_demand_us_per_txn_local", "service demand master (us/txn)", Better::kLower},
+    {"service_demand_us_per_txn_remote", "service demand slave (us/txn)", Better::kLower},
+    {"errors", "errors", Better::kLower},
 }};
 
 /// The number at `path` below `j`, or nullopt.

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "volley/report/units_format.hpp"
 
@@ -42,8 +43,10 @@ std::string format_sweep_table(const std::string& vary_name,
       fmt::format("{:>8} {:>4} {:>18} {:>8} {:>8} {:>8} {:>7} {:>7} {:>9} {:>9} {:>6}\n", vary_name,
                   "runs", "txn/s (95% CI)", "p50", "p99", "p99.9", "cpu%-m", "cpu%-s", "us/txn-m",
                   "us/txn-s", "errors");
+  std::vector<std::string> few;  // values whose interval rests on too few runs
   for (const SweepPoint& p : points) {
     const PointSummary s = summarize_runs(p.runs);
+    if (s.n > 0 && s.n < kRepeatsToJudge) few.push_back(value_text(p.value));
     const std::string ci = std::isfinite(s.tps_ci95_high)
                                ? report::format_count((s.tps_ci95_high - s.tps_ci95_low) / 2.0)
                                : std::string("n/a");
@@ -66,6 +69,12 @@ std::string format_sweep_table(const std::string& vary_name,
       "latency of the timed transaction, mean across repeats;\n"
       "cpu%: host busy %, -m master, -s slave; us/txn: process CPU µs per transaction "
       "(service demand)\n";
+  if (!few.empty()) {
+    out += fmt::format(
+        "too few repeats to judge at {}={}: fewer than {} counted runs give a wide interval or "
+        "none; -n 5 or more gives a usable one\n",
+        vary_name, fmt::join(few, ","), kRepeatsToJudge);
+  }
   return out;
 }
 

@@ -52,7 +52,8 @@ int compare_command(const CompareOptions& options) {
     const std::string html = analysis::render_html_report(
         fmt::format("volley compare: {} (base) vs {} (new)", options.base, options.next),
         {analysis::LabeledSeries{"base", *base.series},
-         analysis::LabeledSeries{"new", *next.series}});
+         analysis::LabeledSeries{"new", *next.series}},
+        &comparison);
     std::ofstream out(options.html, std::ios::binary | std::ios::trunc);
     out << html;
     out.flush();

@@ -66,7 +66,7 @@ void add_sweep_and_compare(CLI::App& app, SweepCompareOptions& options) {
                    "Exit 1 when a metric is significantly worse by more than PCT percent")
       ->type_name("PCT")
       ->check(CLI::NonNegativeNumber);
-  compare->add_option("--html", c.html, "Write both series on the same charts to FILE")
+  compare->add_option("--html", c.html, "Write the verdicts and both series on the same charts to FILE")
       ->type_name("FILE");
   compare->footer(
       "Example:\n  volley compare before.json after.json --fail-if-worse 5\n"

@@ -48,6 +48,31 @@ TEST(CompareMetricTest, DirectionDecidesBetterOrWorse) {
   EXPECT_EQ(slower.verdict, Verdict::kWorse);
 }
 
+// Host CPU busy follows the work done: less of it after a change that did 44% fewer
+// transactions is not "better". The per-transaction figure (service demand) is the one judged.
+TEST(CompareMetricTest, CpuBusyIsNeverBetterOrWorse) {
+  for (const Metric m : {Metric::kCpuBusyPctLocal, Metric::kCpuBusyPctRemote}) {
+    const auto lower = compare_metric(m, {90, 91, 89}, {50, 51, 49});
+    EXPECT_TRUE(lower.significant);
+    EXPECT_EQ(lower.verdict, Verdict::kChanged);
+    const auto higher = compare_metric(m, {50, 51, 49}, {90, 91, 89});
+    EXPECT_EQ(higher.verdict, Verdict::kChanged);
+  }
+  const auto cheaper = compare_metric(Metric::kServiceDemandLocal, {10, 10.1, 9.9}, {5, 5.1, 4.9});
+  EXPECT_EQ(cheaper.verdict, Verdict::kBetter);
+}
+
+TEST(CompareMetricTest, EveryMetricHasADirectionThatMatchesItsMeaning) {
+  EXPECT_EQ(info(Metric::kTransactionsPerS).better, Better::kHigher);
+  for (const Metric m : {Metric::kP50Ns, Metric::kP99Ns, Metric::kP99_9Ns,
+                         Metric::kServiceDemandLocal, Metric::kServiceDemandRemote,
+                         Metric::kErrors}) {
+    EXPECT_EQ(info(m).better, Better::kLower) << info(m).label;
+  }
+  EXPECT_EQ(info(Metric::kCpuBusyPctLocal).better, Better::kNotJudged);
+  EXPECT_EQ(info(Metric::kCpuBusyPctRemote).better, Better::kNotJudged);
+}
+
 TEST(CompareMetricTest, NoiseIsNoSignificantChange) {
   const auto c = compare_metric(Metric::kTransactionsPerS, {100, 120, 80}, {105, 125, 85});
   EXPECT_FALSE(c.significant);
@@ -109,6 +134,34 @@ TEST(CompareSeriesTest, SingleRunsAreUnknownAndMissingSnapshotIsSaid) {
   const std::string text = format_comparison(c);
   EXPECT_NE(text.find("not enough repeats to tell"), std::string::npos);
   EXPECT_NE(text.find("no snapshot in BASE"), std::string::npos);
+}
+
+TEST(CompareSeriesTest, FallingThroughputWithLessCpuIsWorseNotBetter) {
+  Series base = series({{1, {43000, 43100, 42900}}});
+  Series next = series({{1, {24000, 24100, 23900}}});
+  for (auto& run : base.points[0].runs) run["cpu"]["local"] = {{"total", {{"busy_pct", 90.0}}}};
+  for (auto& run : next.points[0].runs) run["cpu"]["local"] = {{"total", {{"busy_pct", 50.0}}}};
+  const Comparison c = compare_series(base, next);
+  ASSERT_EQ(c.points.size(), 1U);
+  EXPECT_EQ(find(c.points[0], Metric::kTransactionsPerS).verdict, Verdict::kWorse);
+  EXPECT_EQ(find(c.points[0], Metric::kCpuBusyPctLocal).verdict, Verdict::kChanged);
+  const std::string text = format_comparison(c);
+  EXPECT_EQ(text.find("better"), std::string::npos) << text;
+  EXPECT_NE(text.find("changed, not judged"), std::string::npos) << text;
+}
+
+// Two runs a side: a t-test can only see a large change, and a 95% interval from two values is
+// 12.7 standard errors wide. The comparison says so, and how to get a judgment.
+TEST(CompareSeriesTest, TooFewRepeatsAreSaidWithWhatToDo) {
+  const Comparison two = compare_series(series({{1, {100, 101}}}), series({{1, {100, 102}}}));
+  EXPECT_EQ(two.fewest_repeats, 2U);
+  const std::string text = format_comparison(two);
+  EXPECT_NE(text.find("too few repeats"), std::string::npos) << text;
+  EXPECT_NE(text.find("-n 5"), std::string::npos) << text;
+  const Comparison five = compare_series(series({{1, {100, 101, 99, 100, 102}}}),
+                                         series({{1, {100, 102, 98, 101, 100}}}));
+  EXPECT_EQ(five.fewest_repeats, 5U);
+  EXPECT_EQ(format_comparison(five).find("too few repeats"), std::string::npos);
 }
 
 TEST(CompareSeriesTest, CurrentFrequenciesAreNotSettings) {

@@ -49,6 +49,27 @@ TEST(HtmlReportTest, ThreeChartsWithAPointPerMeasuredValue) {
   EXPECT_EQ(count(html, "<tr>"), 5U);  // header + a row per point
 }
 
+// A comparison's page says what changed, by how much, whether it is more than noise, and which
+// settings differed, before its charts.
+TEST(HtmlReportTest, ComparisonPageHasAVerdictPerRowAndTheSettingsThatDiffered) {
+  Series base = sweep({1, 4});
+  Series next = sweep({1, 4});
+  for (auto& p : next.points) {
+    for (auto& run : p.runs) run["totals"]["transactions_per_s"] = run["totals"]["transactions_per_s"].get<double>() * 0.5;
+  }
+  base.system_local = json{{"sysctl", {{"net.core.rps_sock_flow_entries", "0"}}}};
+  next.system_local = json{{"sysctl", {{"net.core.rps_sock_flow_entries", "32768"}}}};
+  const Comparison c = compare_series(base, next);
+  const std::string html = render_html_report("compare", {{"base", base}, {"new", next}}, &c);
+  EXPECT_EQ(count(html, "<table class=\"verdicts\">"), 2U);  // a table per point
+  EXPECT_EQ(count(html, "class=\"verdict worse\""), 2U);     // transactions/s halved at each
+  EXPECT_NE(html.find("-50.0%"), std::string::npos);
+  EXPECT_NE(html.find("rps_sock_flow_entries: 0 -&gt; 32768"), std::string::npos);
+  EXPECT_NE(html.find("Too few repeats to judge"), std::string::npos);  // two runs a side
+  EXPECT_LT(html.find("Verdicts"), html.find("<svg"));
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+}
+
 TEST(HtmlReportTest, ComparisonDrawsBothSeries) {
   const std::string html =
       render_html_report("compare", {{"base", sweep({1, 4})}, {"new", sweep({1, 4, 16})}});

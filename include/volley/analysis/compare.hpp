@@ -30,7 +30,8 @@ inline constexpr std::array<Metric, 7> kComparedMetrics{Metric::kTransactionsPer
                                                         Metric::kCpuBusyPctLocal,
                                                         Metric::kCpuBusyPctRemote};
 
-enum class Verdict { kBetter, kWorse, kNoSignificantChange, kUnknown };
+/// kChanged: a significant change of a metric that is judged neither way (Better::kNotJudged).
+enum class Verdict { kBetter, kWorse, kChanged, kNoSignificantChange, kUnknown };
 [[nodiscard]] std::string_view to_string(Verdict v);  ///< "better", "worse", ...
 
 /// One metric at one point.
@@ -62,6 +63,8 @@ struct Comparison {
   std::vector<PointComparison> points;       ///< values present in both, in base order
   std::vector<nlohmann::json> only_in_base;  ///< values measured in BASE only
   std::vector<nlohmann::json> only_in_new;
+  /// The fewest counted runs on either side of any compared point (0 when none compared).
+  std::size_t fewest_repeats = 0;
   bool base_has_snapshot = false;
   bool new_has_snapshot = false;
   /// Differences of the master hosts' snapshots, leaving out current CPU frequencies (they

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -28,13 +29,22 @@ enum class Metric : std::size_t {
 };
 inline constexpr std::size_t kMetricCount = 9;
 
+/// Which way a metric's change is an improvement. Host CPU busy is judged neither way: it
+/// follows the work done (fewer transactions use less CPU), so whether a change made the work
+/// cheaper is the per-transaction figure's to say (service demand).
+enum class Better : std::uint8_t { kHigher, kLower, kNotJudged };
+
 /// What a metric is called in documents and tables, and which way is better.
 struct MetricInfo {
   std::string_view key;    ///< Summary key, e.g. "p99_ns".
   std::string_view label;  ///< Table label, e.g. "p99 latency".
-  bool higher_is_better = false;
+  Better better = Better::kLower;
 };
 [[nodiscard]] const MetricInfo& info(Metric m);
+
+/// Fewer counted runs than this at a point: a t-test sees only large changes, and a 95%
+/// confidence interval is wide (12.7 standard errors with two runs), so tables say so.
+inline constexpr std::size_t kRepeatsToJudge = 3;
 
 /// One run's figures; nullopt where the document has none (e.g. no CPU sample).
 struct RunMetrics {
