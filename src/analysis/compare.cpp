@@ -50,8 +50,11 @@ std::string_view to_string(Verdict v) {
   return "unknown";
 }
 
-MetricComparison compare_metric(Metric m, const std::vector<double>& base,
-                                const std::vector<double>& next) {
+namespace {
+
+/// The comparison of `base` and `next` given the test's result.
+MetricComparison judge(Metric m, const std::vector<double>& base, const std::vector<double>& next,
+                       const WelchResult& t) {
   MetricComparison c;
   c.metric = m;
   c.base_n = base.size();
@@ -62,7 +65,6 @@ MetricComparison compare_metric(Metric m, const std::vector<double>& base,
     c.change_pct = (c.new_mean - c.base_mean) / std::abs(c.base_mean) * 100.0;
   else if (c.new_mean == 0)
     c.change_pct = 0.0;
-  const WelchResult t = welch_t_test(base, next);
   if (!t.enough_data) {
     c.verdict = Verdict::kUnknown;
     return c;
@@ -76,6 +78,59 @@ MetricComparison compare_metric(Metric m, const std::vector<double>& base,
   } else {
     const bool higher = c.new_mean > c.base_mean;
     c.verdict = higher == (info(m).better == Better::kHigher) ? Verdict::kBetter : Verdict::kWorse;
+  }
+  return c;
+}
+
+/// The snapshot differences worth showing (settings, not volatile readings), keys prefixed.
+void add_differences(const json& base, const json& next, const std::string& prefix,
+                     std::vector<sampling::SnapshotDifference>& out) {
+  for (auto& d : sampling::diff_snapshots(base, next)) {
+    if (is_volatile(d.key)) continue;
+    d.key = prefix + d.key;
+    out.push_back(std::move(d));
+  }
+}
+
+}  // namespace
+
+MetricComparison compare_metric(Metric m, const std::vector<double>& base,
+                                const std::vector<double>& next) {
+  return judge(m, base, next, welch_t_test(base, next));
+}
+
+MetricComparison compare_paired_metric(Metric m, const std::vector<double>& base,
+                                       const std::vector<double>& next) {
+  MetricComparison c = judge(m, base, next, paired_t_test(base, next));
+  c.paired = true;
+  return c;
+}
+
+Comparison compare_rounds(const SweepPoint& base, const SweepPoint& next,
+                          const json& base_snapshot, const json& next_snapshot) {
+  Comparison c;
+  PointComparison pc{nullptr, {}};
+  const std::size_t rounds = std::min(base.runs.size(), next.runs.size());
+  for (const Metric m : kComparedMetrics) {
+    std::vector<double> bv;
+    std::vector<double> nv;
+    for (std::size_t i = 0; i < rounds; ++i) {
+      if (!counts(base.runs[i]) || !counts(next.runs[i])) continue;
+      const auto b = run_metrics(base.runs[i])[m];
+      const auto n = run_metrics(next.runs[i])[m];
+      if (!b || !n) continue;
+      bv.push_back(*b);
+      nv.push_back(*n);
+    }
+    if (bv.empty()) continue;
+    c.fewest_repeats = pc.metrics.empty() ? bv.size() : std::min(c.fewest_repeats, bv.size());
+    pc.metrics.push_back(compare_paired_metric(m, bv, nv));
+  }
+  c.points.push_back(std::move(pc));
+  c.base_has_snapshot = has_snapshot(base_snapshot);
+  c.new_has_snapshot = has_snapshot(next_snapshot);
+  if (c.base_has_snapshot && c.new_has_snapshot) {
+    add_differences(base_snapshot, next_snapshot, "", c.snapshot_differences);
   }
   return c;
 }
@@ -116,19 +171,14 @@ Comparison compare_series(const Series& base, const Series& next) {
   c.base_has_snapshot = has_snapshot(base.system_local);
   c.new_has_snapshot = has_snapshot(next.system_local);
   if (c.base_has_snapshot && c.new_has_snapshot) {
-    for (auto& d : sampling::diff_snapshots(base.system_local, next.system_local)) {
-      if (!is_volatile(d.key)) c.snapshot_differences.push_back(std::move(d));
-    }
+    add_differences(base.system_local, next.system_local, "", c.snapshot_differences);
   }
   // Slaves are matched by position (the profile's remotehost order); their keys say which.
   const std::size_t slaves = std::min(base.system_remote.size(), next.system_remote.size());
   for (std::size_t i = 0; i < slaves; ++i) {
     if (!has_snapshot(base.system_remote[i]) || !has_snapshot(next.system_remote[i])) continue;
-    for (auto& d : sampling::diff_snapshots(base.system_remote[i], next.system_remote[i])) {
-      if (is_volatile(d.key)) continue;
-      d.key = fmt::format("slave{}:{}", i + 1, d.key);
-      c.snapshot_differences.push_back(std::move(d));
-    }
+    add_differences(base.system_remote[i], next.system_remote[i], fmt::format("slave{}:", i + 1),
+                    c.snapshot_differences);
   }
   return c;
 }
@@ -143,13 +193,51 @@ bool worse_beyond(const Comparison& c, double pct) {
   return false;
 }
 
+json to_json(const Comparison& c) {
+  const auto number = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
+  json points = json::array();
+  for (const PointComparison& p : c.points) {
+    json metrics = json::array();
+    for (const MetricComparison& m : p.metrics) {
+      metrics.push_back({{"metric", info(m.metric).key},
+                         {"base_n", m.base_n},
+                         {"new_n", m.new_n},
+                         {"base_mean", m.base_mean},
+                         {"new_mean", m.new_mean},
+                         {"change_pct", number(m.change_pct)},
+                         {"p_value", number(m.p_value)},
+                         {"significant", m.significant},
+                         {"paired", m.paired},
+                         {"verdict", to_string(m.verdict)}});
+    }
+    points.push_back({{"value", p.value}, {"metrics", std::move(metrics)}});
+  }
+  json differences = json::array();
+  for (const auto& d : c.snapshot_differences) {
+    differences.push_back({{"key", d.key},
+                           {"base", d.before.value_or(nullptr)},
+                           {"new", d.after.value_or(nullptr)}});
+  }
+  return {{"points", std::move(points)},
+          {"fewest_repeats", c.fewest_repeats},
+          {"only_in_base", c.only_in_base},
+          {"only_in_new", c.only_in_new},
+          {"snapshot_differences", std::move(differences)}};
+}
+
 std::string format_comparison(const Comparison& c) {
   std::string out;
   const std::string name = c.vary_name.empty() ? std::string("value") : c.vary_name;
   if (c.points.empty()) out += "no point values in common: nothing to compare\n";
   for (const PointComparison& p : c.points) {
-    out += p.value.is_null() ? std::string("single run\n")
-                             : fmt::format("{}={}\n", name, value_text(p.value));
+    const bool paired = !p.metrics.empty() && p.metrics.front().paired;
+    if (paired) {
+      out += fmt::format("interleaved rounds: {} (paired t-test over the rounds)\n",
+                         c.fewest_repeats);
+    } else {
+      out += p.value.is_null() ? std::string("single run\n")
+                               : fmt::format("{}={}\n", name, value_text(p.value));
+    }
     out += fmt::format("  {:<32} {:>12} {:>12} {:>10}  {:<28} {}\n", "metric", "base", "new",
                        "change", "significance", "verdict");
     for (const MetricComparison& m : p.metrics) {

@@ -176,6 +176,25 @@ WelchResult welch_t_test(std::span<const double> a, std::span<const double> b) {
   return r;
 }
 
+WelchResult paired_t_test(std::span<const double> a, std::span<const double> b) {
+  if (a.size() < 2 || a.size() != b.size()) return {kNaN, kNaN, kNaN, false};
+  std::vector<double> diffs(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) diffs[i] = a[i] - b[i];
+  const Moments m = moments(diffs);
+  const double n = static_cast<double>(diffs.size());
+  WelchResult r;
+  r.enough_data = true;
+  r.df = n - 1.0;
+  if (m.variance == 0.0) {  // every pair differs by the same amount
+    r.t = m.mean == 0.0 ? 0.0 : std::copysign(kInf, m.mean);
+    r.p_value = m.mean == 0.0 ? 1.0 : 0.0;
+    return r;
+  }
+  r.t = m.mean / std::sqrt(m.variance / n);
+  r.p_value = std::clamp(2.0 * student_t_upper_tail(std::abs(r.t), r.df), 0.0, 1.0);
+  return r;
+}
+
 double regularized_incomplete_beta(double a, double b, double x) {
   if (!(a > 0.0) || !(b > 0.0) || !(x >= 0.0 && x <= 1.0)) return kNaN;
   return incomplete_beta(a, b, x, 1.0 - x);

@@ -27,61 +27,18 @@
 #include "volley/core/units.hpp"
 #include "volley/report/json_report.hpp"
 #include "volley/sampling/system_snapshot.hpp"
+#include "sweep_runs.hpp"
 
 namespace volley::cli {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-/// Writes `text` to `path` ("-" is stdout); an error sentence, or "".
-std::string write_text(const std::string& path, const std::string& text) {
-  if (path == "-") {
-    std::cout << text << std::flush;
-    return {};
-  }
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return fmt::format("cannot write '{}': {}", path, std::strerror(errno));
-  out << text;
-  out.flush();
-  if (!out) return fmt::format("cannot write '{}'", path);
-  return {};
-}
-
-/// The command line a run document records (the sweep's options, not the process argv).
-std::vector<std::string> sweep_command_line(const SweepOptions& o, const std::string& binding) {
-  std::vector<std::string> line{"volley", "sweep", o.profile, "--vary", o.vary};
-  for (const auto& s : o.set) line.insert(line.end(), {"--set", s});
-  if (o.local) line.emplace_back("--local");
-  if (o.allow_empty) line.emplace_back("--allow-empty");
-  line.insert(line.end(), {"--repeat", std::to_string(o.repeat), "--seed", std::to_string(o.seed)});
-  line.emplace_back("# this run: " + binding);
-  return line;
-}
-
-/// "run 5/12: t=16 repeat 2/3, about 40 s left" (no estimate before the first run has ended).
-std::string progress_line(std::size_t run, std::size_t runs, const std::string& binding,
-                          std::size_t repeat, std::size_t repeats, Clock::duration elapsed) {
-  std::string line =
-      fmt::format("run {}/{}: {} repeat {}/{}", run + 1, runs, binding, repeat + 1, repeats);
-  if (run > 0) {
-    const double per_run =
-        std::chrono::duration<double>(elapsed).count() / static_cast<double>(run);
-    const double left = per_run * static_cast<double>(runs - run);
-    line += left >= 120 ? fmt::format(", about {:.0f} min left", left / 60)
-                        : fmt::format(", about {:.0f} s left", left);
-  }
-  return line;
-}
-
-/// Problems found before anything runs print and give kBadInput.
-int bad_input(const std::string& problem) {
-  std::cerr << "volley: " << problem << "\n";
-  return core::to_int(core::ExitCode::kBadInput);
-}
-
 }  // namespace
 
 int sweep_command(const SweepOptions& options) {
+  if (!options.interleave.empty()) return interleave_command(options);
+  if (options.vary.empty()) return bad_input("--vary NAME=LIST or --interleave (twice) is required");
   const analysis::VaryParse vary_parse = analysis::parse_vary(options.vary);
   if (!vary_parse.vary) return bad_input(vary_parse.error);
   const analysis::VaryList& vary = *vary_parse.vary;
@@ -120,11 +77,7 @@ int sweep_command(const SweepOptions& options) {
   }
 
   std::optional<control::Secret> key;
-  if (!options.local) {
-    auto read = key_from_options(options.key_file);
-    if (auto* problem = std::get_if<std::string>(&read)) return bad_input(*problem);
-    key = std::get<std::optional<control::Secret>>(std::move(read));
-  }
+  if (auto problem = sweep_key(options, key); !problem.empty()) return bad_input(problem);
   raise_file_limit();
   // SIGINT and SIGTERM stop the sweep after the run they interrupt (a second one exits at once),
   // also between runs.
@@ -163,34 +116,14 @@ int sweep_command(const SweepOptions& options) {
   std::size_t run = 0;
   for (std::size_t v = 0; v < vary.values.size() && !interrupted; ++v) {
     const LoadedProfile& loaded = profiles[v];
-    const profile::Profile& profile = *loaded.parsed.profile;
     const std::string binding = vary.name + "=" + vary.values[v];
     points.push_back(analysis::SweepPoint{analysis::value_json(vary.values[v]), {}});
     for (std::size_t r = 0; r < options.repeat && !interrupted; ++r, ++run) {
       if (!options.quiet) {
-        const std::string line =
-            progress_line(run, runs, binding, r, options.repeat, Clock::now() - start);
-        if (tty)
-          std::cerr << '\r' << line << "\x1b[K" << std::flush;
-        else
-          std::cerr << line << '\n' << std::flush;
+        show_progress(progress_line(run, runs, binding, "repeat", r, options.repeat, Clock::now() - start));
       }
-      RunOnceRequest request;
-      request.profile = &profile;
-      request.profile_text = loaded.text;
-      request.profile_path = options.profile;
-      request.variables = loaded.parsed.used_variables;
-      request.slaves = slave_addresses(profile, options.local ? local.address() : "", local.port(),
-                                       options.port);
-      request.seed = options.seed;
-      request.workers = default_workers(options.workers);
-      request.slave_workers = options.slave_workers;
-      request.connect_timeout =
-          std::chrono::duration_cast<std::chrono::milliseconds>(options.connect_timeout);
-      request.allow_empty = options.allow_empty;
-      request.key = options.local ? std::optional<control::Secret>(local.key()) : key;
-      report::RunReport result = run_once(request);
-      result.command_line = sweep_command_line(options, binding);
+      report::RunReport result = run_once(sweep_request(options, loaded, local, key));
+      result.command_line = sweep_command_line(options, {"--vary", options.vary}, binding);
       if (result.status == report::RunStatus::kFailed) {
         failed = true;
         if (tty && !options.quiet) std::cerr << '\n';

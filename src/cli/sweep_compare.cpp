@@ -14,12 +14,21 @@ void add_sweep_and_compare(CLI::App& app, SweepCompareOptions& options) {
   sweep->add_option("profile", s.profile, "The profile (XML)")
       ->required()
       ->check(CLI::ExistingFile);
+  auto* vary =
+      sweep
+          ->add_option("--vary", s.vary,
+                       "The variable and its values: NAME=1,2,4 (a list), NAME=1..4096x2 (multiply "
+                       "by 2 up to 4096) or NAME=1..10+3 (add 3 up to 10)")
+          ->type_name("NAME=LIST");
   sweep
-      ->add_option("--vary", s.vary,
-                   "The variable and its values: NAME=1,2,4 (a list), NAME=1..4096x2 (multiply "
-                   "by 2 up to 4096) or NAME=1..10+3 (add 3 up to 10)")
-      ->required()
-      ->type_name("NAME=LIST");
+      ->add_option("--interleave", s.interleave,
+                   "Instead of --vary: compare two settings, each NAME=COMMAND (given twice, e.g. "
+                   "A='sysctl -w x=0' B='sysctl -w x=1'). Runs alternate A B, B A, ... (-n "
+                   "rounds); a side's command runs through /bin/sh on this host before each run "
+                   "that changes the setting; the verdicts use the paired t-test over the rounds; "
+                   "the first side's setting is restored at the end, also after Ctrl-C")
+      ->type_name("NAME=COMMAND")
+      ->excludes(vary);
   sweep->add_option("--set", s.set, "Give another profile variable a value (repeatable)")
       ->type_name("NAME=VALUE");
   sweep->add_flag("--strict", s.strict, "Treat profile warnings as errors");
@@ -51,8 +60,11 @@ void add_sweep_and_compare(CLI::App& app, SweepCompareOptions& options) {
   sweep->add_flag("--allow-empty", s.allow_empty,
                   "Accept a timed step with no transaction or a group with no iteration as ok");
   sweep->footer(
-      "Example:\n  volley sweep profiles/pingpong.xml --local --vary t=1..64x4 -n 3 --json s.json "
-      "--html s.html\nExit status: 0 every run ok, 1 some run failed, 2 bad input (nothing run), "
+      "Examples:\n  volley sweep profiles/pingpong.xml --local --vary t=1..64x4 -n 3 --json s.json "
+      "--html s.html\n"
+      "  volley sweep profiles/pingpong.xml --local -n 5 --interleave "
+      "A='echo 0 > /sys/class/net/lo/queues/rx-0/rps_cpus' --interleave "
+      "B='echo 3 > /sys/class/net/lo/queues/rx-0/rps_cpus'\nExit status: 0 every run ok, 1 some run failed, 2 bad input (nothing run), "
       "130 interrupted (what was measured is still written).");
   options.sweep = sweep;
 

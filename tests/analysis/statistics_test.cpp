@@ -192,3 +192,39 @@ TEST(WelchTTest, ZeroVarianceBothSides) {
 
 }  // namespace
 }  // namespace volley::analysis
+
+namespace volley::analysis {
+namespace {
+
+// Differences 1, 2, 3, 1, 3: mean 2, standard deviation 1, t = 2 / (1 / sqrt(5)) = 4.472 with
+// 4 degrees of freedom, p = 0.011056 (numerical integration of Student's t density).
+TEST(PairedTTest, KnownValue) {
+  const std::vector<double> a{11, 12, 13, 11, 13};
+  const std::vector<double> b{10, 10, 10, 10, 10};
+  const WelchResult r = paired_t_test(a, b);
+  ASSERT_TRUE(r.enough_data);
+  EXPECT_NEAR(r.t, 4.472136, 1e-6);
+  EXPECT_DOUBLE_EQ(r.df, 4.0);
+  EXPECT_NEAR(r.p_value, 0.011056, 1e-5);
+}
+
+// Drift shared by the rounds: each pair differs by about 1 while the rounds wander by 100.
+// Welch's test sees the wander as noise; the paired test sees the constant difference.
+TEST(PairedTTest, PairingRemovesWhatTheRoundsShare) {
+  const std::vector<double> a{101, 200.8, 301.2, 401, 500.9};
+  const std::vector<double> b{100, 200, 300, 400, 500};
+  EXPECT_GT(welch_t_test(a, b).p_value, 0.9);
+  EXPECT_LT(paired_t_test(a, b).p_value, 0.001);
+}
+
+TEST(PairedTTest, NotEnoughOrUnequalData) {
+  EXPECT_FALSE(paired_t_test(std::vector<double>{1}, std::vector<double>{2}).enough_data);
+  EXPECT_FALSE(paired_t_test(std::vector<double>{1, 2}, std::vector<double>{2}).enough_data);
+  const WelchResult same = paired_t_test(std::vector<double>{1, 2}, std::vector<double>{1, 2});
+  EXPECT_DOUBLE_EQ(same.p_value, 1.0);
+  const WelchResult shifted = paired_t_test(std::vector<double>{2, 3}, std::vector<double>{1, 2});
+  EXPECT_DOUBLE_EQ(shifted.p_value, 0.0);
+}
+
+}  // namespace
+}  // namespace volley::analysis

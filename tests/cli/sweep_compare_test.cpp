@@ -96,5 +96,30 @@ TEST_F(SweepCompareTest, BadInputRunsNothing) {
   EXPECT_NE(not_json.output.find("is not JSON"), std::string::npos) << not_json.output;
 }
 
+// Each mistake in an interleaved comparison's sides is named before anything runs, and no
+// command of the user's runs either.
+TEST_F(SweepCompareTest, BadInterleaveRunsNothing) {
+  const std::string ran = path("ran");
+  const std::string touch = "'A=touch " + ran + "'";
+  struct Case {
+    std::string args;
+    std::string says;
+  };
+  const Case cases[] = {
+      {"--interleave " + touch, "given twice"},
+      {"--interleave " + touch + " --interleave 'A=true'", "names the side 'A' twice"},
+      {"--interleave " + touch + " --interleave 'B= '", "the command is empty"},
+      {"--interleave " + touch + " --interleave 'no equals sign'", "expected NAME=COMMAND"},
+      {"--interleave " + touch + " --interleave 'B=true' --vary t=1,2", "excludes"},
+      {"", "--vary NAME=LIST or --interleave"},
+  };
+  for (const Case& c : cases) {
+    const Outcome out = run_volley("sweep " + path("pingpong.xml") + " --local " + c.args);
+    EXPECT_EQ(out.status, 2) << c.args << "\n" << out.output;
+    EXPECT_NE(out.output.find(c.says), std::string::npos) << c.args << "\n" << out.output;
+  }
+  EXPECT_FALSE(fs::exists(ran));
+}
+
 }  // namespace
 }  // namespace volley::cli

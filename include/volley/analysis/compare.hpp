@@ -44,6 +44,7 @@ struct MetricComparison {
   std::optional<double> change_pct;  ///< nullopt when the base mean is 0
   std::optional<double> p_value;     ///< nullopt when either side has fewer than 2 values
   bool significant = false;          ///< p_value < kSignificanceLevel
+  bool paired = false;               ///< judged by the paired t-test (an interleaved comparison)
   Verdict verdict = Verdict::kUnknown;
 };
 
@@ -51,6 +52,10 @@ struct MetricComparison {
 /// verdict is kUnknown whatever the change.
 [[nodiscard]] MetricComparison compare_metric(Metric m, const std::vector<double>& base,
                                               const std::vector<double>& next);
+/// The same for paired samples (base[i] and next[i] from one round; sizes equal), judged by the
+/// paired t-test.
+[[nodiscard]] MetricComparison compare_paired_metric(Metric m, const std::vector<double>& base,
+                                                     const std::vector<double>& next);
 
 /// Every compared metric (that both sides have) at one point value.
 struct PointComparison {
@@ -75,8 +80,22 @@ struct Comparison {
 /// Matches points by value (numbers compare by value) and compares them.
 [[nodiscard]] Comparison compare_series(const Series& base, const Series& next);
 
+/// An interleaved comparison's rounds: run i of `base` and run i of `next` ran side by side (one
+/// round), so each metric is judged by the paired t-test over the rounds in which both runs
+/// counted and have it. The result has one point (value null). Snapshots: `base_snapshot` and
+/// `next_snapshot`, each taken after its side's setting was applied.
+[[nodiscard]] Comparison compare_rounds(const SweepPoint& base, const SweepPoint& next,
+                                        const nlohmann::json& base_snapshot,
+                                        const nlohmann::json& next_snapshot);
+
 /// Whether some metric got significantly worse by more than `pct` percent (for --fail-if-worse).
 [[nodiscard]] bool worse_beyond(const Comparison& c, double pct);
+
+/// The comparison as JSON: {"points": [{"value", "metrics": [{"metric" (the summary key),
+/// "base_n", "new_n", "base_mean", "new_mean", "change_pct", "p_value", "significant", "paired",
+/// "verdict"}]}], "fewest_repeats", "only_in_base", "only_in_new", "snapshot_differences":
+/// [{"key", "base", "new"}]}; absent numbers are null.
+[[nodiscard]] nlohmann::json to_json(const Comparison& c);
 
 /// The comparison as text: one block per point with a row per metric, then the snapshot
 /// differences ("key: old -> new", "no differences", or "no snapshot in BASE/NEW").

@@ -51,6 +51,14 @@ struct WelchResult {
 /// means are equal, else p = 0 (t = +/-inf); df is then n_a + n_b - 2. Thread: any.
 [[nodiscard]] WelchResult welch_t_test(std::span<const double> a, std::span<const double> b);
 
+/// The paired two-sided t-test of `a` against `b` (a[i] and b[i] measured together, e.g. in one
+/// round of an interleaved comparison): a one-sample t-test of the differences a[i] - b[i], with
+/// n - 1 degrees of freedom. Pairing takes what the rounds share (drift of a machine between
+/// rounds) out of the judgment. enough_data is false (fields NaN) with fewer than 2 pairs or
+/// sizes that differ; constant differences give p = 1 when they are 0, else p = 0.
+/// Thread: any.
+[[nodiscard]] WelchResult paired_t_test(std::span<const double> a, std::span<const double> b);
+
 /// Regularized incomplete beta function I_x(a, b) for a, b > 0 and x in [0, 1] (continued
 /// fraction, Numerical Recipes' betacf with modified Lentz); NaN outside the domain.
 [[nodiscard]] double regularized_incomplete_beta(double a, double b, double x);

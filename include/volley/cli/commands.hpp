@@ -32,6 +32,7 @@ CLI::App* add_merge(CLI::App& app, MergeOptions& options);
 struct SweepOptions {
   std::string profile;
   std::string vary;                    ///< --vary NAME=LIST (analysis/value_list.hpp)
+  std::vector<std::string> interleave;  ///< --interleave NAME=COMMAND, twice (instead of --vary)
   std::vector<std::string> set;        ///< --set name=value
   bool strict = false;
   std::uint16_t port = 20000;          ///< -P: the slaves' control port
@@ -64,6 +65,8 @@ struct SweepCompareOptions {
   CompareOptions compare_options;
 };
 int sweep_command(const SweepOptions& options);
+/// `volley sweep --interleave`: the two sides of a setting, alternately (interleave_command.cpp).
+int interleave_command(const SweepOptions& options);
 int compare_command(const CompareOptions& options);
 void add_sweep_and_compare(CLI::App& app, SweepCompareOptions& options);
 int sweep_or_compare_command(CLI::App& app, const SweepCompareOptions& options);
