@@ -51,7 +51,9 @@ TEST(Robustness, EveryTruncation) {
   ASSERT_FALSE(text.empty());
   const auto start = Clock::now();
   for (std::size_t n = 0; n <= text.size(); ++n) parse_checked(text.substr(0, n));
-  EXPECT_LT(Clock::now() - start, std::chrono::seconds(1));
+  // A guard against a blow-up, as expect_fast's: the loop takes ~100 ms; a loaded machine (or
+  // the strace run of scripts/tsan-suites.sh) stretches that, a quadratic parser by far more.
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(20));
 }
 
 TEST(Robustness, RandomByteFlips) {
