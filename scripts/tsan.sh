@@ -26,7 +26,9 @@ mapfile -t targets < <(ninja -C "$build" -t targets all |
   sed -n -E 's/^(volley|volley_[a-z]+_tests|fuzz_replay_[a-z_]+): phony$/\1/p' |
   grep -v -E "^($skip)$")
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
-export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$root/.ci/tsan.supp"
+# atexit_sleep_ms=0: TSan's finalizer otherwise sleeps a second at every exit, _exit included, and
+# the tests that time how fast a second Ctrl-C ends volley (at once, by _exit) would see it.
+export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 atexit_sleep_ms=0 suppressions=$root/.ci/tsan.supp"
 # (-LE fuzz: the corpus replays are not built here. A gtest binary left out stands in CTest only
 # as an unlabelled `..._NOT_BUILT` placeholder, which -L unit passes over.)
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)" -L unit -LE fuzz
