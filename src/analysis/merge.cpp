@@ -250,7 +250,7 @@ std::string unmergeable(const json& doc) {
   return {};
 }
 
-/// CPU or NIC samples of every host, each tagged with the document it came from.
+/// CPU, NIC or kernel counter samples of every host, each tagged with the document it came from.
 json per_host(const std::vector<MergeSource>& sources, const char* key) {
   json out = json::array();
   for (const MergeSource& s : sources) {
@@ -375,6 +375,7 @@ MergeOutcome merge_run_documents(const std::vector<MergeSource>& sources) {
   doc["sources"] = std::move(source_list);
   doc["cpu"] = per_host(sources, "cpu");
   doc["nic"] = per_host(sources, "nic");
+  doc["kernel"] = per_host(sources, "kernel");
   outcome.document = std::move(doc);
   return outcome;
 }
@@ -424,7 +425,8 @@ std::string format_merged(const json& merged) {
   out += fmt::format("  data          {:>14}  {:>9}\n", report::format_bytes(u64(totals, "bytes")),
                      report::format_bits_per_s(number(totals, "bits_per_s")));
   out += fmt::format("  errors {}\n", u64(member(totals, "errors"), "total"));
-  out += "CPU and NIC stay per host: see \"cpu\" and \"nic\" in the merged document (--json).\n";
+  out += "CPU, NIC and kernel counters stay per host: see \"cpu\", \"nic\" and \"kernel\" in the\n"
+         "merged document (--json).\n";
   return out;
 }
 

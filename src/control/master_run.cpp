@@ -205,6 +205,8 @@ struct MasterRun::State {
   std::optional<std::size_t> failed_in_step;
   std::optional<sampling::CpuSample> cpu_before;
   std::optional<sampling::NicSample> nic_before;
+  /// The host's kernel counters: this process samples them for every process of its side.
+  sampling::KernelCounterWindow kernel;
   /// The master's side spread over processes (docs/architecture.md, "Processes"): this process
   /// runs shard 0, the children the others.
   std::uint32_t processes = 1;
@@ -450,6 +452,8 @@ awaitable<void> MasterRun::run() {
           st.rss_after = engine::resident_bytes();
           report_.master.cpu = sampling::cpu_usage(*st.cpu_before, sampling::sample_cpu());
           report_.master.nic = sampling::nic_rates(*st.nic_before, sampling::sample_nics());
+          st.kernel.finish();
+          report_.master.kernel = st.kernel.deltas();
         }
       }
       st.interrupted = true;
@@ -840,6 +844,7 @@ awaitable<void> MasterRun::run() {
       if (first_timed) {
         st.cpu_before = sampling::sample_cpu();
         st.nic_before = sampling::sample_nics();
+        st.kernel.start();
       }
       json proceed = message("proceed", {{"step", step}});
       if (st.children) {
@@ -888,6 +893,8 @@ awaitable<void> MasterRun::run() {
         st.rss_after = engine::resident_bytes();
         report_.master.cpu = sampling::cpu_usage(*st.cpu_before, sampling::sample_cpu());
         report_.master.nic = sampling::nic_rates(*st.nic_before, sampling::sample_nics());
+        st.kernel.finish();
+        report_.master.kernel = st.kernel.deltas();
       }
       // The end of the step: the master's writes are over; each slave learns what the master
       // wrote on every connection, drains to it, and says what it wrote itself before its
@@ -1115,6 +1122,7 @@ awaitable<void> MasterRun::run() {
       }
       side.cpu = cpu_usage_from_json(s.results->value("cpu", json()));
       side.nic = nic_rates_from_json(s.results->value("nic", json()));
+      side.kernel = kernel_counters_from_json(s.results->value("kernel", json()));
       if (const auto system = s.results->find("system"); system != s.results->end() && system->is_object()) {
         side.system = *system;
       }

@@ -1,5 +1,6 @@
 #include "volley/control/sampling_wire.hpp"
 
+#include <algorithm>
 #include <limits>
 
 #include "json_number.hpp"
@@ -21,6 +22,50 @@ sampling::CpuBreakdown breakdown_from_json(const json& j) {
   b.idle_pct = j.at("idle_pct").get<double>();
   b.busy_pct = j.at("busy_pct").get<double>();
   return b;
+}
+
+constexpr std::size_t kMaxProblemBytes = 512;
+
+bool watched(std::string_view name) {
+  const auto names = sampling::watched_protocol_counters();
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// A list of counter names, each at most once: only the watched ones are kept.
+std::vector<std::string> watched_names(const json& j) {
+  if (!j.is_array() || j.size() > sampling::watched_protocol_counters().size()) {
+    throw json::type_error::create(302, "not a list of counter names", &j);
+  }
+  std::vector<std::string> out;
+  for (const auto& name : j) {
+    if (watched(name.get_ref<const std::string&>())) out.push_back(name.get<std::string>());
+  }
+  return out;
+}
+
+std::vector<std::string> problems_from_json(const json& j) {
+  if (!j.is_array() || j.size() > kMaxKernelProblems) {
+    throw json::type_error::create(302, "too many kernel counter problems", &j);
+  }
+  std::vector<std::string> out;
+  for (const auto& p : j) {
+    const auto& text = p.get_ref<const std::string&>();
+    out.push_back(text.substr(0, kMaxProblemBytes));
+  }
+  return out;
+}
+
+std::vector<sampling::SoftnetDelta> softnet_from_json(const json& j) {
+  if (!j.at("per_cpu").is_array() || j.at("per_cpu").size() > kMaxKernelCpus) {
+    throw json::type_error::create(302, "too many softnet CPUs", &j);
+  }
+  std::vector<sampling::SoftnetDelta> out;
+  for (const auto& c : j.at("per_cpu")) {
+    out.push_back({static_cast<unsigned>(detail::checked_uint(c.at("cpu"), std::numeric_limits<std::uint32_t>::max())),
+                   detail::checked_uint(c.at("processed")), detail::checked_uint(c.at("dropped")),
+                   detail::checked_uint(c.at("time_squeeze"))});
+  }
+  return out;
 }
 
 }  // namespace
@@ -67,6 +112,25 @@ std::optional<sampling::NicRates> nic_rates_from_json(const json& j) {
       rates.interfaces.emplace(name, rate);
     }
     return rates;
+  } catch (const json::exception&) {
+    return std::nullopt;
+  }
+}
+
+std::optional<sampling::KernelCounterDeltas> kernel_counters_from_json(const json& j) {
+  if (!j.is_object()) return std::nullopt;
+  try {
+    sampling::KernelCounterDeltas d;
+    d.wall_s = j.at("wall_s").get<double>();
+    for (const auto& [name, value] : j.at("counters").items()) {
+      const auto v = detail::checked_uint(value);
+      if (watched(name)) d.counters.emplace(name, v);
+    }
+    d.absent = watched_names(j.at("absent"));
+    d.went_backwards = watched_names(j.at("went_backwards"));
+    if (const auto& s = j.at("softnet"); !s.is_null()) d.softnet = softnet_from_json(s);
+    d.problems = problems_from_json(j.at("problems"));
+    return d;
   } catch (const json::exception&) {
     return std::nullopt;
   }

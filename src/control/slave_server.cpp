@@ -118,6 +118,10 @@ struct LoadedRun {
   std::optional<sampling::NicSample> nic_before;
   std::optional<sampling::CpuUsage> cpu;
   std::optional<sampling::NicRates> nic;
+  /// The host's kernel counters, sampled by the process that answers the master: a child of a
+  /// run in processes leaves them to its parent (one sample per host, not per process).
+  sampling::KernelCounterWindow kernel;
+  bool host_counters = true;
   nlohmann::json system;  ///< this host's snapshot, read at load time (before the run)
   /// This process's record in the result: its name, and its resident memory before the run was
   /// built and when the last timed step ended.
@@ -235,6 +239,9 @@ struct SlaveServer::Session {
   /// The run spread over child processes (this session only relays): see on_proxied().
   std::unique_ptr<ChildSet> children;
   std::optional<std::size_t> reported_step;  ///< the last step_done relayed to the master
+  /// A run in child processes: its timed steps, and the host's kernel counters over them.
+  std::vector<std::size_t> proxied_timed;
+  sampling::KernelCounterWindow proxied_kernel;
   bool greeted = false;  ///< the hello (and, with a key, the authentication) went through
   std::string challenge;  ///< sent in our hello when a key is set
   std::uint32_t data_mask = 0;  ///< unmasks the run token in `load` (auth.hpp)
@@ -548,6 +555,7 @@ asio::awaitable<void> SlaveServer::converse(Session& s) {
       if (!s.run->timed.empty() && done->step == s.run->timed.back() && s.run->cpu_before) {
         s.run->cpu = sampling::cpu_usage(*s.run->cpu_before, sampling::sample_cpu());
         s.run->nic = sampling::nic_rates(*s.run->nic_before, sampling::sample_nics());
+        s.run->kernel.finish();
         s.run->rss_after = engine::resident_bytes();
       }
       // What this side wrote in the step goes before its step_done: the master drains to it.
@@ -696,6 +704,7 @@ asio::awaitable<void> SlaveServer::on_message(Session& s, const json& m) {
       if (!run->timed.empty() && k == run->timed.front()) {
         run->cpu_before = sampling::sample_cpu();
         run->nic_before = sampling::sample_nics();
+        if (run->host_counters) run->kernel.start();
       }
       run->next_release = k + 1;
       run->released = k;
@@ -786,6 +795,7 @@ asio::awaitable<void> SlaveServer::send_results(Session& s, RunEnd end) {
   if (end == RunEnd::kStopped && run.cpu_before && !run.cpu) {
     run.cpu = sampling::cpu_usage(*run.cpu_before, sampling::sample_cpu());
     run.nic = sampling::nic_rates(*run.nic_before, sampling::sample_nics());
+    run.kernel.finish();
     run.rss_after = engine::resident_bytes();
   }
   engine::Engine& engine = *run.engine;
@@ -805,12 +815,14 @@ asio::awaitable<void> SlaveServer::send_results(Session& s, RunEnd end) {
   json nic = nullptr;
   if (run.cpu) sampling::to_json(cpu, *run.cpu);
   if (run.nic) sampling::to_json(nic, *run.nic);
+  json kernel = nullptr;
+  if (run.kernel.deltas()) sampling::to_json(kernel, *run.kernel.deltas());
   json system = std::move(run.system);
   log_run_strangers(s);  // the listeners are closed and their last lines in
   s.run.reset();
   log(fmt::format("master {}: run {}", s.who, end == RunEnd::kFinished ? "finished" : "stopped"));
   json out = message("results", {{"result", to_json(result)}, {"cpu", cpu}, {"nic", nic},
-                                 {"system", system}});
+                                 {"kernel", kernel}, {"system", system}});
   auto sent = co_await s.channel.send(std::move(out));
   if (!std::holds_alternative<std::monostate>(sent)) s.end_reason = "send failed";
 }
@@ -977,6 +989,7 @@ asio::awaitable<void> SlaveServer::on_load(Session& s, const json& m) {
   loaded->rss_before = engine::resident_bytes();
   const bool child = load->shard_count > 1 || load->master_side;
   loaded->master_side = load->master_side;
+  loaded->host_counters = !child;
   loaded->profile = load->master_side ? *parsed.profile : profile::mirror(*parsed.profile, load->host);
   core::Diagnostics diags;
   auto plan = engine::compile(loaded->profile, load->file_sets, diags);
@@ -1002,6 +1015,7 @@ asio::awaitable<void> SlaveServer::on_load(Session& s, const json& m) {
     const auto processes = process::process_count(loaded->profile, loaded->plan,
                                                   process::machine_budget(settings_.processes));
     if (processes > 1) {
+      s.proxied_timed = loaded->timed;
       co_await load_children(s, *load, processes, workers);
       co_return;
     }
@@ -1145,6 +1159,12 @@ asio::awaitable<void> SlaveServer::on_proxied(Session& s, const std::string& typ
     (void)sent;
     co_return;
   }
+  // The host's kernel counters over the timed part: sampled here, once for all the children.
+  if (type == "proceed" && !s.proxied_timed.empty() &&
+      uint_field(m, "step") == s.proxied_timed.front()) {
+    s.proxied_kernel.start();
+  }
+  if (type == "stop") s.proxied_kernel.finish();
   json relayed = m;
   // The children connect back to the master by the address this session sees it at.
   if (type == "start") relayed["master_address"] = s.master_address.to_string();
@@ -1181,6 +1201,7 @@ asio::awaitable<void> SlaveServer::on_child(Session& s, std::size_t child, const
   } else if (type == "step_done") {
     const auto step = static_cast<std::size_t>(uint_field(m, "step").value_or(0));
     if (children.all_done(step) && (!s.reported_step || *s.reported_step < step)) {
+      if (!s.proxied_timed.empty() && step == s.proxied_timed.back()) s.proxied_kernel.finish();
       s.reported_step = step;
       json out = message("step_done", {{"step", step}});
       if (!co_await send(std::move(out))) s.end_reason = "send failed";
@@ -1210,9 +1231,12 @@ asio::awaitable<void> SlaveServer::on_child(Session& s, std::size_t child, const
       sampling::to_json(cpu, *usage);
     }
     log(fmt::format("master {}: run finished ({} processes)", s.who, children.size()));
+    json kernel = nullptr;
+    if (s.proxied_kernel.deltas()) sampling::to_json(kernel, *s.proxied_kernel.deltas());
     json out = message("results", {{"result", to_json(merged)},
                                    {"cpu", cpu},
                                    {"nic", parts.front().value("nic", json())},
+                                   {"kernel", kernel},
                                    {"system", parts.front().value("system", json())}});
     if (!co_await send(std::move(out))) s.end_reason = "send failed";
   }

@@ -214,6 +214,13 @@ json nic_side_json(const SideReport& side) {
   return j;
 }
 
+json kernel_side_json(const SideReport& side) {
+  if (!side.kernel) return nullptr;
+  json j = *side.kernel;
+  j["host"] = side.host;
+  return j;
+}
+
 /// An interval's datagram counters: `lost` is the interval's (interval_lost: signed, so the
 /// intervals add up to the run).
 json interval_datagrams_json(const engine::DatagramCounters& d) {
@@ -333,6 +340,7 @@ json to_json_document(const RunReport& report) {
   json slaves = json::array();
   json cpu_remote = json::array();
   json nic_remote = json::array();
+  json kernel_remote = json::array();
   for (const SideReport& s : report.slaves) {
     // A slave without results is missing, never a row of zeros.
     const bool missing = !s.missing.empty();
@@ -344,6 +352,7 @@ json to_json_document(const RunReport& report) {
         {"groups", missing ? json::array() : groups_json(s.result)}});
     cpu_remote.push_back(cpu_side_json(s, master_timed));
     nic_remote.push_back(nic_side_json(s));
+    kernel_remote.push_back(kernel_side_json(s));
   }
   doc["slaves"] = std::move(slaves);
   doc["comparison"] = comparison_json(report);
@@ -351,6 +360,8 @@ json to_json_document(const RunReport& report) {
   doc["cpu"] = json{{"local", cpu_side_json(report.master, master_timed)},
                     {"remote", std::move(cpu_remote)}};
   doc["nic"] = json{{"local", nic_side_json(report.master)}, {"remote", std::move(nic_remote)}};
+  doc["kernel"] = json{{"local", kernel_side_json(report.master)},
+                       {"remote", std::move(kernel_remote)}};
   nlohmann::json system_remote = nlohmann::json::array();
   for (const auto& s : report.slaves) system_remote.push_back(s.system);
   doc["system"] = nlohmann::json{{"local", report.master.system}, {"remote", std::move(system_remote)}};

@@ -1,5 +1,7 @@
-// The CPU and NIC tables of the final report: one row per side (master, then each slave).
+// The CPU, NIC and kernel counter tables of the final report: per side (master, then each
+// slave).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <vector>
 
@@ -13,6 +15,8 @@ namespace {
 
 constexpr std::size_t kHostLabel = 10;
 constexpr std::size_t kNicLabel = 16;
+constexpr std::size_t kCounterLabel = 28;
+constexpr std::size_t kCountWidth = 14;
 
 std::vector<const SideReport*> sides(const RunReport& report) {
   std::vector<const SideReport*> out = {&report.master};
@@ -52,6 +56,29 @@ bool has_traffic(const sampling::NicRate& r) {
          r.tx_packets_per_s != 0;
 }
 
+std::string counter_row(std::string_view name, std::uint64_t delta) {
+  return labelled_row("  " + std::string(name), kCounterLabel,
+                      fmt::format("{:>{}}", fit_count(delta, kCountWidth), kCountWidth));
+}
+
+// The host's lines (none when nothing moved).
+std::string host_lines(const sampling::KernelCounterDeltas& k) {
+  std::string lines;
+  for (const auto& [name, delta] : k.counters) {
+    if (delta != 0) lines += counter_row(name, delta);
+  }
+  if (k.softnet) {
+    const sampling::SoftnetDelta total = sampling::softnet_total(*k.softnet);
+    if (total.processed != 0) lines += counter_row("softnet processed", total.processed);
+    if (total.dropped != 0) lines += counter_row("softnet dropped", total.dropped);
+    if (total.time_squeeze != 0) lines += counter_row("softnet time_squeeze", total.time_squeeze);
+  }
+  if (!k.went_backwards.empty()) {
+    lines += fmt::format("  went backwards (no delta): {}\n", fmt::join(k.went_backwards, ", "));
+  }
+  return lines;
+}
+
 }  // namespace
 
 std::string cpu_section(const RunReport& report) {
@@ -89,6 +116,19 @@ std::string nic_section(const RunReport& report) {
   return "NIC, timed part (interfaces with traffic, and lo)\n" +
          fmt::format("{:<{}}{:>9}{:>9}{:>11}{:>11}{:>9}{:>9}\n", "Host/interface", kNicLabel,
                      "Rx pkt/s", "Tx pkt/s", "Rx bit/s", "Tx bit/s", "Drops/s", "Errs/s") +
+         body;
+}
+
+std::string kernel_section(const RunReport& report) {
+  std::string body;
+  for (const SideReport* s : sides(report)) {
+    if (!s->kernel) continue;
+    const std::string lines = host_lines(*s->kernel);
+    if (!lines.empty()) body += s->host + "\n" + lines;
+  }
+  if (body.empty()) return {};
+  return "Kernel counters, timed part (those that moved)\n" +
+         labelled_row("Host/counter", kCounterLabel, fmt::format("{:>{}}", "Delta", kCountWidth)) +
          body;
 }
 

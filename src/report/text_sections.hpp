@@ -14,6 +14,7 @@ std::string flowop_latency_section(const RunReport& report);
 std::string totals_section(const RunReport& report);
 std::string cpu_section(const RunReport& report);
 std::string nic_section(const RunReport& report);
+std::string kernel_section(const RunReport& report);
 std::string run_statistics_section(const RunReport& report);
 std::string datagram_section(const RunReport& report);
 

@@ -36,6 +36,7 @@ void dispatch(const json& m) {
   for (const char* key : {"nic", "slave_nic"}) {
     if (m.contains(key)) (void)control::nic_rates_from_json(m[key]);
   }
+  if (m.contains("kernel")) (void)control::kernel_counters_from_json(m["kernel"]);
   for (const char* key : {"step", "port", "token", "seed", "master_port"}) {
     (void)control::uint_field(m, key);
   }

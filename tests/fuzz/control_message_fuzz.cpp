@@ -1,14 +1,26 @@
 // Fuzz target: one control message's JSON text, given to every parser a peer's message reaches
-// (hello and its limits, load, results, the CPU and NIC figures), whatever its "type" says: each
-// must refuse what it cannot read with an error value, never throw, crash or allocate without
-// bound. Invariant checked: a load or a result that parses, written back and parsed again, gives
-// the same value.
+// (hello and its limits, load, results, the CPU, NIC and kernel counter figures), whatever its
+// "type" says: each must refuse what it cannot read with an error value, never throw, crash or
+// allocate without bound. Invariant checked: a load, a result or kernel counters that parse,
+// written back and parsed again, give the same value.
 #include <cstdlib>
 #include <string>
 
 #include "fuzz_input.hpp"
 #include "volley/control/message.hpp"
 #include "volley/control/sampling_wire.hpp"
+
+namespace {
+
+void check_kernel_counters(const nlohmann::json& j) {
+  const auto counters = volley::control::kernel_counters_from_json(j);
+  if (!counters) return;
+  nlohmann::json again;
+  volley::sampling::to_json(again, *counters);
+  if (volley::control::kernel_counters_from_json(again) != counters) std::abort();
+}
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace volley;
@@ -35,12 +47,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   (void)control::cpu_usage_from_json(m);
   (void)control::nic_rates_from_json(m);
+  check_kernel_counters(m);
   if (m.is_object()) {
     for (const auto& [key, value] : m.items()) {
       (void)control::text_field(m, key);
       (void)control::uint_field(m, key);
       (void)control::cpu_usage_from_json(value);
       (void)control::nic_rates_from_json(value);
+      check_kernel_counters(value);
       (void)control::run_result_from_json(value, error);
     }
   }

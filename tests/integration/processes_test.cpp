@@ -135,6 +135,10 @@ TEST(Processes, BothSidesSpreadOverProcessesAndAgree) {
   EXPECT_EQ(doc["comparison"][0]["master_ops"], doc["comparison"][0]["slave_ops"]);
   expect_processes(doc["totals"], 3, 240);
   expect_processes(doc["slaves"][0]["totals"], 3, 240);
+  // The host's kernel counters, sampled by each side's parent process for all its processes.
+  EXPECT_TRUE(doc["kernel"]["local"].is_object()) << doc["kernel"];
+  ASSERT_EQ(doc["kernel"]["remote"].size(), 1U);
+  EXPECT_TRUE(doc["kernel"]["remote"][0].is_object()) << doc["kernel"];
   // Every child was reaped: none is left, not even as a zombie.
   for (const pid_t pid : master_children) EXPECT_FALSE(alive(pid)) << pid;
   for (const pid_t pid : slave_children) EXPECT_FALSE(alive(pid)) << pid;

@@ -59,19 +59,10 @@ TEST(SrcaddrNetns, TcpAndUdpConnectsComeFromTheirSourceAddresses) {
   Namespaces hosts({"volley-srcm", "volley-srcs"});
   const std::string& m = hosts[0];
   const std::string& s = hosts[1];
-  if (auto problem = hosts.create({
-          {"-n", m, "link", "add", "name", "to-s", "type", "veth", "peer", "name", "to-m", "netns",
-           s},
-          {"-n", m, "addr", "add", "198.18.4.1/24", "dev", "to-s"},
-          {"-n", m, "addr", "add", "198.18.4.10/24", "dev", "to-s"},
-          {"-n", m, "addr", "add", "198.18.4.11/24", "dev", "to-s"},
-          {"-n", s, "addr", "add", std::string(kSlave) + "/24", "dev", "to-m"},
-          {"-n", m, "link", "set", "dev", "lo", "up"},
-          {"-n", m, "link", "set", "dev", "to-s", "up"},
-          {"-n", s, "link", "set", "dev", "lo", "up"},
-          {"-n", s, "link", "set", "dev", "to-m", "up"},
-      });
-      !problem.empty()) {
+  auto setup = veth_pair(m, s, "198.18.4.1/24", std::string(kSlave) + "/24");
+  setup.push_back({"-n", m, "addr", "add", "198.18.4.10/24", "dev", "to-s"});
+  setup.push_back({"-n", m, "addr", "add", "198.18.4.11/24", "dev", "to-s"});
+  if (auto problem = hosts.create(setup); !problem.empty()) {
     GTEST_SKIP() << "cannot make network namespaces here: " << problem;
   }
   TempDir dir;

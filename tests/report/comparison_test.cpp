@@ -50,8 +50,8 @@ RunReport two_slaves() {
     if (n.flowop) n.host = n.group == 0 ? kHostA : kHostB;
   }
   r.slaves.clear();
-  r.slaves.push_back({"slave", kHostA, mirror_of(r.master.result, 0), {}, {}, nullptr, {}});
-  r.slaves.push_back({"slave", kHostB, mirror_of(r.master.result, 1), {}, {}, nullptr, {}});
+  r.slaves.push_back({"slave", kHostA, mirror_of(r.master.result, 0), {}, {}, {}, nullptr, {}});
+  r.slaves.push_back({"slave", kHostB, mirror_of(r.master.result, 1), {}, {}, {}, nullptr, {}});
   return r;
 }
 

@@ -188,6 +188,21 @@ TEST_F(JsonReport, Nic) {
   EXPECT_TRUE(doc_["nic"]["remote"][0].is_null());
 }
 
+TEST_F(JsonReport, KernelCounters) {
+  const json& local = doc_["kernel"]["local"];
+  EXPECT_EQ(local["host"], "master");
+  EXPECT_DOUBLE_EQ(local["wall_s"].get<double>(), 5.0);
+  EXPECT_EQ(local["counters"]["Tcp.RetransSegs"], 42);
+  EXPECT_EQ(local["counters"]["Udp.RcvbufErrors"], 1000);
+  EXPECT_EQ(local["counters"]["TcpExt.ListenOverflows"], 0);  // did not move: still there
+  EXPECT_FALSE(local["counters"].contains("TcpExt.TCPZeroWindowDrop"));
+  EXPECT_EQ(local["absent"], json::array({"TcpExt.TCPZeroWindowDrop"}));
+  EXPECT_EQ(local["softnet"]["processed"], 500);
+  EXPECT_EQ(local["softnet"]["per_cpu"].size(), 2u);
+  ASSERT_EQ(doc_["kernel"]["remote"].size(), 1u);
+  EXPECT_TRUE(doc_["kernel"]["remote"][0].is_null());
+}
+
 TEST_F(JsonReport, Intervals) {
   const json& iv = doc_["intervals"];
   ASSERT_EQ(iv.size(), 3u);
@@ -268,10 +283,10 @@ TEST(JsonReportStatus, EmptyReportIsCompleteAndValid) {
   for (const char* key :
        {"schema_version", "volley_version", "status", "failure", "profile", "command_line", "seed",
         "workers", "start_time", "start_unix_ns", "duration_s", "timed_steps", "start_at", "groups",
-        "totals", "slaves", "comparison", "comparison_sum", "cpu", "nic", "system", "intervals"}) {
+        "totals", "slaves", "comparison", "comparison_sum", "cpu", "nic", "kernel", "system", "intervals"}) {
     EXPECT_TRUE(doc.contains(key)) << key;
   }
-  EXPECT_EQ(doc.size(), 22u);
+  EXPECT_EQ(doc.size(), 23u);
   EXPECT_TRUE(doc["start_at"].is_null());
   EXPECT_TRUE(doc["system"]["local"].is_null());
   EXPECT_TRUE(doc["system"]["remote"].is_array() && doc["system"]["remote"].empty());
@@ -283,6 +298,8 @@ TEST(JsonReportStatus, EmptyReportIsCompleteAndValid) {
   EXPECT_TRUE(doc["cpu"]["local"].is_null());
   EXPECT_TRUE(doc["cpu"]["remote"].is_array());
   EXPECT_TRUE(doc["nic"]["local"].is_null());
+  EXPECT_TRUE(doc["kernel"]["local"].is_null());
+  EXPECT_TRUE(doc["kernel"]["remote"].is_array());
   EXPECT_EQ(doc["totals"]["transactions"], 0);
   EXPECT_EQ(doc["totals"]["transactions_per_s"], 0.0);
 }

@@ -144,6 +144,24 @@ inline sampling::NicRates make_nic() {
   return sampling::nic_rates(before, after);
 }
 
+/// The master's kernel counters over 5 s: two that moved, one that did not, one absent, softnet
+/// on two CPUs.
+inline sampling::KernelCounterDeltas make_kernel() {
+  sampling::KernelSample before;
+  sampling::KernelSample after;
+  after.taken = before.taken + std::chrono::seconds(5);
+  for (const auto& name : sampling::watched_protocol_counters()) {
+    if (name == "TcpExt.TCPZeroWindowDrop") continue;
+    before.protocol.emplace(std::string(name), 100);
+    after.protocol.emplace(std::string(name), 100);
+  }
+  after.protocol["Tcp.RetransSegs"] = 142;
+  after.protocol["Udp.RcvbufErrors"] = 1100;
+  before.softnet = std::vector<sampling::SoftnetCpu>{{0, 10, 0, 0}, {1, 20, 0, 0}};
+  after.softnet = std::vector<sampling::SoftnetCpu>{{0, 510, 0, 3}, {1, 20, 0, 0}};
+  return sampling::kernel_counter_deltas(before, after);
+}
+
 inline std::vector<SlotName> make_slot_names() {
   auto n = [](std::size_t g, std::size_t t, std::optional<std::size_t> f, bool unc,
               std::string name) {
@@ -235,8 +253,10 @@ inline RunReport make_report() {
   r.start_unix_ns = kStartUnixNs;
   r.duration = std::chrono::milliseconds(6500);
   r.timed_steps = {1};
-  r.master = {"master", "master", make_result(false), make_cpu(true), make_nic(), nullptr, {}};
-  r.slaves.push_back({"slave", "slave1", make_result(true), make_cpu(false), std::nullopt, nullptr, {}});
+  r.master = {"master", "master", make_result(false), make_cpu(true), make_nic(), make_kernel(),
+              nullptr, {}};
+  r.slaves.push_back({"slave", "slave1", make_result(true), make_cpu(false), std::nullopt,
+                      std::nullopt, nullptr, {}});
   r.slot_names = make_slot_names();
   r.intervals = make_intervals();
   return r;

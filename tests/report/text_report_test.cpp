@@ -105,6 +105,39 @@ TEST_F(FinalReport, NicTable) {
   EXPECT_TRUE(contains(text_, "16.00Mb/s"));
 }
 
+TEST_F(FinalReport, KernelCountersThatMoved) {
+  EXPECT_TRUE(contains(text_,
+                       "Kernel counters, timed part (those that moved)\n"
+                       "Host/counter                         Delta\n"
+                       "master\n"
+                       "  Tcp.RetransSegs                       42\n"
+                       "  Udp.RcvbufErrors                    1000\n"
+                       "  softnet processed                    500\n"
+                       "  softnet time_squeeze                   3\n"))
+      << text_;
+  EXPECT_FALSE(contains(text_, "ListenOverflows")) << "counters that did not move are left out";
+  EXPECT_FALSE(contains(text_, "softnet dropped"));
+}
+
+TEST(FinalReportKernel, NothingMovedNoSection) {
+  RunReport r = testing::make_report();
+  r.master.kernel = sampling::KernelCounterDeltas{};
+  r.master.kernel->counters["Udp.NoPorts"] = 0;
+  r.master.kernel->softnet = std::vector<sampling::SoftnetDelta>{{0, 0, 0, 0}};
+  EXPECT_FALSE(contains(format_final_report(r), "Kernel counters"));
+  r.slaves[0].kernel = sampling::KernelCounterDeltas{};
+  r.slaves[0].kernel->counters["TcpExt.ListenOverflows"] = 7;
+  r.slaves[0].kernel->went_backwards = {"Udp.InErrors"};
+  const std::string text = format_final_report(r);
+  EXPECT_TRUE(contains(text, "slave1\n"
+                             "  TcpExt.ListenOverflows                 7\n"
+                             "  went backwards (no delta): Udp.InErrors\n"))
+      << text;
+  const auto start = text.find("Kernel counters");
+  const std::string section = text.substr(start, text.find("\n\n", start) - start);
+  EXPECT_FALSE(contains(section, "master")) << "the master's counters did not move";
+}
+
 TEST_F(FinalReport, UperfRunStatistics) {
   EXPECT_TRUE(
       contains(text_,

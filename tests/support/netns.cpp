@@ -85,6 +85,18 @@ bool reachable_from(const std::string& ns, const std::string& address, std::uint
   return ok;
 }
 
+std::vector<std::vector<std::string>> veth_pair(const std::string& m, const std::string& s,
+                                                const std::string& m_address,
+                                                const std::string& s_address) {
+  return {{"-n", m, "link", "add", "name", "to-s", "type", "veth", "peer", "name", "to-m", "netns", s},
+          {"-n", m, "addr", "add", m_address, "dev", "to-s"},
+          {"-n", s, "addr", "add", s_address, "dev", "to-m"},
+          {"-n", m, "link", "set", "dev", "lo", "up"},
+          {"-n", m, "link", "set", "dev", "to-s", "up"},
+          {"-n", s, "link", "set", "dev", "lo", "up"},
+          {"-n", s, "link", "set", "dev", "to-m", "up"}};
+}
+
 Namespaces::Namespaces(const std::vector<std::string>& prefixes) {
   static std::atomic<int> counter{0};
   for (const auto& prefix : prefixes) {

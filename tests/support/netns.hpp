@@ -39,6 +39,13 @@ bool in_namespace(const std::string& ns, const std::function<void()>& f);
 /// namespace is per thread.
 bool reachable_from(const std::string& ns, const std::string& address, std::uint16_t port);
 
+/// The `ip` commands that join namespaces `m` and `s` by a veth pair ("to-s" in `m`, "to-m" in
+/// `s`), give its ends the addresses `m_address` and `s_address` (CIDR, e.g. "198.18.4.1/24")
+/// and set both ends and both loopbacks up: a master's host and a slave's.
+std::vector<std::vector<std::string>> veth_pair(const std::string& m, const std::string& s,
+                                                const std::string& m_address,
+                                                const std::string& s_address);
+
 class Namespaces {
  public:
   /// One name per prefix, PREFIX-PID-N (unique on the host); nothing is made yet.

@@ -15,6 +15,7 @@
 #include "volley/engine/run_result.hpp"
 #include "volley/engine/slot_stats.hpp"
 #include "volley/sampling/cpu_sampler.hpp"
+#include "volley/sampling/kernel_counters.hpp"
 #include "volley/sampling/nic_sampler.hpp"
 
 namespace volley::report {
@@ -29,6 +30,8 @@ struct SideReport {
   engine::RunResult result;
   std::optional<sampling::CpuUsage> cpu;  ///< over the timed part (see RunReport::timed_steps)
   std::optional<sampling::NicRates> nic;  ///< over the timed part
+  /// The host's kernel counters over the timed part: one sample per host, whatever its processes.
+  std::optional<sampling::KernelCounterDeltas> kernel;
   nlohmann::json system;  ///< sampling::read_system_snapshot() of that host; null when unknown
   /// A slave without results: why ("lost slave X: ...", "did not report...", "the run stopped
   /// before its results were asked for"). Empty when the side reported. A missing side's
