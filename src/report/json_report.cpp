@@ -1,5 +1,7 @@
 #include "volley/report/json_report.hpp"
 
+#include "volley/report/bottleneck.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -362,6 +364,12 @@ json to_json_document(const RunReport& report) {
   doc["nic"] = json{{"local", nic_side_json(report.master)}, {"remote", std::move(nic_remote)}};
   doc["kernel"] = json{{"local", kernel_side_json(report.master)},
                        {"remote", std::move(kernel_remote)}};
+  json bottlenecks = json::array();
+  for (const Bottleneck& b : find_bottlenecks(report)) {
+    bottlenecks.push_back(
+        {{"rule", to_string(b.rule)}, {"host", b.host}, {"evidence", b.evidence}, {"advice", b.advice}});
+  }
+  doc["bottlenecks"] = std::move(bottlenecks);
   nlohmann::json system_remote = nlohmann::json::array();
   for (const auto& s : report.slaves) system_remote.push_back(s.system);
   doc["system"] = nlohmann::json{{"local", report.master.system}, {"remote", std::move(system_remote)}};

@@ -10,8 +10,10 @@ namespace volley::sampling {
 namespace {
 
 // Why a run is what it is: retransmits and their causes, listen queues, receive path drops,
-// out-of-order queueing; UDP datagrams dropped on full buffers or unknown ports.
-constexpr std::array<std::string_view, 13> kWatched = {
+// out-of-order queueing; UDP datagrams dropped on full buffers or unknown ports. Tcp.OutSegs and
+// Udp.InDatagrams are the totals the retransmits and the receive buffer errors are rates of.
+constexpr std::array<std::string_view, 15> kWatched = {
+    "Tcp.OutSegs",            "Udp.InDatagrams",
     "Tcp.RetransSegs",        "TcpExt.TCPLostRetransmit", "TcpExt.TCPTimeouts",
     "TcpExt.ListenOverflows", "TcpExt.ListenDrops",       "TcpExt.TCPBacklogDrop",
     "TcpExt.TCPRcvQDrop",     "TcpExt.TCPZeroWindowDrop", "TcpExt.TCPOFOQueue",

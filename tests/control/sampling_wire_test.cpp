@@ -80,7 +80,7 @@ TEST(KernelCountersWire, MalformedIsMissing) {
   EXPECT_FALSE(broken([](json& j) { j.erase("went_backwards"); }));
   EXPECT_FALSE(broken([](json& j) { j["absent"] = json{{"a", "Udp.NoPorts"}}; }));
   EXPECT_FALSE(broken([](json& j) { j["absent"] = json::array({7}); }));
-  EXPECT_FALSE(broken([](json& j) { j["absent"] = json(std::vector<std::string>(14, "Udp.NoPorts")); }));
+  EXPECT_FALSE(broken([](json& j) { j["absent"] = json(std::vector<std::string>(sampling::watched_protocol_counters().size() + 1, "Udp.NoPorts")); }));
   EXPECT_FALSE(broken([](json& j) { j["softnet"] = 3; }));
   EXPECT_FALSE(broken([](json& j) { j["softnet"]["per_cpu"][0]["cpu"] = 4294967296ULL; }));
   EXPECT_FALSE(broken([](json& j) { j["softnet"]["per_cpu"][0].erase("dropped"); }));

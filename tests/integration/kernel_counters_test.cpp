@@ -57,6 +57,8 @@ TEST(KernelCounters, PresentForMasterAndSlave) {
   expect_complete(kernel.at("local"), "master");
   ASSERT_EQ(kernel.at("remote").size(), 1U);
   expect_complete(kernel.at("remote").at(0), "127.0.0.1");
+  // A clean loopback ping-pong: no rule but the full CPU fires (docs/results.md, Bottleneck).
+  for (const auto& b : run.doc.at("bottlenecks")) EXPECT_EQ(b.at("rule"), "cpu_full") << b;
 }
 
 TEST(KernelCounters, OverflowedUdpReceiveBufferIsCounted) {

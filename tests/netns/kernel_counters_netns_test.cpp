@@ -78,6 +78,17 @@ TEST(KernelCountersNetns, EachHostReportsItsOwnNamespace) {
   const auto end = r.out.find("\n\n", slave_lines);
   EXPECT_NE(r.out.substr(slave_lines, end - slave_lines).find("Udp.RcvbufErrors"), std::string::npos)
       << r.out;
+  // The bottleneck names the receiver's buffer on the slave, and nothing of the kind on the
+  // master, whose namespace received nothing.
+  bool named = false;
+  for (const auto& b : doc.at("bottlenecks")) {
+    EXPECT_FALSE(b.at("rule") == "udp_receive_buffer" && b.at("host") == "master") << b;
+    named = named || (b.at("rule") == "udp_receive_buffer" && b.at("host") == kSlave);
+  }
+  EXPECT_TRUE(named) << doc.at("bottlenecks");
+  const auto verdict = r.out.find("Bottleneck (");
+  ASSERT_NE(verdict, std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(Udp.RcvbufErrors):", verdict), std::string::npos) << r.out;
 }
 
 }  // namespace

@@ -283,10 +283,10 @@ TEST(JsonReportStatus, EmptyReportIsCompleteAndValid) {
   for (const char* key :
        {"schema_version", "volley_version", "status", "failure", "profile", "command_line", "seed",
         "workers", "start_time", "start_unix_ns", "duration_s", "timed_steps", "start_at", "groups",
-        "totals", "slaves", "comparison", "comparison_sum", "cpu", "nic", "kernel", "system", "intervals"}) {
+        "totals", "slaves", "comparison", "comparison_sum", "cpu", "nic", "kernel", "bottlenecks", "system", "intervals"}) {
     EXPECT_TRUE(doc.contains(key)) << key;
   }
-  EXPECT_EQ(doc.size(), 23u);
+  EXPECT_EQ(doc.size(), 24u);
   EXPECT_TRUE(doc["start_at"].is_null());
   EXPECT_TRUE(doc["system"]["local"].is_null());
   EXPECT_TRUE(doc["system"]["remote"].is_array() && doc["system"]["remote"].empty());

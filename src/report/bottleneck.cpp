@@ -1,0 +1,111 @@
+#include "volley/report/bottleneck.hpp"
+
+#include <fmt/format.h>
+
+#include "volley/report/units_format.hpp"
+
+namespace volley::report {
+namespace {
+
+std::uint64_t counter(const sampling::KernelCounterDeltas& k, std::string_view name) {
+  const auto it = k.counters.find(name);
+  return it == k.counters.end() ? 0 : it->second;
+}
+
+void kernel_rules(const SideReport& side, std::vector<Bottleneck>& out) {
+  if (!side.kernel) return;
+  const sampling::KernelCounterDeltas& k = *side.kernel;
+  if (const auto n = counter(k, "TcpExt.ListenOverflows"); n > 0) {
+    out.push_back({BottleneckRule::kListenOverflow, side.host,
+                   fmt::format("the listen queue overflowed {} times (TcpExt.ListenOverflows; "
+                               "{} SYNs or connections dropped, ListenDrops)",
+                               format_count(static_cast<double>(n)),
+                               format_count(static_cast<double>(counter(k, "TcpExt.ListenDrops")))),
+                   "raise net.core.somaxconn and the listener's backlog, or spread the "
+                   "connects over more listeners or time"});
+  }
+  const auto retrans = counter(k, "Tcp.RetransSegs");
+  const auto sent = counter(k, "Tcp.OutSegs");
+  if (sent > 0 && retrans >= kRetransmitMin &&
+      100.0 * static_cast<double>(retrans) / static_cast<double>(sent) >= kRetransmitPct) {
+    out.push_back({BottleneckRule::kRetransmits, side.host,
+                   fmt::format("{} retransmitted segments, {:.2f}% of {} sent (Tcp.RetransSegs; "
+                               "{} timeouts, TCPTimeouts)",
+                               format_count(static_cast<double>(retrans)),
+                               100.0 * static_cast<double>(retrans) / static_cast<double>(sent),
+                               format_count(static_cast<double>(sent)),
+                               format_count(static_cast<double>(counter(k, "TcpExt.TCPTimeouts")))),
+                   "loss on the path or a full queue: look at drops on both ends (NIC, qdisc, "
+                   "softnet) and at the congestion control"});
+  }
+  if (const auto dropped = counter(k, "Udp.RcvbufErrors"); dropped > 0) {
+    const double all = static_cast<double>(dropped + counter(k, "Udp.InDatagrams"));
+    out.push_back({BottleneckRule::kUdpReceiveBuffer, side.host,
+                   fmt::format("{} datagrams ({:.1f}% of those that arrived) dropped by a full "
+                               "receive buffer (Udp.RcvbufErrors): by this host's sockets, not "
+                               "the network",
+                               format_count(static_cast<double>(dropped)),
+                               100.0 * static_cast<double>(dropped) / all),
+                   "raise the receive buffer (wndsz=, net.core.rmem_max and rmem_default) or "
+                   "read faster"});
+  }
+}
+
+void cpu_rules(const SideReport& side, std::vector<Bottleneck>& out) {
+  if (!side.cpu) return;
+  const sampling::CpuUsage& cpu = *side.cpu;
+  for (const sampling::CoreUsage& core : cpu.per_cpu) {
+    const auto& u = core.usage;
+    if (u.busy_pct < kSoftirqCpuBusyPct || u.softirq_pct < u.busy_pct * kSoftirqSharePct / 100) {
+      continue;
+    }
+    out.push_back({BottleneckRule::kSoftirqCpu, side.host,
+                   fmt::format("CPU {} was {:.0f}% busy, {:.0f}% in softirq (receive "
+                               "processing)",
+                               core.cpu, u.busy_pct, u.softirq_pct),
+                   "spread receive processing over more CPUs (RPS/RFS, IRQ affinity, more "
+                   "queues)"});
+    break;  // one CPU says it; the JSON has them all
+  }
+  if (cpu.total && cpu.total->busy_pct >= kCpuFullPct) {
+    out.push_back({BottleneckRule::kCpuFull, side.host,
+                   fmt::format("the host's CPUs were {:.0f}% busy ({:.0f}% system, {:.0f}% "
+                               "softirq, {:.0f}% user)",
+                               cpu.total->busy_pct, cpu.total->sys_pct, cpu.total->softirq_pct,
+                               cpu.total->usr_pct),
+                   "the CPU is the limit: the rate is what these CPUs do; compare CPU per "
+                   "transaction (service demand) to judge a change"});
+  }
+}
+
+}  // namespace
+
+std::string_view to_string(BottleneckRule rule) {
+  switch (rule) {
+    case BottleneckRule::kListenOverflow:
+      return "listen_overflow";
+    case BottleneckRule::kRetransmits:
+      return "retransmits";
+    case BottleneckRule::kUdpReceiveBuffer:
+      return "udp_receive_buffer";
+    case BottleneckRule::kSoftirqCpu:
+      return "softirq_cpu";
+    case BottleneckRule::kCpuFull:
+      return "cpu_full";
+  }
+  return "unknown";
+}
+
+std::vector<Bottleneck> find_bottlenecks(const RunReport& report) {
+  std::vector<Bottleneck> out;
+  const auto judge = [&out](const SideReport& side) {
+    if (!side.missing.empty()) return;
+    kernel_rules(side, out);
+    cpu_rules(side, out);
+  };
+  judge(report.master);
+  for (const SideReport& slave : report.slaves) judge(slave);
+  return out;
+}
+
+}  // namespace volley::report
