@@ -167,13 +167,10 @@ awaitable<void> Strand::run_txn(const TxnPlan& txn) {
       co_await worker_.yield();
       last_end_.reset();
     }
-    // The peer's end of the step ends a duration-bound one here once what the peer wrote is
-    // read: whole messages still in flight are iterations of this side's, as they were of the
-    // peer's, not bytes for the drain. An iterations-bound one runs on, since the peer completed
-    // every iteration and each of this side's can complete too.
-    if (worker_.stopping()) break;
-    if (cut_ != CutReason::kNone &&
-        (cut_ != CutReason::kPeerEnded || (duration != nullptr && !reads_owed(txn)))) {
+    // The peer's end of the step ends a duration-bound one here; an iterations-bound one runs
+    // on, since the peer completed every iteration and each of this side's can complete too.
+    if ((cut_ != CutReason::kNone && (cut_ != CutReason::kPeerEnded || duration != nullptr)) ||
+        worker_.stopping()) {
       break;
     }
     const auto now = last_end_ ? *last_end_ : Clock::now();
@@ -1016,14 +1013,6 @@ bool Strand::can_complete(Waiting what, const Connection* c) const {
       return false;
   }
   return false;
-}
-
-bool Strand::reads_owed(const TxnPlan& txn) {
-  return std::any_of(txn.ops.begin(), txn.ops.end(), [this](const OpPlan& op) {
-    if (profile::traits(op.spec).data != profile::Data::kReceives) return false;
-    const Connection* c = find(op.common.connection);
-    return c != nullptr && owed(*c) > 0;
-  });
 }
 
 std::uint64_t Strand::owed(const Connection& c) const {

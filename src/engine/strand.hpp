@@ -115,8 +115,6 @@ class Strand {
   /// Bytes the peer wrote on `c` in the step that this side has not read yet (0 before the peer
   /// ended the step).
   [[nodiscard]] std::uint64_t owed(const Connection& c) const;
-  /// Whether a flowop of `txn` that receives has bytes owed on its connection (see owed).
-  [[nodiscard]] bool reads_owed(const TxnPlan& txn);
   /// Marks the wait the strand enters (and, for a read, on which connection).
   void waits_for(Waiting what, Connection* c = nullptr) {
     waiting_ = what;
