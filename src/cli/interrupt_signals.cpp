@@ -91,7 +91,8 @@ InterruptSignals::Watch::Watch(asio::io_context& context, std::function<void()> 
     return;
   }
   if (g_read_fd < 0) return;
-  const int fd = ::dup(g_read_fd);
+  // Close-on-exec like the pipe itself: the child processes the run starts must not hold it.
+  const int fd = ::fcntl(g_read_fd, F_DUPFD_CLOEXEC, 0);
   if (fd < 0) return;
   reader_->pipe.assign(fd);
   reader_->pipe.async_read_some(asio::buffer(&reader_->byte, 1),

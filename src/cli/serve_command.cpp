@@ -113,6 +113,9 @@ void ignore_the_terminals_interrupt() {
 /// `volley serve --child-fd N`: one session of the parent process on descriptor N (a socketpair),
 /// then exit. The parent checked the run against its limits: none are applied twice.
 int serve_child(const ServeOptions& options) {
+  // SIGINT is the parent's to act on: it stops the run through this link. (The terminal's Ctrl-C
+  // does not reach a child, which runs in a session of its own; one sent by pid is ignored too.)
+  ::signal(SIGINT, SIG_IGN);
   if (!process::die_with_parent()) return core::to_int(core::ExitCode::kRunFailed);
   raise_file_limit();
   asio::io_context context(1);
@@ -140,9 +143,6 @@ int serve_child(const ServeOptions& options) {
   // A Unix socketpair behind a TCP socket object: the channel only reads and writes bytes.
   socket.assign(asio::ip::tcp::v4(), options.child_fd, ec);
   if (ec) return core::to_int(core::ExitCode::kRunFailed);
-  // The parent's SIGINT (Ctrl-C reaches the whole process group) is the parent's to handle: it
-  // stops the run through this link.
-  ::signal(SIGINT, SIG_IGN);
   server.adopt(std::move(socket));
   context.run();
   return core::to_int(core::ExitCode::kOk);

@@ -8,8 +8,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 #include <thread>
 #include <utility>
 
@@ -18,6 +21,84 @@
 extern char** environ;
 
 namespace volley::process {
+
+namespace {
+
+/// The children this process started and has not reaped, for the stop-signal handler: each slot
+/// holds a pid, or 0. Lock-free atomics only (the handler reads them). A child beyond the last
+/// slot is not stopped with its parent.
+constexpr std::size_t kTrackedChildren = 4096;
+std::array<std::atomic<pid_t>, kTrackedChildren> g_children{};
+
+void track(pid_t pid) {
+  for (auto& slot : g_children) {
+    pid_t empty = 0;
+    if (slot.compare_exchange_strong(empty, pid)) return;
+  }
+}
+
+void untrack(pid_t pid) {
+  for (auto& slot : g_children) {
+    pid_t tracked = pid;
+    if (slot.compare_exchange_strong(tracked, 0)) return;
+  }
+}
+
+void signal_children(int sig) {
+  for (const auto& slot : g_children) {
+    if (const pid_t pid = slot.load(); pid > 0) ::kill(pid, sig);
+  }
+}
+
+/// The terminal's stop signals: Ctrl-Z, and a background job's read or write on the terminal.
+constexpr std::array kStopSignals = {SIGTSTP, SIGTTIN, SIGTTOU};
+
+/// Stops the children, then this process as `sig` would have; once this process is continued
+/// (the shell's fg or bg), continues them. Async-signal-safe.
+void on_stop_signal(int sig) {
+  const int saved_errno = errno;
+  signal_children(SIGSTOP);
+  struct sigaction stop {};
+  stop.sa_handler = SIG_DFL;
+  ::sigemptyset(&stop.sa_mask);
+  struct sigaction relay {};
+  ::sigaction(sig, &stop, &relay);
+  sigset_t only;
+  ::sigemptyset(&only);
+  ::sigaddset(&only, sig);
+  ::pthread_sigmask(SIG_UNBLOCK, &only, nullptr);
+  ::raise(sig);  // stops here until continued
+  ::sigaction(sig, &relay, nullptr);
+  signal_children(SIGCONT);
+  errno = saved_errno;
+}
+
+/// Once per process: relays each stop signal left at its default to the children. One that is
+/// ignored (a shell without job control ignores them) stays ignored.
+void relay_stop_signals() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (const int sig : kStopSignals) {
+      struct sigaction current {};
+      if (::sigaction(sig, nullptr, &current) != 0 || current.sa_handler != SIG_DFL) continue;
+      struct sigaction relay {};
+      relay.sa_handler = on_stop_signal;
+      ::sigemptyset(&relay.sa_mask);
+      relay.sa_flags = SA_RESTART;
+      ::sigaction(sig, &relay, nullptr);
+    }
+  });
+}
+
+/// How a reaped child ended, from its wait status.
+std::string describe_end(int status) {
+  if (WIFSIGNALED(status)) {
+    return fmt::format("was killed by signal {} ({})", WTERMSIG(status), ::strsignal(WTERMSIG(status)));
+  }
+  return fmt::format("exited with status {}", WEXITSTATUS(status));
+}
+
+}  // namespace
 
 std::variant<ChildProcess, std::string> ChildProcess::spawn(const std::string& executable,
                                                             const std::vector<std::string>& args,
@@ -35,14 +116,21 @@ std::variant<ChildProcess, std::string> ChildProcess::spawn(const std::string& e
   std::vector<char*> argv;
   for (auto& a : all) argv.push_back(a.data());
   argv.push_back(nullptr);
+  // A session of its own: out of the terminal's job and its scheduler group (see the header).
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSID);
+  relay_stop_signals();
   pid_t pid = -1;
-  const int rc = ::posix_spawn(&pid, executable.c_str(), &actions, nullptr, argv.data(), environ);
+  const int rc = ::posix_spawn(&pid, executable.c_str(), &actions, &attributes, argv.data(), environ);
+  posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
   ::close(fds[1]);
   if (rc != 0) {
     ::close(fds[0]);
     return fmt::format("{}: cannot start {}: {}", name, executable, std::strerror(rc));
   }
+  track(pid);
   return ChildProcess(pid, fds[0], std::move(name));
 }
 
@@ -77,17 +165,20 @@ std::string ChildProcess::exit_status(std::chrono::milliseconds wait) {
   if (!ended_.empty() || pid_ <= 0) return ended_;
   const auto deadline = std::chrono::steady_clock::now() + wait;
   for (;;) {
-    int status = 0;
-    const pid_t r = ::waitpid(pid_, &status, WNOHANG);
-    if (r == pid_) {
-      if (WIFSIGNALED(status)) {
-        ended_ = fmt::format("was killed by signal {} ({})", WTERMSIG(status), ::strsignal(WTERMSIG(status)));
-      } else {
-        ended_ = fmt::format("exited with status {}", WEXITSTATUS(status));
+    // Looked at before it is reaped: it leaves the stop handler's list while its pid is still
+    // its own, never to be signalled once the pid is free for another process.
+    siginfo_t info{};
+    const int r = ::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT);
+    if (r == 0 && info.si_pid == pid_) {
+      untrack(pid_);
+      int status = 0;
+      while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
       }
+      ended_ = describe_end(status);
       return ended_;
     }
     if (r < 0 && errno != EINTR) {
+      untrack(pid_);
       ended_ = "is gone";
       return ended_;
     }

@@ -3,9 +3,11 @@
 // counts agree on both sides, a killed child is named and fails the run, and no child is left.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -37,6 +39,30 @@ constexpr const char* kProfile = R"XML(<?xml version="1.0"?>
 </profile>
 )XML";
 
+/// A process's state (R, S, T when stopped, Z, ...) and parent, from /proc/PID/stat.
+struct ProcStat {
+  char state = 0;
+  pid_t ppid = 0;
+};
+
+std::optional<ProcStat> proc_stat(const std::filesystem::path& dir) {
+  std::ifstream stat(dir / "stat");
+  std::string line;
+  std::getline(stat, line);
+  const auto close = line.rfind(')');
+  if (close == std::string::npos || close + 2 >= line.size()) return std::nullopt;
+  std::istringstream rest(line.substr(close + 2));
+  ProcStat out;
+  rest >> out.state >> out.ppid;
+  return out;
+}
+
+/// The state of process `pid`, or 0 once it is gone.
+char state_of(pid_t pid) {
+  const auto stat = proc_stat(fmt::format("/proc/{}", pid));
+  return stat ? stat->state : '\0';
+}
+
 /// Every process whose parent is `parent`, with its command line.
 std::map<pid_t, std::string> children_of(pid_t parent) {
   std::map<pid_t, std::string> out;
@@ -44,16 +70,8 @@ std::map<pid_t, std::string> children_of(pid_t parent) {
   for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
     const std::string name = entry.path().filename();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream stat(entry.path() / "stat");
-    std::string line;
-    std::getline(stat, line);
-    const auto close = line.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream rest(line.substr(close + 2));
-    char state = 0;
-    pid_t ppid = 0;
-    rest >> state >> ppid;
-    if (ppid != parent || state == 'Z') continue;
+    const auto stat = proc_stat(entry.path());
+    if (!stat || stat->ppid != parent || stat->state == 'Z') continue;
     std::ifstream cmd(entry.path() / "cmdline");
     std::string cmdline((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
     for (auto& c : cmdline) c = c == '\0' ? ' ' : c;
@@ -92,6 +110,28 @@ auto wait_for(Find found, std::size_t n, std::chrono::milliseconds limit = 20s) 
 }
 
 bool alive(pid_t pid) { return std::filesystem::exists(fmt::format("/proc/{}", pid)); }
+
+/// Waits until every process of `pids` is stopped (state T) or, `stopped` false, none is; false
+/// at the limit.
+bool wait_for_states(const std::vector<pid_t>& pids, bool stopped,
+                     std::chrono::milliseconds limit = 10s) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  const auto is_stopped = [](pid_t pid) { return state_of(pid) == 'T'; };
+  for (;;) {
+    const bool reached = stopped ? std::all_of(pids.begin(), pids.end(), is_stopped)
+                                 : std::none_of(pids.begin(), pids.end(), is_stopped);
+    if (reached) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(20ms);
+  }
+}
+
+/// "pid state, ..." for a failure's message.
+std::string states(const std::vector<pid_t>& pids) {
+  std::string out;
+  for (const pid_t pid : pids) out += fmt::format("{} {}, ", pid, state_of(pid));
+  return out;
+}
 
 /// The process records of one side, checked: `processes` of them, strands adding up to `strands`,
 /// each with its own pid and its share of the connections.
@@ -243,6 +283,42 @@ TEST(Processes, KilledMasterTakesEveryChildWithIt) {
   auto any_alive = [&] { return std::any_of(all.begin(), all.end(), alive); };
   while (any_alive() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(50ms);
   for (const pid_t pid : all) EXPECT_FALSE(alive(pid)) << pid;
+}
+
+// Ctrl-Z and fg as a shell's job control gives them (SIGTSTP, then SIGCONT, to the job's process
+// group). The children run in sessions of their own, out of that group, and still every process
+// of the run stops with it and continues with it; Ctrl-C (SIGINT to the group) then ends the run
+// with every process's share.
+TEST(Processes, CtrlZStopsEveryProcessAndFgContinuesThem) {
+  TempDir dir;
+  const auto profile = dir.write("procs.xml", kProfile);
+  const auto out = dir.path() / "r.json";
+  Process master({VOLLEY_BINARY, "run", profile, "--local", "--processes", "2", "--set", "n=2",
+                  "--set", "d=60s", "--workers", "1", "--slave-workers", "1", "--json", out, "-q"},
+                 Job::kOwnGroup);
+  const auto mine = wait_for([&] { return shard_children(master.pid()); }, 1);
+  const pid_t slave = local_slave_of(master.pid());
+  const auto theirs = wait_for([&] { return shard_children(slave); }, 2);
+  ASSERT_EQ(mine.size(), 1U);
+  ASSERT_EQ(theirs.size(), 2U);
+  std::vector<pid_t> all = mine;
+  all.insert(all.end(), theirs.begin(), theirs.end());
+  for (const pid_t child : all) EXPECT_EQ(::getsid(child), child) << "not a session of its own";
+  all.push_back(slave);
+  all.push_back(master.pid());
+  std::this_thread::sleep_for(1500ms);  // into the timed step
+  master.signal_group(SIGTSTP);
+  EXPECT_TRUE(wait_for_states(all, true)) << "not every process stopped: " << states(all);
+  master.signal_group(SIGCONT);
+  EXPECT_TRUE(wait_for_states(all, false)) << "not every process continued: " << states(all);
+  master.signal_group(SIGINT);
+  const auto r = master.wait(30s);
+  EXPECT_EQ(r.exit_code, 130) << r.err;
+  const json doc = read_json(out);
+  ASSERT_FALSE(doc.is_discarded()) << r.err;
+  EXPECT_EQ(doc["status"], "interrupted") << doc["failure"];
+  EXPECT_EQ(doc["totals"]["processes"].size(), 2U) << doc["totals"]["processes"];
+  EXPECT_EQ(doc["slaves"][0]["totals"]["processes"].size(), 2U) << doc["slaves"][0]["missing"];
 }
 
 }  // namespace

@@ -35,7 +35,7 @@ fs::path unique_path(const std::string& stem) {
 
 }  // namespace
 
-Process::Process(std::vector<std::string> args)
+Process::Process(std::vector<std::string> args, Job job)
     : out_path_(unique_path("volley-test-out")), err_path_(unique_path("volley-test-err")) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
@@ -47,7 +47,14 @@ Process::Process(std::vector<std::string> args)
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
-  if (::posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ) != 0) pid_ = -1;
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  if (job == Job::kOwnGroup) {
+    posix_spawnattr_setpgroup(&attributes, 0);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  }
+  if (::posix_spawn(&pid_, argv[0], &actions, &attributes, argv.data(), environ) != 0) pid_ = -1;
+  posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
 }
 
@@ -63,6 +70,10 @@ Process::~Process() {
 
 void Process::signal(int sig) const {
   if (pid_ > 0) ::kill(pid_, sig);
+}
+
+void Process::signal_group(int sig) const {
+  if (pid_ > 0) ::kill(-pid_, sig);
 }
 
 ProcessResult Process::wait(std::chrono::milliseconds limit) {

@@ -20,15 +20,22 @@ struct ProcessResult {
   std::string err;
 };
 
+/// Where a process runs: in the test's process group, or as a job of its own (a process group of
+/// its own in the test's session, as a shell with job control starts a command).
+enum class Job { kTestsGroup, kOwnGroup };
+
 class Process {
  public:
-  explicit Process(std::vector<std::string> args);
+  explicit Process(std::vector<std::string> args, Job job = Job::kTestsGroup);
   ~Process();
   Process(const Process&) = delete;
   Process& operator=(const Process&) = delete;
 
   [[nodiscard]] pid_t pid() const { return pid_; }
   void signal(int sig) const;
+  /// Signals its whole process group (Job::kOwnGroup), as a terminal signals its foreground job:
+  /// SIGINT for Ctrl-C, SIGTSTP for Ctrl-Z, SIGCONT for the shell's fg.
+  void signal_group(int sig) const;
   /// Waits up to `limit`; kills the process (SIGKILL) when it has not exited by then.
   ProcessResult wait(std::chrono::milliseconds limit);
   /// The same, but at `limit` first sends `sig` (SIGINT: volley then prints what it measured,

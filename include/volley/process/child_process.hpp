@@ -6,6 +6,14 @@
 //
 // A child never outlives its parent: it asks the kernel for SIGKILL when the parent dies
 // (PR_SET_PDEATHSIG), and the parent's ChildProcess kills and reaps it when it goes out of scope.
+//
+// A child runs in a session of its own (setsid), out of the terminal's job, whose signals are its
+// parent's: Ctrl-C reaches the parent only, which stops the run through the link; the terminal's
+// stop signals (Ctrl-Z, SIGTTIN, SIGTTOU) stop the parent, which stops its children first
+// (SIGSTOP) and continues them when it is continued (SIGCONT). Out of the terminal's session, busy
+// children are also out of the scheduler group Linux gives that session (autogroup), where they
+// could keep the kernel from turning a Ctrl-C into SIGINT for seconds (docs/architecture.md,
+// "Processes").
 // Thread: the owner's.
 #include <sys/types.h>
 
@@ -18,8 +26,9 @@ namespace volley::process {
 
 class ChildProcess {
  public:
-  /// Starts `executable serve --child-fd 3 ARGS...`; `name` names it in every message
-  /// ("slave process 2 of 3"). Returns the child, or why it could not start.
+  /// Starts `executable serve --child-fd 3 ARGS...` in a session of its own; `name` names it in
+  /// every message ("slave process 2 of 3"). Returns the child, or why it could not start. The
+  /// first spawn makes this process relay the terminal's stop signals to its children.
   static std::variant<ChildProcess, std::string> spawn(const std::string& executable,
                                                        const std::vector<std::string>& args,
                                                        std::string name);
