@@ -10,7 +10,8 @@ void add_sweep_and_compare(CLI::App& app, SweepCompareOptions& options) {
   SweepOptions& s = options.sweep_options;
   auto* sweep = app.add_subcommand(
       "sweep",
-      "Run a profile once per value of a variable (-n times each) and tabulate the results");
+      "Run a profile once per value of a variable (-n times each), or in alternating rounds under "
+      "two settings (--interleave), and tabulate the results");
   sweep->add_option("profile", s.profile, "The profile (XML)")
       ->required()
       ->check(CLI::ExistingFile);
@@ -39,7 +40,7 @@ void add_sweep_and_compare(CLI::App& app, SweepCompareOptions& options) {
   sweep->add_option("-P,--port", s.port, "Control port of the slaves (1..65535)")
       ->capture_default_str()
       ->check(unsigned_in(1, 65535));
-  sweep->add_option("-n,--repeat", s.repeat, "Runs per value (2 or more give confidence intervals)")
+  sweep->add_option("-n,--repeat", s.repeat, "Runs per value, or rounds with --interleave (3 or more to judge; 5 or more advised)")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{1}, std::size_t{1000}));
   sweep->add_option("--workers", s.workers,
