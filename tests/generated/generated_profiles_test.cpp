@@ -281,6 +281,18 @@ INSTANTIATE_TEST_SUITE_P(Regressions, GeneratedProfileRun,
                            return fmt::format("seed_{}", seed_info.param);
                          });
 
+// A seed that fails today, for the gap docs/architecture.md names ("The end-of-step drain",
+// Counting): bytes a second slave wrote on connections the master's strands never accepted are
+// not drained, because the master numbers a connection id's serials over all its slaves. It runs
+// with VOLLEY_KNOWN_BUGS=1, and joins Regressions once fixed.
+TEST(GeneratedProfileKnownBugs, Seed882SerialsNumberedPerPeerHost) {
+  if (std::getenv("VOLLEY_KNOWN_BUGS") == nullptr) {
+    GTEST_SKIP() << "a known bug (serials per connection id over all slaves); VOLLEY_KNOWN_BUGS=1 runs it";
+  }
+  const std::string problem = check_seed(882);
+  EXPECT_TRUE(problem.empty()) << problem;
+}
+
 TEST(GeneratedProfileSoak, Seeds) {
   const char* range = std::getenv("VOLLEY_SOAK_SEEDS");
   if (range == nullptr) GTEST_SKIP() << "set VOLLEY_SOAK_SEEDS=FIRST:COUNT to run a soak";
