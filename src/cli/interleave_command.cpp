@@ -140,13 +140,9 @@ int interleave_command(const SweepOptions& options) {
   // side's setting is restored then. A second one exits at once, restoring nothing.
   const InterruptSignals::Scope interrupt_signals;
   LocalSlave local;
-  if (options.local) {
-    if (auto problem = local.start(options.slave_workers, "/proc/self/exe", 0,
-                                   local_loopback(profile));
-        !problem.empty()) {
-      std::cerr << "volley: " << problem << "\n";
-      return core::to_int(core::ExitCode::kRunFailed);
-    }
+  if (auto problem = start_local_slave(options, profile, local); !problem.empty()) {
+    std::cerr << "volley: " << problem << "\n";
+    return core::to_int(core::ExitCode::kRunFailed);
   }
   std::ostream& text = options.json == "-" ? std::cerr : std::cout;
   const std::size_t runs = 2 * options.repeat;

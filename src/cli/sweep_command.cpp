@@ -83,12 +83,9 @@ int sweep_command(const SweepOptions& options) {
   // also between runs.
   const InterruptSignals::Scope interrupt_signals;
   LocalSlave local;
-  if (options.local) {
-    if (auto problem = local.start(options.slave_workers, "/proc/self/exe", 0,
-                                   local_loopback(*profiles.front().parsed.profile)); !problem.empty()) {
-      std::cerr << "volley: " << problem << "\n";
-      return core::to_int(core::ExitCode::kRunFailed);
-    }
+  if (auto problem = start_local_slave(options, *profiles.front().parsed.profile, local); !problem.empty()) {
+    std::cerr << "volley: " << problem << "\n";
+    return core::to_int(core::ExitCode::kRunFailed);
   }
   std::ostream& text = options.json == "-" ? std::cerr : std::cout;
   const bool tty = ::isatty(STDERR_FILENO) != 0;

@@ -40,6 +40,12 @@ std::string sweep_key(const SweepOptions& options, std::optional<control::Secret
   return {};
 }
 
+std::string start_local_slave(const SweepOptions& options, const profile::Profile& profile,
+                              LocalSlave& local) {
+  if (!options.local) return {};
+  return local.start(options.slave_workers, "/proc/self/exe", 0, local_loopback(profile));
+}
+
 std::string write_text(const std::string& path, const std::string& text) {
   if (path == "-") {
     std::cout << text << std::flush;

@@ -27,6 +27,10 @@ std::vector<std::string> sweep_command_line(const SweepOptions& options,
 /// "" or why it cannot be read.
 std::string sweep_key(const SweepOptions& options, std::optional<control::Secret>& key);
 
+/// With --local, starts `local` for `profile`'s hosts; "" or why it could not start.
+std::string start_local_slave(const SweepOptions& options, const profile::Profile& profile,
+                              LocalSlave& local);
+
 /// Writes `text` to `path` ("-" is stdout); an error sentence, or "".
 std::string write_text(const std::string& path, const std::string& text);
 
