@@ -101,7 +101,7 @@ MetricComparison compare_metric(Metric m, const std::vector<double>& base,
 
 MetricComparison compare_paired_metric(Metric m, const std::vector<double>& base,
                                        const std::vector<double>& next) {
-  MetricComparison c = judge(m, base, next, paired_t_test(base, next));
+  MetricComparison c = judge(m, base, next, paired_ratio_t_test(base, next));
   c.paired = true;
   return c;
 }

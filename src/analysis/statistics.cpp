@@ -195,6 +195,18 @@ WelchResult paired_t_test(std::span<const double> a, std::span<const double> b) 
   return r;
 }
 
+WelchResult paired_ratio_t_test(std::span<const double> a, std::span<const double> b) {
+  const auto positive = [](double v) { return v > 0.0; };
+  if (!std::ranges::all_of(a, positive) || !std::ranges::all_of(b, positive)) {
+    return paired_t_test(a, b);
+  }
+  std::vector<double> log_a(a.size());
+  std::vector<double> log_b(b.size());
+  std::ranges::transform(a, log_a.begin(), [](double v) { return std::log(v); });
+  std::ranges::transform(b, log_b.begin(), [](double v) { return std::log(v); });
+  return paired_t_test(log_a, log_b);
+}
+
 double regularized_incomplete_beta(double a, double b, double x) {
   if (!(a > 0.0) || !(b > 0.0) || !(x >= 0.0 && x <= 1.0)) return kNaN;
   return incomplete_beta(a, b, x, 1.0 - x);

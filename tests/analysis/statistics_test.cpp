@@ -226,5 +226,37 @@ TEST(PairedTTest, NotEnoughOrUnequalData) {
   EXPECT_DOUBLE_EQ(shifted.p_value, 0.0);
 }
 
+// A tuning that multiplies a rate by about 65 in each of three rounds, while the rounds' own
+// speed wanders by three times: the amounts vary too much for the paired test on differences
+// (p about 0.09), the factors are steady (p below 0.01).
+TEST(PairedRatioTTest, JudgesAFactorThatHoldsAcrossRoundsOfDifferentSpeed) {
+  const std::vector<double> usual{30000, 65000, 100000};
+  const std::vector<double> small{1000, 1000, 1000};
+  EXPECT_GT(paired_t_test(usual, small).p_value, 0.05);
+  const WelchResult r = paired_ratio_t_test(usual, small);
+  ASSERT_TRUE(r.enough_data);
+  EXPECT_LT(r.p_value, 0.01);
+  EXPECT_GT(r.t, 0.0);
+}
+
+// Every pair differs by the factor 2 while the pairs' amounts differ a hundredfold: certain.
+TEST(PairedRatioTTest, AConstantFactorIsCertain) {
+  const WelchResult r =
+      paired_ratio_t_test(std::vector<double>{2, 20, 200}, std::vector<double>{1, 10, 100});
+  EXPECT_LT(r.p_value, 1e-9);
+  EXPECT_GT(paired_t_test(std::vector<double>{2, 20, 200}, std::vector<double>{1, 10, 100}).p_value,
+            0.2);
+}
+
+// A zero (no transaction in one run) has no logarithm: the values' own differences are tested.
+TEST(PairedRatioTTest, ValuesThatAreNotPositiveAreTestedByTheirDifferences) {
+  const std::vector<double> a{0, 1, 2};
+  const std::vector<double> b{1, 2, 4};
+  const WelchResult ratio = paired_ratio_t_test(a, b);
+  const WelchResult plain = paired_t_test(a, b);
+  EXPECT_DOUBLE_EQ(ratio.t, plain.t);
+  EXPECT_DOUBLE_EQ(ratio.p_value, plain.p_value);
+}
+
 }  // namespace
 }  // namespace volley::analysis

@@ -59,6 +59,13 @@ struct WelchResult {
 /// Thread: any.
 [[nodiscard]] WelchResult paired_t_test(std::span<const double> a, std::span<const double> b);
 
+/// The paired test on ratios: the paired t-test of log(a[i]) against log(b[i]), so a change that
+/// multiplies a rate (as a tuning does: a rate twice as high in a fast round and a slow one) is
+/// judged by how steady its factor is, not by how steady its amount is. Where any value is not
+/// positive it is the paired t-test of the values themselves. Thread: any.
+[[nodiscard]] WelchResult paired_ratio_t_test(std::span<const double> a,
+                                              std::span<const double> b);
+
 /// Regularized incomplete beta function I_x(a, b) for a, b > 0 and x in [0, 1] (continued
 /// fraction, Numerical Recipes' betacf with modified Lentz); NaN outside the domain.
 [[nodiscard]] double regularized_incomplete_beta(double a, double b, double x);
