@@ -49,7 +49,10 @@ std::vector<std::uint16_t> spread_ports(const std::vector<std::vector<std::uint1
 json targets_to_json(const std::map<std::string, engine::HostTarget>& targets) {
   json out = json::object();
   for (const auto& [host, t] : targets) {
-    out[host] = {{"address", t.address.to_string()}, {"port", t.negotiated_port}, {"ports", t.shard_ports}};
+    out[host] = {{"address", t.address.to_string()},
+                 {"port", t.negotiated_port},
+                 {"ports", t.shard_ports},
+                 {"peer", t.peer}};
   }
   return out;
 }
@@ -75,9 +78,12 @@ std::map<std::string, engine::HostTarget> targets_from_json(const json& targets)
     const auto port = t.contains("port") ? uint_field(t, "port") : std::optional<std::uint64_t>(0);
     if (ec || !port || *port > 65535) continue;
     const auto ports = t.find("ports");
+    const auto peer = t.contains("peer") ? uint_field(t, "peer") : std::optional<std::uint64_t>(0);
+    if (!peer || *peer > UINT32_MAX) continue;
     out[host] = engine::HostTarget{address, static_cast<std::uint16_t>(*port),
                                    ports == t.end() ? std::vector<std::uint16_t>{}
-                                                    : shard_ports_from_json(*ports)};
+                                                    : shard_ports_from_json(*ports),
+                                   static_cast<std::uint32_t>(*peer)};
   }
   return out;
 }

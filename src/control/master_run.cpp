@@ -381,8 +381,13 @@ awaitable<void> MasterRun::run() {
           fail(fmt::format("slave {} sent a malformed step_done", s.address.host));
         }
       } else if (type == "written") {
+        const std::size_t before = s.written.size();
         if (!append_written(m->message, s.written)) {
           fail(fmt::format("slave {} sent a malformed written message", s.address.host));
+        }
+        // The master numbers its connections per slave: these are slave m->slave's.
+        for (std::size_t k = before; k < s.written.size(); ++k) {
+          s.written[k].peer = static_cast<std::uint32_t>(m->slave);
         }
       } else if (type == "drained") {
         std::vector<engine::DrainShortfall> shortfalls;
@@ -697,10 +702,11 @@ awaitable<void> MasterRun::run() {
     const std::string random = random_bytes(sizeof token);
     std::memcpy(&token, random.data(), sizeof token);
     for (std::size_t i = 0; i < st.slaves.size() && st.failure.empty(); ++i) {
+      // Slave i's data connections carry token + i (transport::RunTokens).
+      const std::uint32_t its_token = token + static_cast<std::uint32_t>(i);
       LoadRequest load{settings_.profile_text, settings_.profile_file, settings_.variables,
-                       st.slaves[i].address.host, settings_.seed, token ^ st.slaves[i].data_mask,
-                       settings_.slave_workers,
-                       file_sets, settings_.record_latency};
+                       st.slaves[i].address.host, settings_.seed, its_token ^ st.slaves[i].data_mask,
+                       1, settings_.slave_workers, file_sets, settings_.record_latency};
       if (settings_.max_duration) load.max_duration_ns = settings_.max_duration->count();
       json load_message = to_json(load);
       // A load beyond the slave's limits would be cut off by a reset and its reason lost: say it
@@ -723,10 +729,13 @@ awaitable<void> MasterRun::run() {
     config.workers = settings_.workers;
     config.seed = settings_.seed;
     config.token = token;
+    config.peers = static_cast<std::uint32_t>(std::max<std::size_t>(1, st.slaves.size()));
     config.record_latency = settings_.record_latency;
-    for (const auto& s : st.slaves) {
+    for (std::size_t i = 0; i < st.slaves.size(); ++i) {
+      const auto& s = st.slaves[i];
       const auto port = s.ports->count(0) != 0 ? s.ports->at(0) : std::uint16_t{0};
-      config.targets[s.address.host] = engine::HostTarget{s.data_address, port};
+      config.targets[s.address.host] =
+          engine::HostTarget{s.data_address, port, {}, static_cast<std::uint32_t>(i)};
     }
     // Each slave connects back to the master's address on its own control connection, and
     // slaves on different networks reach the master by different addresses: listen on all of
@@ -762,7 +771,8 @@ awaitable<void> MasterRun::run() {
       } else {
         st.children = std::move(std::get<std::unique_ptr<ChildSet>>(spawned));
         LoadRequest load{settings_.profile_text, settings_.profile_file, settings_.variables, "",
-                         settings_.seed, token, children.workers, file_sets, settings_.record_latency};
+                         settings_.seed, token, config.peers, children.workers, file_sets,
+                         settings_.record_latency};
         load.listen_address = config.listen_address.to_string();
         if (settings_.max_duration) load.max_duration_ns = settings_.max_duration->count();
         if (auto trouble = co_await st.children->load(std::move(load)); !trouble.empty()) fail(trouble);
@@ -907,8 +917,16 @@ awaitable<void> MasterRun::run() {
           auto theirs = st.children->take_written();
           written.insert(written.end(), theirs.begin(), theirs.end());
         }
+        // Each slave learns what the master wrote on the connections with it, as it numbers
+        // them (its one peer, the master, is its peer 0).
         for (std::size_t i = 0; i < st.slaves.size(); ++i) {
-          for (json& w : written_messages(step, written, st.slaves[i].limits.max_frame_bytes)) {
+          std::vector<engine::ConnectionBytes> its;
+          for (const engine::ConnectionBytes& e : written) {
+            if (e.peer != i) continue;
+            its.push_back(e);
+            its.back().peer = 0;
+          }
+          for (json& w : written_messages(step, its, st.slaves[i].limits.max_frame_bytes)) {
             co_await send_to(i, std::move(w));
           }
         }

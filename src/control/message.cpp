@@ -147,6 +147,7 @@ json to_json(const LoadRequest& load) {
                           {"record_latency", load.record_latency},
                           {"file_sets", std::move(files)}});
   if (load.max_duration_ns > 0) out["max_duration_ns"] = load.max_duration_ns;
+  if (load.peers != 1) out["peers"] = load.peers;
   if (load.shard_count > 1 || load.master_side || !load.listen_address.empty()) {
     out["shard"] = {{"index", load.shard_index}, {"count", load.shard_count}};
     out["side"] = load.master_side ? "master" : "slave";
@@ -165,6 +166,10 @@ std::optional<LoadRequest> load_from_json(const json& m, std::string& error) {
     load.seed = checked_uint(m.at("seed"));
     load.token = static_cast<std::uint32_t>(
         checked_uint(m.at("token"), std::numeric_limits<std::uint32_t>::max()));
+    if (m.contains("peers")) {
+      load.peers = static_cast<std::uint32_t>(
+          checked_uint(m.at("peers"), std::numeric_limits<std::uint32_t>::max()));
+    }
     load.workers = checked_uint(m.at("workers"), std::numeric_limits<std::size_t>::max());
     load.record_latency = !m.contains("record_latency") || m.at("record_latency").get<bool>();
     if (m.contains("max_duration_ns")) {

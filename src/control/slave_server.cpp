@@ -1029,6 +1029,7 @@ asio::awaitable<void> SlaveServer::on_load(Session& s, const json& m) {
   config.workers = workers;
   config.seed = load->seed;
   config.token = load->token ^ s.data_mask;
+  config.peers = std::max<std::uint32_t>(1, load->peers);
   config.header_timeout = limits.header_timeout;
   loaded->strangers = std::make_shared<core::ThrottledLog>(
       [this](const std::string& line) { log(line); }, kRefusalLogInterval, "data connections closed");

@@ -13,8 +13,9 @@ namespace volley::control {
 using nlohmann::json;
 
 namespace {
-/// An entry's worst size as compact JSON: four u32 and a u64, with brackets and commas.
-constexpr std::uint64_t kEntryBytes = 4 * 10 + 20 + 8;
+/// An entry's worst size as compact JSON: five u32 (the last, the peer, only when not 0) and a
+/// u64, with brackets and commas.
+constexpr std::uint64_t kEntryBytes = 5 * 10 + 20 + 9;
 /// Room for the type, the step and the framing around the list.
 constexpr std::uint64_t kEnvelopeBytes = 256;
 /// At most this many entries per message even when the frame limit would take more, so one
@@ -34,7 +35,9 @@ std::vector<json> written_messages(std::size_t step, const std::vector<engine::C
     json list = json::array();
     for (std::size_t j = i; j < std::min(entries.size(), i + per); ++j) {
       const auto& e = entries[j];
-      list.push_back(json::array({e.group, e.strand, e.conn, e.serial, e.bytes}));
+      json entry = json::array({e.group, e.strand, e.conn, e.serial, e.bytes});
+      if (e.peer != 0) entry.push_back(e.peer);  // between a master and its child processes
+      list.push_back(std::move(entry));
     }
     out.push_back(message("written", {{"step", step}, {"connections", std::move(list)}}));
   }
@@ -65,6 +68,10 @@ bool append_written(const json& m, std::vector<engine::ConnectionBytes>& into) {
   for (const auto& j : *it) {
     engine::ConnectionBytes e;
     if (!entry_from(j, e)) return false;
+    if (j.size() > 5) {  // the peer, between a master and its child processes
+      if (!j[5].is_number_unsigned() || j[5].get<std::uint64_t>() > UINT32_MAX) return false;
+      e.peer = j[5].get<std::uint32_t>();
+    }
     into.push_back(e);
   }
   return true;

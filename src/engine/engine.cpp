@@ -139,7 +139,7 @@ std::string Engine::open_listeners(asio::io_context& control) {
         for (int attempt = 1;; ++attempt) {
           if (listener) passed_over.push_back(std::move(listener));
           listener = std::make_unique<transport::DataListener>(
-              workers_[w]->context(), config_.token,
+              workers_[w]->context(), config_.tokens(),
               [this, w](const transport::ConnectionHeader& header, asio::ip::tcp::socket socket) {
                 route(w, header, std::move(socket));
               },
@@ -150,7 +150,7 @@ std::string Engine::open_listeners(asio::io_context& control) {
           }
           if (!with_udp) break;
           udp_listener = std::make_unique<transport::UdpListener>(
-              control, config_.token,
+              control, config_.tokens(),
               [this](const transport::ConnectionHeader& header, asio::ip::udp::socket socket) {
                 route_udp(header, std::move(socket));
               });
@@ -417,10 +417,11 @@ void Engine::route(std::uint32_t accepted_on, const transport::ConnectionHeader&
   }
   const auto [worker, local] = placement_[header.group][header.strand];
   if (worker == kNotHere) return;  // another process's strand: it connected to the wrong port
+  const std::uint32_t peer = config_.tokens().peer_of(header.token).value_or(0);
   routed_.fetch_add(1, std::memory_order_relaxed);
   accepted_tcp_.fetch_add(1, std::memory_order_relaxed);
   if (worker == accepted_on) {  // the usual case: straight to the strand, on this thread
-    workers_[worker]->deliver(local, header.conn, transport::TcpConnection(std::move(socket)));
+    workers_[worker]->deliver(local, header.conn, peer, transport::TcpConnection(std::move(socket)));
     return;
   }
   // Accepted on another worker (a port the profile names, shared by all workers): the descriptor
@@ -431,7 +432,7 @@ void Engine::route(std::uint32_t accepted_on, const transport::ConnectionHeader&
   if (ec) return;
   const int fd = socket.release(ec);
   if (ec) return;
-  workers_[worker]->post_deliver(local, header.conn, protocol, fd);
+  workers_[worker]->post_deliver(local, header.conn, peer, protocol, fd);
 }
 
 void Engine::route_udp(const transport::ConnectionHeader& header, asio::ip::udp::socket socket) {
@@ -439,13 +440,14 @@ void Engine::route_udp(const transport::ConnectionHeader& header, asio::ip::udp:
     return;
   }
   const auto [worker, local] = placement_[header.group][header.strand];
+  const std::uint32_t peer = config_.tokens().peer_of(header.token).value_or(0);
   routed_.fetch_add(1, std::memory_order_relaxed);
   boost::system::error_code ec;
   const auto protocol = socket.local_endpoint(ec).protocol();
   if (ec) return;
   const int fd = socket.release(ec);
   if (ec) return;
-  workers_[worker]->post_deliver_udp(local, header.conn, protocol, fd);
+  workers_[worker]->post_deliver_udp(local, header.conn, peer, protocol, fd);
 }
 
 RunResult Engine::finish() {

@@ -56,53 +56,57 @@ void Strand::report_step_written() {
     if (c.step_written == 0) continue;
     worker_.step_written().push_back(ConnectionBytes{static_cast<std::uint32_t>(group_),
                                                      static_cast<std::uint32_t>(index_), c.id,
-                                                     c.serial, c.step_written});
+                                                     c.serial, c.step_written, c.peer});
   }
   for (const Closed& c : closed_) {
     if (c.written == 0) continue;
     worker_.step_written().push_back(ConnectionBytes{static_cast<std::uint32_t>(group_),
                                                      static_cast<std::uint32_t>(index_), c.id,
-                                                     ConnectionBytes::kClosedSerial, c.written});
+                                                     ConnectionBytes::kClosedSerial, c.written,
+                                                     c.peer});
   }
 }
 
 void Strand::note_closed(const Connection& c) {
   if (c.step_written == 0 && c.step_read == 0 && c.stash == 0) return;
-  auto it = std::find_if(closed_.begin(), closed_.end(),
-                         [&](const Closed& entry) { return entry.id == c.id; });
-  if (it == closed_.end()) it = closed_.insert(closed_.end(), Closed{c.id, 0, 0});
+  auto it = std::find_if(closed_.begin(), closed_.end(), [&](const Closed& entry) {
+    return entry.id == c.id && entry.peer == c.peer;
+  });
+  if (it == closed_.end()) it = closed_.insert(closed_.end(), Closed{c.id, c.peer, 0, 0});
   it->written += c.step_written;
   it->read += c.step_read + c.stash;
 }
 
 bool Strand::listed(const Connection& c, const std::vector<ConnectionBytes>& peer) {
   return std::any_of(peer.begin(), peer.end(), [&](const ConnectionBytes& e) {
-    return e.conn == c.id && e.serial == c.serial;
+    return e.conn == c.id && e.serial == c.serial && e.peer == c.peer;
   });
 }
 
-std::uint64_t Strand::owed_unlisted(std::uint32_t id,
+std::uint64_t Strand::owed_unlisted(std::uint32_t id, std::uint32_t from,
                                     const std::vector<ConnectionBytes>& peer) const {
   std::uint64_t wrote = 0;
   for (const ConnectionBytes& e : peer) {
-    if (e.conn == id && e.serial == ConnectionBytes::kClosedSerial) wrote += e.bytes;
+    if (e.conn == id && e.peer == from && e.serial == ConnectionBytes::kClosedSerial) {
+      wrote += e.bytes;
+    }
   }
   if (wrote == 0) return 0;
   std::uint64_t have = 0;
   for (const Closed& c : closed_) {
-    if (c.id == id) have += c.read;
+    if (c.id == id && c.peer == from) have += c.read;
   }
   for (const Connection& c : connections_) {
-    if (c.id == id && !listed(c, peer)) have += c.step_read + c.stash;
+    if (c.id == id && c.peer == from && !listed(c, peer)) have += c.step_read + c.stash;
   }
   return wrote > have ? wrote - have : 0;
 }
 
-std::uint32_t Strand::next_serial(std::uint32_t id) {
-  for (auto& [conn, used] : opened_) {
-    if (conn == id) return used++;
+std::uint32_t Strand::next_serial(std::uint32_t id, std::uint32_t peer) {
+  for (Opened& o : opened_) {
+    if (o.id == id && o.peer == peer) return o.used++;
   }
-  opened_.emplace_back(id, 1);
+  opened_.push_back(Opened{id, peer, 1});
   return 0;
 }
 
@@ -110,12 +114,13 @@ void Strand::adopt_inbox(std::uint32_t id) {
   auto box = std::find_if(inbox_.begin(), inbox_.end(),
                           [id](const auto& entry) { return entry.first == id; });
   if (box == inbox_.end()) return;
-  for (auto& link : box->second) {
-    if (auto* tcp = std::get_if<transport::TcpConnection>(&link)) {
+  for (Arrived& arrived : box->second) {
+    if (auto* tcp = std::get_if<transport::TcpConnection>(&arrived.link)) {
       error_code ignored;
       tcp->socket().non_blocking(true, ignored);
     }
-    connections_.push_back(Connection{id, std::move(link), next_serial(id)});
+    connections_.push_back(Connection{id, std::move(arrived.link),
+                                      next_serial(id, arrived.peer), arrived.peer});
   }
   inbox_.erase(box);
 }
@@ -136,9 +141,9 @@ bool Strand::uses(std::size_t txn, std::uint32_t id) const {
                      });
 }
 
-std::uint32_t Strand::serials_used(std::uint32_t id) const {
-  for (const auto& [conn, used] : opened_) {
-    if (conn == id) return used;
+std::uint32_t Strand::serials_used(std::uint32_t id, std::uint32_t peer) const {
+  for (const Opened& o : opened_) {
+    if (o.id == id && o.peer == peer) return o.used;
   }
   return 0;
 }
@@ -182,20 +187,19 @@ asio::awaitable<std::vector<DrainShortfall>> Strand::drain(std::size_t txn,
     if (e.serial == ConnectionBytes::kClosedSerial) continue;  // below, once the listed are read
     const auto find_it = [&] {
       return std::find_if(connections_.begin(), connections_.end(), [&](const Connection& c) {
-        return c.id == e.conn && c.serial == e.serial;
+        return c.id == e.conn && c.serial == e.serial && c.peer == e.peer;
       });
     };
     auto it = find_it();
     // One the peer made that has not reached this strand yet (on its way through the
     // listener): awaited as the drain awaits bytes.
-    while (it == connections_.end() && e.serial >= serials_used(e.conn) && !*late &&
+    while (it == connections_.end() && e.serial >= serials_used(e.conn, e.peer) && !*late &&
            cut_ != CutReason::kStopped) {
       co_await tick(e.conn);
       adopt_inbox(e.conn);
       it = find_it();
     }
-    // Closed here already (its bytes were read, or its loss shows in the byte counts), or a
-    // connection of the peer's other host.
+    // Closed here already (its bytes were read, or its loss shows in the byte counts).
     if (it == connections_.end()) continue;
     Connection& c = *it;
     if (c.step_read > e.bytes) {
@@ -258,12 +262,12 @@ asio::awaitable<std::optional<DrainShortfall>> Strand::drain_closed(
   // that found nothing waits a tick (for data in flight, or a connection still on its way).
   for (;;) {
     adopt_inbox(e.conn);
-    std::uint64_t left = owed_unlisted(e.conn, peer);
+    std::uint64_t left = owed_unlisted(e.conn, e.peer, peer);
     if (left == 0) co_return std::nullopt;
     bool moved = false;
     for (std::size_t i = 0; i < connections_.size() && left > 0;) {
       Connection& c = connections_[i];
-      if (c.id != e.conn || listed(c, peer)) {
+      if (c.id != e.conn || c.peer != e.peer || listed(c, peer)) {
         ++i;
         continue;
       }

@@ -464,13 +464,13 @@ Strand::Started Strand::start(const OpPlan& op) {
 
 awaitable<OpOutcome> Strand::do_connect(const OpPlan& op, const profile::ConnectOp& c) {
   const EngineConfig& config = worker_.engine().config();
-  const transport::ConnectionHeader who{config.token, static_cast<std::uint32_t>(group_),
-                                        static_cast<std::uint32_t>(index_), op.common.connection};
+  transport::ConnectionHeader who{config.token, static_cast<std::uint32_t>(group_),
+                                  static_cast<std::uint32_t>(index_), op.common.connection};
   if (config.connect_in_memory) {
     worker_.count_connection(false);
     connections_.push_back(Connection{op.common.connection,
                                       config.connect_in_memory(worker_.context().get_executor(), who),
-                                      next_serial(op.common.connection)});
+                                      next_serial(op.common.connection, 0)});
     worker_.count_connection(true);
     co_return OpOutcome{};
   }
@@ -485,10 +485,11 @@ awaitable<OpOutcome> Strand::do_connect(const OpPlan& op, const profile::Connect
     }
     target = &it->second;
   }
+  who.token = config.tokens().token_for(target->peer);
   const asio::ip::tcp::endpoint endpoint(target->address,
                                          c.connection.port.value_or(target->port_for(index_)));
   if (c.connection.protocol == profile::Protocol::kUdp) {
-    co_return co_await connect_udp(op, c, endpoint.address(), endpoint.port(), who);
+    co_return co_await connect_udp(op, c, endpoint.address(), endpoint.port(), who, target->peer);
   }
   // A slot of the worker's connects in flight (see ConnectGate), held until the header is out.
   ConnectGate& gate = worker_.connect_gate();
@@ -566,7 +567,8 @@ awaitable<OpOutcome> Strand::do_connect(const OpPlan& op, const profile::Connect
   }
   socket.non_blocking(true, ec);
   // Numbered only once connected: a connect that failed opened nothing on the peer's side.
-  connections_.back().serial = next_serial(op.common.connection);
+  connections_.back().serial = next_serial(op.common.connection, target->peer);
+  connections_.back().peer = target->peer;
   worker_.count_connection(true);
   worker_.count_connected(target, endpoint.port());
   co_return OpOutcome{};
@@ -579,7 +581,8 @@ awaitable<OpOutcome> Strand::do_accept(const OpPlan& op, const profile::AcceptOp
     auto box = std::find_if(inbox_.begin(), inbox_.end(),
                             [id](const auto& entry) { return entry.first == id; });
     if (box != inbox_.end() && !box->second.empty()) {
-      transport::AnyConnection link = std::move(box->second.front());
+      const std::uint32_t peer = box->second.front().peer;
+      transport::AnyConnection link = std::move(box->second.front().link);
       box->second.erase(box->second.begin());
       // An emptied box would keep its buffer (a connection's size) for the strand's life.
       if (box->second.empty()) inbox_.erase(box);
@@ -590,7 +593,7 @@ awaitable<OpOutcome> Strand::do_accept(const OpPlan& op, const profile::AcceptOp
         if (!ec) tcp->socket().non_blocking(true, ec);
       }
       if (ec) co_return failure_from(ec, "accepted socket");
-      connections_.push_back(Connection{id, std::move(link), next_serial(id)});
+      connections_.push_back(Connection{id, std::move(link), next_serial(id, peer), peer});
       worker_.count_connection(true);
       co_return OpOutcome{};
     }
@@ -939,14 +942,14 @@ void Strand::add_written(const OpPlan& op, std::uint64_t n) {
   worker_.slot(txn_slot_).counters.bytes_written += n;
 }
 
-void Strand::deliver(std::uint32_t conn, transport::AnyConnection link) {
+void Strand::deliver(std::uint32_t conn, std::uint32_t peer, transport::AnyConnection link) {
   auto box = std::find_if(inbox_.begin(), inbox_.end(),
                           [conn](const auto& entry) { return entry.first == conn; });
   if (box == inbox_.end()) {
     inbox_.emplace_back(std::piecewise_construct, std::forward_as_tuple(conn), std::forward_as_tuple());
     box = std::prev(inbox_.end());
   }
-  box->second.push_back(std::move(link));
+  box->second.push_back(Arrived{peer, std::move(link)});
   if (awaiting_conn_ == conn) timer_.cancel();
 }
 
@@ -1018,13 +1021,13 @@ bool Strand::can_complete(Waiting what, const Connection* c) const {
 std::uint64_t Strand::owed(const Connection& c) const {
   if (!peer_end_) return 0;
   for (const ConnectionBytes& e : peer_end_->written) {
-    if (e.conn != c.id || e.serial != c.serial) continue;
+    if (e.conn != c.id || e.serial != c.serial || e.peer != c.peer) continue;
     const std::uint64_t have = c.step_read + c.stash;
     return e.bytes > have ? e.bytes - have : 0;
   }
   // Not listed: the peer closed it (or wrote nothing on it); what it wrote on the ones it closed
   // is known only as a sum per id.
-  return owed_unlisted(c.id, peer_end_->written);
+  return owed_unlisted(c.id, c.peer, peer_end_->written);
 }
 
 void Strand::stop() {

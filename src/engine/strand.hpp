@@ -45,8 +45,9 @@ class Strand {
   /// The whole life of the strand: every transaction in order, waiting at each barrier.
   boost::asio::awaitable<void> run();
 
-  /// A connection the peer opened for connection `conn` has arrived.
-  void deliver(std::uint32_t conn, transport::AnyConnection link);
+  /// A connection slave `peer` (0 on a slave: its master) opened for connection `conn` has
+  /// arrived.
+  void deliver(std::uint32_t conn, std::uint32_t peer, transport::AnyConnection link);
   /// Cancels whatever the strand is waiting for, if it is inside transaction `txn`; ends `txn`
   /// at once when the strand enters it later.
   void cut(std::size_t txn, CutReason reason);
@@ -77,10 +78,11 @@ class Strand {
   /// operation touches is a cache miss (bench/callgrind_per_transaction.sh -x cachegrind).
   struct Connection {
     Connection(std::uint32_t conn_id, transport::AnyConnection connection,
-               std::uint32_t conn_serial = 0)
-        : id(conn_id), serial(conn_serial), link(std::move(connection)) {}
+               std::uint32_t conn_serial = 0, std::uint32_t conn_peer = 0)
+        : id(conn_id), serial(conn_serial), peer(conn_peer), link(std::move(connection)) {}
     std::uint32_t id = 0;
     std::uint32_t serial = 0;  ///< see ConnectionBytes
+    std::uint32_t peer = 0;    ///< see ConnectionBytes
     /// Bytes a read took from the socket beyond what its flowop wanted: the next reads' (and the
     /// step drain's) first. A count only: what was read is never looked at, so not kept.
     std::uint64_t stash = 0;
@@ -127,10 +129,11 @@ class Strand {
   void report_step_written();
   /// A connection is closed: its step's bytes join its id's sums (closed_).
   void note_closed(const Connection& c);
-  /// After the peer's end of the step: bytes the peer wrote on connections of `id` that it did
-  /// not list one by one (it closed them) and that this side has not read yet: the peer's sum
-  /// for them, less what this side read on its own closed and unlisted open connections of `id`.
-  [[nodiscard]] std::uint64_t owed_unlisted(std::uint32_t id,
+  /// After the peer's end of the step: bytes slave `from` wrote on connections of `id` that it
+  /// did not list one by one (it closed them) and that this side has not read yet: its sum for
+  /// them, less what this side read on its own closed and unlisted open connections of `id`
+  /// with it.
+  [[nodiscard]] std::uint64_t owed_unlisted(std::uint32_t id, std::uint32_t from,
                                             const std::vector<ConnectionBytes>& peer) const;
   /// Whether the peer listed `c` one by one among `peer`.
   [[nodiscard]] static bool listed(const Connection& c, const std::vector<ConnectionBytes>& peer);
@@ -146,14 +149,14 @@ class Strand {
   /// Whether this side's transaction `txn` has operations on connection `id` (a slave's mirror
   /// keeps only the operations of the connections it serves).
   [[nodiscard]] bool uses(std::size_t txn, std::uint32_t id) const;
-  /// Serials this strand has given connections of `id` so far.
-  [[nodiscard]] std::uint32_t serials_used(std::uint32_t id) const;
+  /// Serials this strand has given connections of `id` with slave `peer` so far.
+  [[nodiscard]] std::uint32_t serials_used(std::uint32_t id, std::uint32_t peer) const;
   /// The drain's wait for what it cannot wait on directly (data on one of several connections,
   /// a connection on its way): a millisecond, cut short by a delivery of `id` or a cut.
   boost::asio::awaitable<void> tick(std::uint32_t id);
   /// Counts `n` drained bytes of connection `conn` as step `txn`'s bytes read.
   void count_drained(std::size_t txn, std::uint32_t conn, std::uint64_t n);
-  std::uint32_t next_serial(std::uint32_t id);
+  std::uint32_t next_serial(std::uint32_t id, std::uint32_t peer);
 
   /// Every iteration of the transaction, each a pass over its flowops, in this one coroutine.
   boost::asio::awaitable<void> run_txn(const TxnPlan& txn);
@@ -244,7 +247,8 @@ class Strand {
   boost::asio::awaitable<OpOutcome> connect_udp(const OpPlan& op, const profile::ConnectOp& c,
                                                 const boost::asio::ip::address& address,
                                                 std::uint16_t port,
-                                                const transport::ConnectionHeader& who);
+                                                const transport::ConnectionHeader& who,
+                                                std::uint32_t peer);
   /// One datagram written or read on `c` (a UDP connection): done here, without a coroutine
   /// frame, when the socket is ready (almost always for a write), else awaitable.
   Started datagram(const OpPlan& op, Connection& c, Direction direction, std::uint64_t bytes);
@@ -260,7 +264,7 @@ class Strand {
   /// datagram_now without an OpOutcome: its error in `ec`. With `stamp_ns`, a write's send time
   /// is *stamp_ns (a clock read the caller has in hand) and a read's arrival time is stored
   /// there; without it each reads the clock itself.
-  DatagramTry datagram_try(const OpPlan& op, transport::UdpConnection& udp, Direction direction,
+  DatagramTry datagram_try(const OpPlan& op, Connection& c, Direction direction,
                            std::uint64_t bytes, std::uint64_t* stamp_ns,
                            boost::system::error_code& ec);
   /// A transaction whose every iteration is one datagram (its only flowop a UDP write, or a read
@@ -356,18 +360,31 @@ class Strand {
   Connection* reading_ = nullptr;  ///< the connection a kRead wait is on
   std::size_t group_;
   std::uint64_t index_;
-  /// Accepted, not yet taken.
-  std::vector<std::pair<std::uint32_t, std::vector<transport::AnyConnection>>> inbox_;
+  /// A connection accepted, not yet taken, and the slave it came from.
+  struct Arrived {
+    std::uint32_t peer = 0;
+    transport::AnyConnection link;
+  };
+  /// Accepted, not yet taken, per connection id in the order they came.
+  std::vector<std::pair<std::uint32_t, std::vector<Arrived>>> inbox_;
   std::optional<std::uint32_t> awaiting_conn_;  ///< accept waits for this connection
   boost::asio::steady_timer timer_;             ///< think, pacing and accept waits
   /// Per-flowop timeout=; made at the first operation that has one (a timer is 120 bytes, and
   /// most strands never need it).
   std::unique_ptr<boost::asio::steady_timer> op_timer_;
   std::vector<std::pair<std::uint32_t, RandomStream>> streams_;  ///< per connection id, lazily
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> opened_;  ///< per connection id: serials used
-  /// Per connection id, the step's bytes on the connections closed during it.
+  /// Serials used per connection id and slave: connections with one slave are numbered apart
+  /// from those with another, as each slave numbers its own.
+  struct Opened {
+    std::uint32_t id = 0;
+    std::uint32_t peer = 0;
+    std::uint32_t used = 0;
+  };
+  std::vector<Opened> opened_;
+  /// Per connection id and slave, the step's bytes on the connections closed during it.
   struct Closed {
     std::uint32_t id = 0;
+    std::uint32_t peer = 0;
     std::uint64_t written = 0;
     std::uint64_t read = 0;
   };

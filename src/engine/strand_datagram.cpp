@@ -54,12 +54,14 @@ std::optional<std::chrono::nanoseconds> Strand::udp_read_timeout(const OpPlan& o
 
 awaitable<OpOutcome> Strand::connect_udp(const OpPlan& op, const profile::ConnectOp& c,
                                          const asio::ip::address& address, std::uint16_t port,
-                                         const transport::ConnectionHeader& who) {
+                                         const transport::ConnectionHeader& who,
+                                         std::uint32_t peer) {
   worker_.count_connection(false);
   const std::uint32_t id = op.common.connection;
   const asio::ip::udp::endpoint listener(address, port);
-  connections_.push_back(Connection{
-      id, transport::UdpConnection(asio::ip::udp::socket(worker_.context())), next_serial(id)});
+  connections_.push_back(Connection{id,
+                                    transport::UdpConnection(asio::ip::udp::socket(worker_.context())),
+                                    next_serial(id, peer), peer});
   auto& socket = std::get<transport::UdpConnection>(connections_.back().link).socket();
   error_code ec;
   socket.open(listener.protocol(), ec);
@@ -78,7 +80,7 @@ awaitable<OpOutcome> Strand::connect_udp(const OpPlan& op, const profile::Connec
         ec, source == nullptr ? std::string("udp socket") : bind_source_context(*source, address));
   }
   const auto hello = transport::encode(who);
-  const std::uint32_t token = worker_.engine().config().token;
+  const std::uint32_t token = who.token;
   std::array<char, 64> answer{};
   for (int attempt = 0; attempt < kHelloTries; ++attempt) {
     socket.send_to(asio::buffer(hello), listener, 0, ec);
@@ -135,12 +137,13 @@ std::optional<OpOutcome> Strand::datagram_refused(Direction direction, std::uint
   return std::nullopt;
 }
 
-Strand::DatagramTry Strand::datagram_try(const OpPlan& op, transport::UdpConnection& udp,
-                                         Direction direction, std::uint64_t bytes,
-                                         std::uint64_t* stamp_ns, error_code& ec) {
+Strand::DatagramTry Strand::datagram_try(const OpPlan& op, Connection& c, Direction direction,
+                                         std::uint64_t bytes, std::uint64_t* stamp_ns,
+                                         error_code& ec) {
   const bool writing = direction == Direction::kWrite;
   const std::span<char> buffer = worker_.buffer();
-  const std::uint32_t token = worker_.engine().config().token;
+  auto& udp = std::get<transport::UdpConnection>(c.link);
+  const std::uint32_t token = worker_.engine().config().tokens().token_for(c.peer);
   for (;;) {
     transport::IoResult io;
     if (writing) {
@@ -193,7 +196,7 @@ std::optional<OpOutcome> Strand::datagram_now(const OpPlan& op, Connection& c,
                                               bool& blocked) {
   error_code ec;
   const DatagramTry t =
-      datagram_try(op, std::get<transport::UdpConnection>(c.link), direction, bytes, nullptr, ec);
+      datagram_try(op, c, direction, bytes, nullptr, ec);
   blocked = t == DatagramTry::kBlocked;
   switch (t) {
     case DatagramTry::kDone:
@@ -242,7 +245,6 @@ std::optional<Strand::Started> Strand::datagram_stream(const TxnPlan& txn, const
   const profile::SizeSpec& size = write != nullptr ? write->size
                                                    : std::get<profile::ReadOp>(op.spec).size;
   const Direction direction = write != nullptr ? Direction::kWrite : Direction::kRead;
-  auto& udp = std::get<transport::UdpConnection>(c->link);
   // A fixed size is refused for every datagram or for none: checked once, unless the slave's
   // writes must also see their step end (datagram_refused).
   const bool check_each = size.is_random() || (direction == Direction::kWrite &&
@@ -266,7 +268,7 @@ std::optional<Strand::Started> Strand::datagram_stream(const TxnPlan& txn, const
                          .count())
                : 0;
     error_code ec;
-    switch (datagram_try(op, udp, direction, bytes, timing ? &stamp : nullptr, ec)) {
+    switch (datagram_try(op, *c, direction, bytes, timing ? &stamp : nullptr, ec)) {
       case DatagramTry::kDone:
         break;
       case DatagramTry::kBlocked:

@@ -119,14 +119,15 @@ void Worker::post_stop() {
   });
 }
 
-void Worker::deliver(std::uint32_t local, std::uint32_t conn, transport::AnyConnection link) {
-  strands_[local]->deliver(conn, std::move(link));
+void Worker::deliver(std::uint32_t local, std::uint32_t conn, std::uint32_t peer,
+                     transport::AnyConnection link) {
+  strands_[local]->deliver(conn, peer, std::move(link));
   engine_.tcp_delivered();
 }
 
-void Worker::post_deliver(std::uint32_t local, std::uint32_t conn, asio::ip::tcp protocol,
-                          int fd) {
-  asio::post(context_, [this, local, conn, protocol, fd] {
+void Worker::post_deliver(std::uint32_t local, std::uint32_t conn, std::uint32_t peer,
+                          asio::ip::tcp protocol, int fd) {
+  asio::post(context_, [this, local, conn, peer, protocol, fd] {
     boost::system::error_code ec;
     asio::ip::tcp::socket socket(context_);
     socket.assign(protocol, fd, ec);
@@ -134,14 +135,14 @@ void Worker::post_deliver(std::uint32_t local, std::uint32_t conn, asio::ip::tcp
       ::close(fd);
       return;
     }
-    strands_[local]->deliver(conn, transport::TcpConnection(std::move(socket)));
+    strands_[local]->deliver(conn, peer, transport::TcpConnection(std::move(socket)));
     engine_.tcp_delivered();
   });
 }
 
-void Worker::post_deliver_udp(std::uint32_t local, std::uint32_t conn, asio::ip::udp protocol,
-                              int fd) {
-  asio::post(context_, [this, local, conn, protocol, fd] {
+void Worker::post_deliver_udp(std::uint32_t local, std::uint32_t conn, std::uint32_t peer,
+                              asio::ip::udp protocol, int fd) {
+  asio::post(context_, [this, local, conn, peer, protocol, fd] {
     boost::system::error_code ec;
     asio::ip::udp::socket socket(context_);
     socket.assign(protocol, fd, ec);
@@ -152,7 +153,7 @@ void Worker::post_deliver_udp(std::uint32_t local, std::uint32_t conn, asio::ip:
     }
     transport::UdpConnection link(std::move(socket));
     link.leave_reactor();  // should it fail, the socket stays in the reactor: slower, still right
-    strands_[local]->deliver(conn, std::move(link));
+    strands_[local]->deliver(conn, peer, std::move(link));
   });
 }
 

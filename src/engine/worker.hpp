@@ -70,14 +70,16 @@ class Worker {
   /// peer's end of the step wait for nothing (Strand::recheck_peer_end).
   void post_recheck_peer_end();
   void post_stop();
-  /// Worker-affine: hands a connection accepted on this worker's thread to local strand `local`.
-  void deliver(std::uint32_t local, std::uint32_t conn, transport::AnyConnection link);
+  /// Worker-affine: hands a connection accepted on this worker's thread to local strand `local`
+  /// (connection `conn` of the strand, from slave `peer`: see EngineConfig::peers).
+  void deliver(std::uint32_t local, std::uint32_t conn, std::uint32_t peer,
+               transport::AnyConnection link);
   /// Hands an accepted connection (a native descriptor, now owned by this worker) to a strand.
-  void post_deliver(std::uint32_t local, std::uint32_t conn, boost::asio::ip::tcp protocol,
-                    int fd);
+  void post_deliver(std::uint32_t local, std::uint32_t conn, std::uint32_t peer,
+                    boost::asio::ip::tcp protocol, int fd);
   /// The same for a UDP connection (a connected UDP socket).
-  void post_deliver_udp(std::uint32_t local, std::uint32_t conn, boost::asio::ip::udp protocol,
-                        int fd);
+  void post_deliver_udp(std::uint32_t local, std::uint32_t conn, std::uint32_t peer,
+                        boost::asio::ip::udp protocol, int fd);
   /// Between steps (src/engine/step_drain.cpp): each strand drains its connections in
   /// `peer_written` (pairs of local strand index and connection) until `deadline`; `deliver` then
   /// runs on this thread with every shortfall (at once when the thread is not running).

@@ -44,10 +44,10 @@ struct DataListener::Pending {
   std::array<std::uint8_t, kConnectionHeaderBytes> bytes{};
 };
 
-DataListener::DataListener(asio::io_context& context, std::uint32_t token, Route route,
+DataListener::DataListener(asio::io_context& context, RunTokens tokens, Route route,
                            std::chrono::milliseconds header_timeout, Reject reject,
                            SourceQuota::Limits pending_limits)
-    : token_(token),
+    : tokens_(tokens),
       route_(std::move(route)),
       reject_(std::move(reject)),
       header_timeout_(header_timeout),
@@ -191,7 +191,7 @@ void DataListener::read_header(tcp::socket socket) {
           refuse(pending->peer, "not a volley data header");
           return;
         }
-        if (header->token != token_) {
+        if (!tokens_.peer_of(header->token)) {
           refuse(pending->peer, "wrong run token (another run's connection, or a stranger's)");
           return;
         }

@@ -70,12 +70,12 @@ std::optional<std::uint16_t> decode_ack(std::span<const char> datagram, std::uin
 }
 
 std::optional<ConnectionHeader> decode_udp_hello(std::span<const char> datagram,
-                                                std::uint32_t token) {
+                                                RunTokens tokens) {
   std::array<std::uint8_t, kConnectionHeaderBytes> raw{};
   if (datagram.size() != raw.size()) return std::nullopt;
   std::memcpy(raw.data(), datagram.data(), raw.size());
   auto header = decode_connection_header(raw);
-  if (!header || header->token != token) return std::nullopt;
+  if (!header || !tokens.peer_of(header->token)) return std::nullopt;
   return header;
 }
 

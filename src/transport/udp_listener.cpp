@@ -14,8 +14,8 @@ namespace volley::transport {
 namespace asio = boost::asio;
 using asio::ip::udp;
 
-UdpListener::UdpListener(asio::io_context& context, std::uint32_t token, Route route)
-    : token_(token), route_(std::move(route)), socket_(context) {}
+UdpListener::UdpListener(asio::io_context& context, RunTokens tokens, Route route)
+    : tokens_(tokens), route_(std::move(route)), socket_(context) {}
 
 UdpListener::~UdpListener() { close(); }
 
@@ -57,7 +57,7 @@ void UdpListener::receive_next() {
 }
 
 void UdpListener::on_hello(std::size_t bytes) {
-  const auto header = decode_udp_hello(std::span<const char>(buffer_.data(), bytes), token_);
+  const auto header = decode_udp_hello(std::span<const char>(buffer_.data(), bytes), tokens_);
   if (!header) {
     ++rejected_;
     return;
@@ -81,7 +81,7 @@ void UdpListener::on_hello(std::size_t bytes) {
     it = answered_.emplace(key, port).first;
     route_(*header, std::move(socket));
   }
-  const auto ack = encode_ack(token_, it->second);
+  const auto ack = encode_ack(header->token, it->second);
   socket_.send_to(asio::buffer(ack), from_, 0, ec);  // a lost answer is asked for again
 }
 

@@ -17,7 +17,8 @@ std::vector<engine::ConnectionBytes> many(std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) {
     // Large values: the worst case for the encoded size.
     out.push_back({static_cast<std::uint32_t>(i % 7), static_cast<std::uint32_t>(999'999 - i),
-                   4'000'000'000U, static_cast<std::uint32_t>(i), UINT64_MAX - i});
+                   4'000'000'000U, static_cast<std::uint32_t>(i), UINT64_MAX - i,
+                   i % 2 == 0 ? 0U : 4'000'000'000U - static_cast<std::uint32_t>(i)});
   }
   return out;
 }
@@ -50,8 +51,22 @@ TEST(WrittenMessages, MalformedEntriesAreRefused) {
   EXPECT_FALSE(append_written(json{{"connections", {{1, 2, 3, -4, 5}}}}, into));
   EXPECT_FALSE(append_written(json{{"connections", {{1, 2, 5'000'000'000ULL, 0, 5}}}}, into));
   EXPECT_FALSE(append_written(json{{"connections", {{1, 2, "3", 0, 5}}}}, into));
+  EXPECT_FALSE(append_written(json{{"connections", {{1, 2, 3, 0, 5, -1}}}}, into));
+  EXPECT_FALSE(append_written(json{{"connections", {{1, 2, 3, 0, 5, 5'000'000'000ULL}}}}, into));
   EXPECT_TRUE(append_written(json{{"connections", json::array()}}, into));
   EXPECT_TRUE(into.empty() || into.size() <= 1U);
+}
+
+// The slave an entry's connection is with travels only when it is not 0 (between a master and
+// its child processes); a slave's five-element entries are its master's, peer 0.
+TEST(WrittenMessages, ThePeerTravelsWhenItIsNotZero) {
+  const std::vector<engine::ConnectionBytes> entries{{1, 2, 3, 4, 5, 0}, {1, 2, 3, 4, 5, 2}};
+  const auto messages = written_messages(1, entries, 0);
+  ASSERT_EQ(messages.size(), 1U);
+  EXPECT_EQ(messages[0].at("connections"), json::parse("[[1,2,3,4,5],[1,2,3,4,5,2]]"));
+  std::vector<engine::ConnectionBytes> back;
+  ASSERT_TRUE(append_written(messages[0], back));
+  EXPECT_EQ(back, entries);
 }
 
 TEST(DrainedMessage, ListsAFewShortfallsAndCountsAll) {

@@ -38,7 +38,7 @@ void check_ack(std::span<const char> datagram) {
 }
 
 void check_hello(std::span<const char> datagram) {
-  const auto header = decode_udp_hello(datagram, kToken);
+  const auto header = decode_udp_hello(datagram, RunTokens{kToken, 1});
   if (!header) return;
   if (header->token != kToken || datagram.size() != kConnectionHeaderBytes) std::abort();
   const auto again = encode(*header);

@@ -272,26 +272,15 @@ INSTANTIATE_TEST_SUITE_P(Fixed, GeneratedProfileRun,
                          });
 
 // Seeds outside CI's range whose profiles once failed: a slave that never ended a step (1012,
-// 1031, 1164, 1168, 1173, 1181), bytes that disagreed (1016, 1028, 1113), operations that
-// disagreed (1069, 1118), and a master out of file descriptors (1043).
+// 1031, 1164, 1168, 1173, 1181), bytes that disagreed (1016, 1028, 1113; 882: a connection id
+// that served one slave and then another), operations that disagreed (1069, 1118), and a
+// master out of file descriptors (1043).
 INSTANTIATE_TEST_SUITE_P(Regressions, GeneratedProfileRun,
-                         ::testing::Values(1012, 1016, 1028, 1031, 1043, 1069, 1113, 1118, 1164,
-                                           1168, 1173, 1181),
+                         ::testing::Values(882, 1012, 1016, 1028, 1031, 1043, 1069, 1113, 1118,
+                                           1164, 1168, 1173, 1181),
                          [](const ::testing::TestParamInfo<std::uint64_t>& seed_info) {
                            return fmt::format("seed_{}", seed_info.param);
                          });
-
-// A seed that fails today, for the gap docs/architecture.md names ("The end-of-step drain",
-// Counting): bytes a second slave wrote on connections the master's strands never accepted are
-// not drained, because the master numbers a connection id's serials over all its slaves. It runs
-// with VOLLEY_KNOWN_BUGS=1, and joins Regressions once fixed.
-TEST(GeneratedProfileKnownBugs, Seed882SerialsNumberedPerPeerHost) {
-  if (std::getenv("VOLLEY_KNOWN_BUGS") == nullptr) {
-    GTEST_SKIP() << "a known bug (serials per connection id over all slaves); VOLLEY_KNOWN_BUGS=1 runs it";
-  }
-  const std::string problem = check_seed(882);
-  EXPECT_TRUE(problem.empty()) << problem;
-}
 
 TEST(GeneratedProfileSoak, Seeds) {
   const char* range = std::getenv("VOLLEY_SOAK_SEEDS");

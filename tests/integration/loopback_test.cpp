@@ -466,6 +466,51 @@ TEST(Loopback, EveryShippedProfileRunsBriefly) {
 namespace volley::test {
 namespace {
 
+// One connection id serves slave A in one step and slave B in a later one, and in every step
+// the slave's mirror writes a stream the master reads, so bytes are in flight at each step's end.
+// The end-of-step drain names a connection by its id and serial, and each slave numbers only its
+// own: the master must number its connections with each slave apart, or it looks for B's first
+// connection under A's numbers, drains none of it, and the bytes disagree. Both ways round: the
+// master accepting (the slaves connect) and the master connecting.
+class OneIdTwoSlaves : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(OneIdTwoSlaves, EveryStepsBytesAreDrainedWhicheverSlaveTheIdServes) {
+  const std::string open = GetParam();
+  TempDir dir;
+  TwoLoopbackSlaves slaves({"-q", "--workers", "1"});
+  const auto step = [&](const std::string& host) {
+    return fmt::format(R"XML(
+    <transaction iterations="1"><flowop type="{0}" options="remotehost={1} protocol=tcp"/></transaction>
+    <transaction duration="300ms"><flowop type="read" options="size=64k"/></transaction>
+    <transaction iterations="1"><flowop type="disconnect"/></transaction>)XML",
+                       open, host);
+  };
+  const auto profile = dir.write(
+      "one-id.xml", fmt::format(R"XML(<?xml version="1.0"?>
+<profile name="one id, two slaves">
+  <group nthreads="2">{}{}{}
+  </group>
+</profile>
+)XML",
+                                step("$a"), step("$b"), step("$a")));
+  const auto out = dir.path() / "r.json";
+  const auto r = run_volley({"run", profile, "-P", slaves.port_text(), "--set", "a=127.0.0.1",
+                             "--set", "b=127.0.0.2", "--json", out, "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json doc = read_json(out);
+  ASSERT_EQ(doc["slaves"].size(), 2U);
+  std::uint64_t slave_bytes = 0;
+  for (const auto& slave : doc["slaves"]) {
+    EXPECT_GT(slave["totals"]["bytes"].get<std::uint64_t>(), 0U) << slave.dump();
+    slave_bytes += slave["totals"]["bytes"].get<std::uint64_t>();
+  }
+  EXPECT_EQ(slave_bytes, doc["totals"]["bytes"].get<std::uint64_t>());
+  EXPECT_EQ(slaves.first().stop(5s).exit_code, 0);
+  EXPECT_EQ(slaves.second().stop(5s).exit_code, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Loopback, OneIdTwoSlaves, ::testing::Values("accept", "connect"));
+
 TEST(Loopback, TwoSlavesOneControlConnectionEach) {
   // Two hosts on one machine: 127.0.0.1 and 127.0.0.2 are both loopback. Each group talks to
   // its own slave; each slave runs only its mirror of the profile.

@@ -60,5 +60,19 @@ TEST(ConnectionHeader, FieldsDoNotAffectTheMagicCheck) {
   EXPECT_EQ(*back, (ConnectionHeader{0xffffffffU, 0xffffffffU, 0xffffffffU, 0xffffffffU}));
 }
 
+// A master with three slaves takes the run's token and the next two; slave i's is base + i.
+TEST(RunTokens, EachSlaveHasTheRunsTokenPlusItsIndex) {
+  const RunTokens master{0xfffffffeU, 3};  // wraps past 2^32: 0xfffffffe, 0xffffffff, 0
+  EXPECT_EQ(master.peer_of(0xfffffffeU), 0U);
+  EXPECT_EQ(master.peer_of(0xffffffffU), 1U);
+  EXPECT_EQ(master.peer_of(0U), 2U);
+  EXPECT_FALSE(master.peer_of(1U).has_value());
+  EXPECT_FALSE(master.peer_of(0xfffffffdU).has_value());
+  EXPECT_EQ(master.token_for(2), 0U);
+  const RunTokens slave{master.token_for(1), 1};
+  EXPECT_EQ(slave.peer_of(0xffffffffU), 0U);
+  EXPECT_FALSE(slave.peer_of(0xfffffffeU).has_value());
+}
+
 }  // namespace
 }  // namespace volley::transport

@@ -32,7 +32,7 @@ struct Routed {
 struct ListenerFixture : ::testing::Test {
   asio::io_context context;
   std::vector<Routed> routed;
-  DataListener listener{context, kToken,
+  DataListener listener{context, RunTokens{kToken, 1},
                         [this](const ConnectionHeader& h, tcp::socket s) {
                           const bool open = s.is_open();
                           routed.push_back(Routed{h, open, std::move(s)});
@@ -111,6 +111,30 @@ TEST_F(ListenerFixture, WrongTokenIsRejected) {
   EXPECT_TRUE(routed.empty());
 }
 
+// A master's listener takes every slave's token, and only those: the header says which slave.
+TEST(DataListenerTokens, EachSlavesTokenIsRoutedAndNoOther) {
+  asio::io_context context;
+  std::vector<std::uint32_t> tokens;
+  DataListener listener(context, RunTokens{kToken, 3},
+                        [&](const ConnectionHeader& h, tcp::socket) { tokens.push_back(h.token); });
+  ASSERT_EQ(listener.open(kLoopback, 0, std::nullopt), "");
+  listener.start();
+  std::vector<tcp::socket> clients;
+  for (const std::uint32_t token : {kToken + 2, kToken + 3, kToken - 1, kToken}) {
+    clients.emplace_back(context);
+    clients.back().connect(tcp::endpoint(kLoopback, listener.port()));
+    asio::write(clients.back(), asio::buffer(encode(ConnectionHeader{token, 0, 0, 0})));
+  }
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  while (tokens.size() + listener.rejected() < 4 && std::chrono::steady_clock::now() < give_up) {
+    context.run_for(std::chrono::milliseconds(5));
+    if (context.stopped()) context.restart();
+  }
+  std::sort(tokens.begin(), tokens.end());
+  EXPECT_EQ(tokens, (std::vector<std::uint32_t>{kToken, kToken + 2}));
+  EXPECT_EQ(listener.rejected(), 2U);
+}
+
 TEST_F(ListenerFixture, WrongMagicIsRejected) {
   open_and_start();
   auto bytes = encode(ConnectionHeader{kToken, 0, 0, 0});
@@ -174,7 +198,7 @@ namespace {
 // descriptor stays pinned for the life of the slave.
 TEST(DataListenerLimits, SilentConnectionsAreClosedAtTheDeadlineAndOnClose) {
   asio::io_context context;
-  DataListener listener(context, kToken, [](const ConnectionHeader&, tcp::socket) {},
+  DataListener listener(context, RunTokens{kToken, 1}, [](const ConnectionHeader&, tcp::socket) {},
                         std::chrono::milliseconds(200));
   ASSERT_EQ(listener.open(kLoopback, 0, std::nullopt), "");
   listener.start();
@@ -221,7 +245,7 @@ TEST(DataListenerLog, EachClosedConnectionIsOneLineWithItsPeerAndTheReason) {
   std::vector<std::string> lines;
   std::size_t routed = 0;
   DataListener listener(
-      context, kToken, [&](const ConnectionHeader&, tcp::socket) { ++routed; },
+      context, RunTokens{kToken, 1}, [&](const ConnectionHeader&, tcp::socket) { ++routed; },
       std::chrono::milliseconds(200), [&](const std::string& line) { lines.push_back(line); });
   ASSERT_EQ(listener.open(kLoopback, 0, std::nullopt), "");
   listener.start();
@@ -284,7 +308,7 @@ TEST(DataListenerLimits, SilentConnectionsFromOneAddressCannotKeepAnotherAddress
   std::vector<std::string> lines;
   std::size_t routed = 0;
   DataListener listener(
-      context, kToken, [&](const ConnectionHeader&, tcp::socket) { ++routed; },
+      context, RunTokens{kToken, 1}, [&](const ConnectionHeader&, tcp::socket) { ++routed; },
       std::chrono::seconds(30), [&](const std::string& line) { lines.push_back(line); },
       SourceQuota::Limits{2, 4});
   ASSERT_EQ(listener.open(kLoopback, 0, std::nullopt), "");

@@ -58,7 +58,7 @@ std::optional<std::uint16_t> answer_on(udp::socket& s) {
 TEST(UdpListener, EachSourceAddressIsAFlowOfItsOwnConnectedToIt) {
   asio::io_context context;
   std::vector<std::pair<ConnectionHeader, udp::socket>> routed;
-  UdpListener listener(context, kToken, [&](const ConnectionHeader& h, udp::socket s) {
+  UdpListener listener(context, RunTokens{kToken, 1}, [&](const ConnectionHeader& h, udp::socket s) {
     routed.emplace_back(h, std::move(s));
   });
   const auto loopback = asio::ip::make_address("127.0.0.1");

@@ -30,6 +30,8 @@ struct LoadRequest {
   std::string host;                              ///< the remotehost this slave serves
   std::uint64_t seed = 0;
   std::uint32_t token = 0;
+  /// A master's child process: the master's slaves (see engine::EngineConfig::peers).
+  std::uint32_t peers = 1;
   std::size_t workers = 0;                       ///< 0: the slave's own default
   std::vector<engine::FileSet> file_sets;        ///< sendfile sizes (the slave has no files)
   bool record_latency = true;

@@ -54,12 +54,17 @@ struct HostTarget {
   [[nodiscard]] std::uint16_t port_for(std::uint64_t strand) const {
     return shard_ports.empty() ? negotiated_port : shard_ports[strand % shard_ports.size()];
   }
+  /// The slave's index in the run: its connections carry the token tokens().token_for(peer).
+  std::uint32_t peer = 0;
 };
 
 struct EngineConfig {
   std::size_t workers = 1;
   std::uint64_t seed = 1;
-  std::uint32_t token = 0;  ///< identifies this run on data connections
+  std::uint32_t token = 0;  ///< identifies this run on data connections (see tokens())
+  /// A master: its slaves (slave i's connections carry token + i). A slave: 1.
+  std::uint32_t peers = 1;
+  [[nodiscard]] transport::RunTokens tokens() const { return {token, peers}; }
   /// A data connection whose header has not arrived within this time is closed.
   std::chrono::milliseconds header_timeout{5000};
   /// The most a step's end (end_txn) waits, in all, for workers that are runnable but make no

@@ -10,8 +10,8 @@
 namespace volley::engine {
 
 /// One data connection, named alike on both sides: a strand's connection id is a pool, and
-/// `serial` counts the connections that strand opened (connect) or took (accept) under that id,
-/// from 0, in the same order on both ends.
+/// `serial` counts the connections that strand opened (connect) or took (accept) under that id
+/// with that peer, from 0, in the same order on both ends.
 struct ConnectionBytes {
   /// `serial` of the entry that sums, for one strand and connection id, the bytes written on the
   /// connections that side closed during the step (one entry, however many: a connection storm
@@ -23,6 +23,9 @@ struct ConnectionBytes {
   std::uint32_t conn = 0;
   std::uint32_t serial = 0;
   std::uint64_t bytes = 0;  ///< bytes written on it during the step
+  /// A master's: the slave (its index) the connection joins it to, for serials are numbered
+  /// per slave. A slave's: 0 (it has one master). Not on the wire between master and slave.
+  std::uint32_t peer = 0;
   friend bool operator==(const ConnectionBytes&, const ConnectionBytes&) = default;
 };
 

@@ -26,7 +26,7 @@ std::uint64_t accept_backlog();
 
 class DataListener {
  public:
-  /// Called for every connection whose header carried the expected token, on the listener's
+  /// Called for every connection whose header carried one of the run's tokens, on the listener's
   /// thread. The callee takes the socket (and moves it to another io_context if it needs to).
   using Route = std::function<void(const ConnectionHeader&, boost::asio::ip::tcp::socket)>;
 
@@ -48,7 +48,7 @@ class DataListener {
   /// its connect, so it is read long before it would be the oldest.
   static constexpr SourceQuota::Limits kPendingLimits{1024, 4096};
 
-  DataListener(boost::asio::io_context& context, std::uint32_t token, Route route,
+  DataListener(boost::asio::io_context& context, RunTokens tokens, Route route,
                std::chrono::milliseconds header_timeout = kHeaderTimeout, Reject reject = {},
                SourceQuota::Limits pending_limits = kPendingLimits);
   ~DataListener();
@@ -94,7 +94,7 @@ class DataListener {
   /// zero: then once more after `grace`.
   static void arm_deadline(const std::shared_ptr<Pending>& pending, std::chrono::milliseconds grace);
 
-  std::uint32_t token_;
+  RunTokens tokens_;
   Route route_;
   Reject reject_;
   std::chrono::milliseconds header_timeout_;

@@ -38,8 +38,9 @@ std::array<char, kDatagramAckBytes> encode_ack(std::uint32_t token, std::uint16_
 /// The port, when `datagram` is an answer carrying `token`.
 std::optional<std::uint16_t> decode_ack(std::span<const char> datagram, std::uint32_t token);
 /// The ConnectionHeader of a hello arriving at the UDP listener, when `datagram` is exactly one
-/// header with the magic and `token` (anything else from a stranger or another run is dropped).
-std::optional<ConnectionHeader> decode_udp_hello(std::span<const char> datagram, std::uint32_t token);
+/// header with the magic and one of `tokens` (anything else from a stranger or another run is
+/// dropped).
+std::optional<ConnectionHeader> decode_udp_hello(std::span<const char> datagram, RunTokens tokens);
 
 /// What one arriving datagram was.
 struct Arrival {

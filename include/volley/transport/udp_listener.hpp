@@ -23,7 +23,7 @@ class UdpListener {
  public:
   using Route = std::function<void(const ConnectionHeader&, boost::asio::ip::udp::socket)>;
 
-  UdpListener(boost::asio::io_context& context, std::uint32_t token, Route route);
+  UdpListener(boost::asio::io_context& context, RunTokens tokens, Route route);
   ~UdpListener();
   UdpListener(const UdpListener&) = delete;
   UdpListener& operator=(const UdpListener&) = delete;
@@ -41,7 +41,7 @@ class UdpListener {
   void receive_next();
   void on_hello(std::size_t bytes);
 
-  std::uint32_t token_;
+  RunTokens tokens_;
   Route route_;
   boost::asio::ip::address address_;
   std::optional<std::uint64_t> window_bytes_;
