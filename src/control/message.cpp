@@ -45,7 +45,9 @@ engine::SlotCounters counters_from_json(const json& j) {
 json stats_to_json(const engine::SlotStats& s) {
   json latency;
   stats::to_json(latency, s.latency);
-  return json{{"counters", counters_to_json(s.counters)}, {"latency", std::move(latency)}};
+  json out{{"counters", counters_to_json(s.counters)}, {"latency", std::move(latency)}};
+  if (!s.tcp.empty()) out["tcp"] = s.tcp;
+  return out;
 }
 
 engine::SlotStats stats_from_json(const json& j) {
@@ -54,6 +56,9 @@ engine::SlotStats stats_from_json(const json& j) {
   auto histogram = stats::histogram_from_json(j.at("latency"));
   if (!histogram) throw json::other_error::create(501, "bad latency histogram", &j);
   s.latency = std::move(*histogram);
+  if (const auto it = j.find("tcp"); it != j.end() && !stats::tcp_summary_from_json(*it, s.tcp)) {
+    throw json::other_error::create(501, "bad tcp summary", &j);
+  }
   return s;
 }
 

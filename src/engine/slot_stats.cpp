@@ -31,11 +31,13 @@ void DatagramCounters::merge(const DatagramCounters& other) {
 void SlotStats::merge(const SlotStats& other) {
   counters.merge(other.counters);
   latency.merge(other.latency);
+  tcp.merge(other.tcp);
 }
 
 void SlotStats::reset() {
   counters = SlotCounters{};
   latency.reset();
+  tcp = stats::TcpSummary{};
 }
 
 }  // namespace volley::engine

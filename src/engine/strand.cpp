@@ -20,6 +20,7 @@
 #include "volley/transport/closed_at_header.hpp"
 #include "volley/transport/connection_header.hpp"
 #include "volley/transport/socket_options.hpp"
+#include "volley/transport/tcp_info.hpp"
 
 namespace volley::engine {
 
@@ -103,6 +104,7 @@ awaitable<void> Strand::run() {
       if (peer_end_ && peer_end_->txn == t) cut_ = std::max(cut_, CutReason::kPeerEnded);
       co_await run_txn(group.txns[t]);
       in_txn_ = false;
+      sample_tcp(group.txns[t]);
     }
     early_cut_.reset();
     if (peer_end_ && peer_end_->txn <= t) peer_end_.reset();
@@ -112,6 +114,16 @@ awaitable<void> Strand::run() {
   }
   // Connections stay open until the engine finishes (close_all): closing them here, when this
   // side's last step ends, would show the peer, still inside that step, a closed connection.
+}
+
+void Strand::sample_tcp(const TxnPlan& txn) {
+  for (Connection& c : connections_) {
+    auto* tcp = std::get_if<transport::TcpConnection>(&c.link);
+    if (tcp == nullptr) continue;
+    if (const auto reading = transport::read_tcp_info(tcp->socket().native_handle())) {
+      worker_.slot(txn.slot).tcp.add(*reading);
+    }
+  }
 }
 
 void Strand::close_all() {

@@ -124,6 +124,9 @@ class Strand {
   }
   /// At a step's release: the step's byte counts start at 0, and its random streams afresh.
   void begin_step();
+  /// When the strand ends transaction `txn`: the TCP state of each of its open TCP connections
+  /// joins the transaction's summary (SlotStats::tcp).
+  void sample_tcp(const TxnPlan& txn);
   /// At a step's end: hands the bytes written on each open connection to the worker, and per
   /// connection id the sum written on the ones closed during the step (kClosedSerial).
   void report_step_written();

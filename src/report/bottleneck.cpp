@@ -1,7 +1,10 @@
 #include "volley/report/bottleneck.hpp"
 
+#include <array>
+
 #include <fmt/format.h>
 
+#include "volley/report/tcp_figures.hpp"
 #include "volley/report/units_format.hpp"
 
 namespace volley::report {
@@ -51,6 +54,48 @@ void kernel_rules(const SideReport& side, std::vector<Bottleneck>& out) {
   }
 }
 
+/// The first timed transaction of `side` whose connections the window (or the send buffer) held
+/// back at least kTcpLimitedPct of their busy time. Each connection's counts run from its
+/// opening, so a transaction is judged alone, never summed with another of the same connections.
+void tcp_rules(const SideReport& side, const std::vector<std::size_t>& timed,
+               std::vector<Bottleneck>& out) {
+  struct Limit {
+    BottleneckRule rule;
+    double TcpShares::*share;
+    const char* what;     ///< what held the connections back
+    const char* counter;  ///< TCP_INFO's name for it
+    const char* advice;
+    bool found = false;
+  };
+  std::array<Limit, 2> limits{{
+      {BottleneckRule::kReceiveWindow, &TcpShares::rwnd_limited_pct, "the receiver's window",
+       "tcpi_rwnd_limited",
+       "the receiver reads too slowly or its receive buffer is small: if its CPU has room, "
+       "raise its receive buffer (wndsz=, net.ipv4.tcp_rmem)"},
+      {BottleneckRule::kSendBuffer, &TcpShares::sndbuf_limited_pct, "the send buffer",
+       "tcpi_sndbuf_limited", "raise this host's send buffer (wndsz=, net.ipv4.tcp_wmem)"},
+  }};
+  for (const engine::GroupResult& g : side.result.groups) {
+    for (const std::size_t step : timed) {
+      if (step >= g.transactions.size()) continue;
+      const stats::TcpSummary& tcp = g.transactions[step].stats.tcp;
+      if (tcp.busy_us < kTcpBusyMinUs) continue;
+      const TcpShares shares = tcp_shares(tcp);
+      for (Limit& limit : limits) {
+        if (limit.found || shares.*limit.share < kTcpLimitedPct) continue;
+        limit.found = true;
+        out.push_back({limit.rule, side.host,
+                       fmt::format("{} held back the connections of {}/{} {:.0f}% of the time "
+                                   "they had data to send ({} over tcpi_busy_time, {} "
+                                   "connections)",
+                                   limit.what, g.name, g.transactions[step].name,
+                                   shares.*limit.share, limit.counter, tcp.connections()),
+                       limit.advice});
+      }
+    }
+  }
+}
+
 void cpu_rules(const SideReport& side, std::vector<Bottleneck>& out) {
   if (!side.cpu) return;
   const sampling::CpuUsage& cpu = *side.cpu;
@@ -88,6 +133,10 @@ std::string_view to_string(BottleneckRule rule) {
       return "retransmits";
     case BottleneckRule::kUdpReceiveBuffer:
       return "udp_receive_buffer";
+    case BottleneckRule::kReceiveWindow:
+      return "receive_window";
+    case BottleneckRule::kSendBuffer:
+      return "send_buffer";
     case BottleneckRule::kSoftirqCpu:
       return "softirq_cpu";
     case BottleneckRule::kCpuFull:
@@ -98,9 +147,10 @@ std::string_view to_string(BottleneckRule rule) {
 
 std::vector<Bottleneck> find_bottlenecks(const RunReport& report) {
   std::vector<Bottleneck> out;
-  const auto judge = [&out](const SideReport& side) {
+  const auto judge = [&out, &report](const SideReport& side) {
     if (!side.missing.empty()) return;
     kernel_rules(side, out);
+    tcp_rules(side, report.timed_steps, out);
     cpu_rules(side, out);
   };
   judge(report.master);

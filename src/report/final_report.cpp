@@ -169,6 +169,7 @@ std::string format_final_report(const RunReport& report) {
       detail::datagram_section(report),
       detail::totals_section(report),     detail::cpu_section(report),
       detail::nic_section(report),        detail::kernel_section(report),
+      detail::tcp_section(report),
       detail::run_statistics_section(report), detail::bottleneck_section(report)};
   std::string out;
   for (const std::string& s : sections) {

@@ -13,6 +13,7 @@
 #include "volley/report/comparison.hpp"
 #include "volley/report/interval_rows.hpp"
 #include "volley/report/service_demand.hpp"
+#include "volley/report/tcp_figures.hpp"
 
 namespace volley::report {
 namespace {
@@ -98,6 +99,7 @@ json transaction_json(const engine::TxnResult& t, std::size_t step, double secon
                 {"expired", ops.expired},
                 {"latency_ns", latency_json(t.stats.latency)}};
   if (t.uncorrected_latency) j["latency_uncorrected_ns"] = latency_json(*t.uncorrected_latency);
+  if (!t.stats.tcp.empty()) j["tcp"] = tcp_json(t.stats.tcp);
   json flowops = json::array();
   for (const auto& f : t.flowops) flowops.push_back(flowop_json(f, seconds));
   j["flowops"] = std::move(flowops);

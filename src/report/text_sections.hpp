@@ -15,6 +15,7 @@ std::string totals_section(const RunReport& report);
 std::string cpu_section(const RunReport& report);
 std::string nic_section(const RunReport& report);
 std::string kernel_section(const RunReport& report);
+std::string tcp_section(const RunReport& report);
 std::string bottleneck_section(const RunReport& report);
 std::string run_statistics_section(const RunReport& report);
 std::string datagram_section(const RunReport& report);

@@ -196,6 +196,13 @@ engine::RunResult sample_result() {
   uncorrected.record(std::uint64_t{5});
   uncorrected.record(std::uint64_t{1} << 50);  // above the trackable range: the top bucket
   txn.uncorrected_latency = uncorrected;
+  for (const std::uint64_t rtt : {30U, 45U}) {
+    stats::TcpReading reading;
+    reading.rtt_us = rtt;
+    reading.ssthresh = 7;
+    reading.busy_us = 1000 * rtt;
+    txn.stats.tcp.add(reading);
+  }
   txn.flowops.push_back({"connect", stats_with(1, {123456})});
   txn.flowops.push_back({"write", stats_with(1000, {1, 255, 256, 1000000000})});
   engine::TxnResult empty_txn{"txn2", {}, {}, {}};
@@ -217,6 +224,7 @@ void expect_stats_equal(const engine::SlotStats& a, const engine::SlotStats& b,
   EXPECT_TRUE(a.latency == b.latency) << what;
   EXPECT_EQ(a.latency.count(), b.latency.count()) << what;
   EXPECT_EQ(a.latency.totals(), b.latency.totals()) << what;
+  EXPECT_EQ(a.tcp, b.tcp) << what;
 }
 
 TEST(Results, RoundTripKeepsEveryField) {
@@ -286,6 +294,12 @@ TEST(Results, MalformedResultsAreAnError) {
   bad_histogram["groups"][0]["transactions"][0]["stats"]["latency"] = json{{"count", 1}};
   std::string error;
   EXPECT_FALSE(run_result_from_json(bad_histogram, error).has_value());
+  EXPECT_NE(error, "");
+  json bad_tcp = good;
+  ASSERT_TRUE(bad_tcp["groups"][0]["transactions"][0]["stats"].contains("tcp"));
+  bad_tcp["groups"][0]["transactions"][0]["stats"]["tcp"]["rtt_us"]["n"] = 5;
+  error.clear();
+  EXPECT_FALSE(run_result_from_json(bad_tcp, error).has_value());
   EXPECT_NE(error, "");
 
   error.clear();

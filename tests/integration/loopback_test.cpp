@@ -511,6 +511,34 @@ TEST_P(OneIdTwoSlaves, EveryStepsBytesAreDrainedWhicheverSlaveTheIdServes) {
 
 INSTANTIATE_TEST_SUITE_P(Loopback, OneIdTwoSlaves, ::testing::Values("accept", "connect"));
 
+// Each side reads every TCP connection a strand holds when it ends a transaction: a ping-pong
+// of 3 strands shows 3 connections in its timed transaction on both sides, with round-trip
+// times, and no window or buffer finding (a ping-pong has too little busy time to judge).
+TEST(Loopback, EachSideReadsTheTcpStateOfEveryConnectionAtEachTransactionsEnd) {
+  TempDir dir;
+  const auto profile = dir.write("pp.xml", test::pingpong("3", "300ms"));
+  const auto out = dir.path() / "r.json";
+  const auto r = run_volley({"run", profile, "--local", "--json", out, "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json doc = read_json(out);
+  const auto& txns = doc["groups"][0]["transactions"];
+  const auto& slave_txns = doc["slaves"][0]["groups"][0]["transactions"];
+  std::size_t timed = 0;
+  for (std::size_t t = 0; t < txns.size(); ++t) {
+    if (!txns[t].contains("tcp")) continue;  // a transaction after the disconnect has none
+    ASSERT_TRUE(slave_txns[t].contains("tcp")) << t;
+    EXPECT_EQ(txns[t]["tcp"]["connections"], 3) << t;
+    EXPECT_EQ(slave_txns[t]["tcp"]["connections"], 3) << t;
+    EXPECT_GT(txns[t]["tcp"]["rtt_us"]["max"].get<std::uint64_t>(), 0U) << t;
+    if (txns[t]["transactions"].get<std::uint64_t>() > 3) ++timed;
+  }
+  EXPECT_EQ(timed, 1U);
+  for (const auto& b : doc["bottlenecks"]) {
+    EXPECT_NE(b["rule"], "receive_window") << b.dump();
+    EXPECT_NE(b["rule"], "send_buffer") << b.dump();
+  }
+}
+
 TEST(Loopback, TwoSlavesOneControlConnectionEach) {
   // Two hosts on one machine: 127.0.0.1 and 127.0.0.2 are both loopback. Each group talks to
   // its own slave; each slave runs only its mirror of the profile.

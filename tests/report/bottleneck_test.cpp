@@ -103,6 +103,54 @@ TEST(Bottleneck, EachRuleFiresAtItsThresholdAndNotBelow) {
   EXPECT_TRUE(find_bottlenecks(r).empty());
 }
 
+/// A side with one group whose transaction of step 1 (timed) had `busy_us` of busy time, of it
+/// `rwnd_us` held back by the window and `sndbuf_us` by the send buffer; step 0 (not timed)
+/// had the same connections entirely window-limited.
+void with_tcp(SideReport& side, std::uint64_t busy_us, std::uint64_t rwnd_us,
+              std::uint64_t sndbuf_us) {
+  engine::GroupResult g;
+  g.name = "group0";
+  g.transactions.resize(2);
+  g.transactions[0].name = "txn1";
+  g.transactions[1].name = "txn2";
+  stats::TcpReading early;
+  early.rtt_us = 10;
+  early.busy_us = 1'000'000;
+  early.rwnd_limited_us = 1'000'000;
+  g.transactions[0].stats.tcp.add(early);
+  stats::TcpReading r;
+  r.rtt_us = 10;
+  r.busy_us = busy_us;
+  r.rwnd_limited_us = rwnd_us;
+  r.sndbuf_limited_us = sndbuf_us;
+  g.transactions[1].stats.tcp.add(r);
+  side.result.groups = {g};
+}
+
+TEST(Bottleneck, TheWindowAndTheSendBufferFireOnATimedTransactionAtTheirThresholds) {
+  RunReport r = quiet_report();
+  r.timed_steps = {1};
+  with_tcp(r.master, 1'000'000, 490'000, 0);  // 49%: below; step 0's 100% is not timed
+  EXPECT_TRUE(find_bottlenecks(r).empty());
+  with_tcp(r.master, 1'000'000, 500'000, 0);
+  auto found = find_bottlenecks(r);
+  ASSERT_EQ(rules(found), std::vector{BottleneckRule::kReceiveWindow});
+  EXPECT_EQ(found[0].host, "master");
+  EXPECT_NE(found[0].evidence.find("group0/txn2 50%"), std::string::npos) << found[0].evidence;
+  EXPECT_NE(found[0].advice.find("tcp_rmem"), std::string::npos);
+
+  r = quiet_report();
+  r.timed_steps = {1};
+  with_tcp(r.slaves[0], 1'000'000, 0, 700'000);
+  found = find_bottlenecks(r);
+  ASSERT_EQ(rules(found), std::vector{BottleneckRule::kSendBuffer});
+  EXPECT_EQ(found[0].host, "198.18.0.2");
+  EXPECT_NE(found[0].advice.find("tcp_wmem"), std::string::npos);
+  // Too little busy time to judge: a ping-pong's few microseconds.
+  with_tcp(r.slaves[0], 99'000, 0, 99'000);
+  EXPECT_TRUE(find_bottlenecks(r).empty());
+}
+
 TEST(Bottleneck, AMissingSlaveFiresNothing) {
   RunReport r = quiet_report();
   r.slaves[0].kernel = kernel({{"TcpExt.ListenOverflows", 512}});

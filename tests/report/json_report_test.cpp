@@ -132,6 +132,39 @@ TEST_F(JsonReport, Flowops) {
   EXPECT_EQ(write["errors"], (json{{"total", 0}}));
 }
 
+// A transaction's TCP figures: gauges as {n, min, median, max}, counts summed, shares; left
+// out of a transaction without TCP connections, as are gauges no connection had; and shown in
+// the text report's TCP section.
+TEST(JsonReportTcp, ATransactionsConnectionsAsTcpInfoSawThem) {
+  RunReport r = testing::make_report();
+  stats::TcpSummary& tcp = r.master.result.groups[0].transactions[1].stats.tcp;
+  for (const std::uint64_t rtt : {40U, 50U, 90U}) {
+    stats::TcpReading reading;
+    reading.rtt_us = rtt;
+    reading.cwnd = 10;
+    reading.busy_us = 1000;
+    reading.rwnd_limited_us = 250;
+    reading.segs_out = 1000;
+    reading.retransmits = 5;
+    tcp.add(reading);
+  }
+  const json doc = to_json_document(r);
+  const json& t = doc["groups"][0]["transactions"][1]["tcp"];
+  EXPECT_EQ(t["connections"], 3);
+  EXPECT_EQ(t["rtt_us"]["n"], 3);
+  EXPECT_EQ(t["rtt_us"]["min"], 40);
+  EXPECT_NEAR(t["rtt_us"]["median"].get<double>(), 50.0, 0.5);
+  EXPECT_EQ(t["rtt_us"]["max"], 90);
+  EXPECT_FALSE(t.contains("ssthresh"));  // no connection had one
+  EXPECT_EQ(t["busy_us"], 3000);
+  EXPECT_DOUBLE_EQ(t["rwnd_limited_pct"].get<double>(), 25.0);
+  EXPECT_DOUBLE_EQ(t["retransmit_pct"].get<double>(), 0.5);
+  EXPECT_FALSE(doc["groups"][0]["transactions"][0].contains("tcp"));
+  const std::string text = format_final_report(r);
+  EXPECT_NE(text.find("TCP at each transaction's end"), std::string::npos) << text;
+  EXPECT_NE(text.find("25.0%"), std::string::npos) << text;
+}
+
 TEST_F(JsonReport, TotalsCoverTheTimedPartOnly) {
   const json& t = doc_["totals"];
   EXPECT_EQ(t["transactions"], 1500);

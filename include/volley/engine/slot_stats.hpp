@@ -6,6 +6,7 @@
 
 #include "volley/engine/error_kind.hpp"
 #include "volley/stats/latency_histogram.hpp"
+#include "volley/stats/tcp_summary.hpp"
 
 namespace volley::engine {
 
@@ -48,6 +49,9 @@ struct SlotCounters {
 struct SlotStats {
   SlotCounters counters;
   stats::LatencyHistogram latency;
+  /// A transaction slot: its strands' TCP connections as each strand ended the transaction's
+  /// step (empty for flowop slots, and without TCP connections).
+  stats::TcpSummary tcp;
 
   void merge(const SlotStats& other);
   void reset();

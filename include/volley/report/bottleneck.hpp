@@ -18,6 +18,8 @@ enum class BottleneckRule {
   kListenOverflow,  ///< TcpExt.ListenOverflows moved: the accept queue was full
   kRetransmits,     ///< Tcp.RetransSegs at least 0.1% of Tcp.OutSegs (and 10 segments)
   kUdpReceiveBuffer,  ///< Udp.RcvbufErrors: datagrams the receiving socket had no room for
+  kReceiveWindow,   ///< a timed transaction's connections held back by the peer's window
+  kSendBuffer,      ///< ... by their own send buffer
   kSoftirqCpu,      ///< one CPU at least 90% busy, at least half of it in softirq
   kCpuFull,         ///< the host's CPUs at least 95% busy over the timed part
 };
@@ -37,6 +39,10 @@ inline constexpr std::uint64_t kRetransmitMin = 10;
 inline constexpr double kSoftirqCpuBusyPct = 90;
 inline constexpr double kSoftirqSharePct = 50;
 inline constexpr double kCpuFullPct = 95;
+/// A timed transaction's connections held back this share of their busy time (tcpi_busy_time)
+/// by the window or by the send buffer, over at least kTcpBusyMinUs of busy time in all.
+inline constexpr double kTcpLimitedPct = 50;
+inline constexpr std::uint64_t kTcpBusyMinUs = 100'000;
 
 /// Every rule that fires, per host (the master first, then the slaves in order), rule order
 /// within a host. A side without figures (a missing slave, no /proc) fires nothing.
