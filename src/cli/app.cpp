@@ -181,6 +181,7 @@ void define_command_line(CLI::App& app, CommandLine& cl) {
 
   add_sweep_and_compare(app, cl.sweep_compare);
   cl.merge_cmd = add_merge(app, cl.merge);
+  cl.search_cmd = add_search(app, cl.search);
 }
 
 int App::main(int argc, char** argv) {
@@ -208,6 +209,7 @@ int App::main(int argc, char** argv) {
   if (cl.check_cmd->parsed()) return check_command(cl.check);
   if (cl.dump_cmd->parsed()) return dump_command(cl.dump);
   if (cl.merge_cmd->parsed()) return merge_command(cl.merge);
+  if (cl.search_cmd->parsed()) return search_command(cl.search);
   return sweep_or_compare_command(app, cl.sweep_compare);
 }
 

@@ -30,36 +30,12 @@ void add_sweep_and_compare(CLI::App& app, SweepCompareOptions& options) {
                    "the first side's setting is restored at the end, also after Ctrl-C")
       ->type_name("NAME=COMMAND")
       ->excludes(vary);
-  sweep->add_option("--set", s.set, "Give another profile variable a value (repeatable)")
-      ->type_name("NAME=VALUE");
-  sweep->add_flag("--strict", s.strict, "Treat profile warnings as errors");
-  sweep->add_flag("--local", s.local,
-                  "Start one slave of our own on loopback for the whole sweep; sets h=127.0.0.1 "
-                  "unless --set h= is given");
-  add_key_file_option(*sweep, s.key_file);
-  sweep->add_option("-P,--port", s.port, "Control port of the slaves (1..65535)")
-      ->capture_default_str()
-      ->check(unsigned_in(1, 65535));
   sweep->add_option("-n,--repeat", s.repeat, "Runs per value, or rounds with --interleave (3 or more to judge; 5 or more advised)")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{1}, std::size_t{1000}));
-  sweep->add_option("--workers", s.workers,
-                    "Worker threads on the master (default: one per core; at most 1024)")
-      ->check(unsigned_in(0, core::kMaxWorkers));
-  sweep->add_option("--slave-workers", s.slave_workers, "Worker threads each slave uses (at most 1024)")
-      ->check(unsigned_in(0, core::kMaxWorkers));
-  sweep->add_option("--seed", s.seed, "Seed for random sizes and file picks (0..2^64-1)")
-      ->capture_default_str()
-      ->check(unsigned_in(0, UINT64_MAX));
-  add_duration_option(*sweep, "--connect-timeout", s.connect_timeout, "How long to wait for a slave",
-                      {std::chrono::milliseconds(1), core::kMaxDuration, ""});
   sweep->add_option("--json", s.json, "Write the sweep document (every run) to FILE (- for stdout)")
       ->type_name("FILE");
-  sweep->add_option("--html", s.html, "Write an HTML report with charts to FILE")
-      ->type_name("FILE");
-  sweep->add_flag("-q,--quiet", s.quiet, "No progress line");
-  sweep->add_flag("--allow-empty", s.allow_empty,
-                  "Accept a timed step with no transaction or a group with no iteration as ok");
+  add_runs_options(*sweep, s);
   sweep->footer(
       "Examples:\n  volley sweep profiles/pingpong.xml --local --vary t=1..64x4 -n 3 --json s.json "
       "--html s.html\n"
@@ -85,6 +61,33 @@ void add_sweep_and_compare(CLI::App& app, SweepCompareOptions& options) {
       "Example:\n  volley compare before.json after.json --fail-if-worse 5\n"
       "Exit status: 0, 1 with --fail-if-worse and a regression beyond PCT, 2 unreadable input.");
   options.compare = compare;
+}
+
+void add_runs_options(CLI::App& cmd, SweepOptions& s) {
+  cmd.add_option("--set", s.set, "Give another profile variable a value (repeatable)")
+      ->type_name("NAME=VALUE");
+  cmd.add_flag("--strict", s.strict, "Treat profile warnings as errors");
+  cmd.add_flag("--local", s.local,
+               "Start one slave of our own on loopback for all the runs; sets h=127.0.0.1 "
+               "unless --set h= is given");
+  add_key_file_option(cmd, s.key_file);
+  cmd.add_option("-P,--port", s.port, "Control port of the slaves (1..65535)")
+      ->capture_default_str()
+      ->check(unsigned_in(1, 65535));
+  cmd.add_option("--workers", s.workers,
+                 "Worker threads on the master (default: one per core; at most 1024)")
+      ->check(unsigned_in(0, core::kMaxWorkers));
+  cmd.add_option("--slave-workers", s.slave_workers, "Worker threads each slave uses (at most 1024)")
+      ->check(unsigned_in(0, core::kMaxWorkers));
+  cmd.add_option("--seed", s.seed, "Seed for random sizes and file picks (0..2^64-1)")
+      ->capture_default_str()
+      ->check(unsigned_in(0, UINT64_MAX));
+  add_duration_option(cmd, "--connect-timeout", s.connect_timeout, "How long to wait for a slave",
+                      {std::chrono::milliseconds(1), core::kMaxDuration, ""});
+  cmd.add_option("--html", s.html, "Write an HTML report with charts to FILE")->type_name("FILE");
+  cmd.add_flag("-q,--quiet", s.quiet, "No progress line");
+  cmd.add_flag("--allow-empty", s.allow_empty,
+               "Accept a timed step with no transaction or a group with no iteration as ok");
 }
 
 int sweep_or_compare_command(CLI::App& /*app*/, const SweepCompareOptions& options) {

@@ -453,7 +453,7 @@ TEST(Loopback, EveryShippedProfileRunsBriefly) {
       }
     }
     const auto copy = dir.write(entry.path().filename(), text);
-    const auto r = run_volley({"run", copy, "--local", "--set", "t=2", "--set",
+    const auto r = run_volley({"run", copy, "--local", "--set", "t=2", "--set", "r=1000", "--set",
                                fmt::format("file={}", (dir.path() / "file.bin").string()), "-q"},
                               60s);
     EXPECT_EQ(r.exit_code, 0) << entry.path() << "\n" << r.err;

@@ -19,11 +19,13 @@ struct CommandLine {
   CheckOptions dump;
   SweepCompareOptions sweep_compare;
   MergeOptions merge;
+  SearchOptions search;
   CLI::App* run_cmd = nullptr;
   CLI::App* serve_cmd = nullptr;
   CLI::App* check_cmd = nullptr;
   CLI::App* dump_cmd = nullptr;
   CLI::App* merge_cmd = nullptr;
+  CLI::App* search_cmd = nullptr;
 };
 
 /// Declares every subcommand and option of volley on `app`, bound to `cl`.

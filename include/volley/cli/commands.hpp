@@ -49,6 +49,20 @@ struct SweepOptions {
   std::string key_file;                ///< --key-file (or VOLLEY_KEY_FILE)
 };
 
+/// `volley search`: the sweep's options (its --vary is NAME=LOW..HIGH, -n the repeats at each
+/// load) and the target to meet.
+struct SearchOptions {
+  SweepOptions sweep;
+  std::string target;        ///< --target, e.g. "p99<=500us" (analysis/capacity_search.hpp)
+  double precision_pct = 2;  ///< --precision: stop when the bracket is this narrow
+};
+int search_command(const SearchOptions& options);
+/// Declares what every command made of runs takes (sweep, search): variables, slaves, key,
+/// workers, seed, timeouts, --html, -q, --allow-empty.
+void add_runs_options(CLI::App& cmd, SweepOptions& options);
+/// Declares `volley search` on `app`; returns the subcommand.
+CLI::App* add_search(CLI::App& app, SearchOptions& options);
+
 /// `volley compare BASE NEW`.
 struct CompareOptions {
   std::string base;
