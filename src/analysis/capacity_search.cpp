@@ -137,6 +137,58 @@ void CapacitySearch::record(double load, bool met) {
   }
 }
 
+std::optional<CapacityChange> compare_capacity(const nlohmann::json& base,
+                                              const nlohmann::json& next, std::string& why) {
+  why.clear();
+  const auto* b = base.is_object() && base.contains("search") ? &base.at("search") : nullptr;
+  const auto* n = next.is_object() && next.contains("search") ? &next.at("search") : nullptr;
+  if (b == nullptr && n == nullptr) return std::nullopt;
+  if (b == nullptr || n == nullptr) {
+    why = "only one of the two documents is a search: no capacity to compare";
+    return std::nullopt;
+  }
+  const auto number = [](const nlohmann::json& s, const char* key) -> std::optional<double> {
+    const auto it = s.find(key);
+    if (it == s.end() || !it->is_number()) return std::nullopt;
+    return it->get<double>();
+  };
+  CapacityChange c;
+  c.variable = b->value("variable", std::string());
+  if (c.variable != n->value("variable", std::string())) {
+    why = "the two searches vary different variables: no capacity to compare";
+    return std::nullopt;
+  }
+  const auto base_cap = number(*b, "capacity");
+  const auto next_cap = number(*n, "capacity");
+  if (!base_cap || !next_cap) {
+    why = "a search found no capacity (even its low end missed): no capacity to compare";
+    return std::nullopt;
+  }
+  c.base = *base_cap;
+  c.next = *next_cap;
+  c.change_pct = (c.next - c.base) / c.base * 100.0;
+  const auto base_missed = number(*b, "lowest_missed");
+  const auto next_missed = number(*n, "lowest_missed");
+  if (base_missed && c.next >= *base_missed) {
+    c.verdict = CapacityChange::Verdict::kHigher;
+  } else if (next_missed && c.base >= *next_missed) {
+    c.verdict = CapacityChange::Verdict::kLower;
+  }
+  const auto bracket = [](double met, const std::optional<double>& missed) {
+    return missed ? fmt::format("{:.6g} met, {:.6g} missed", met, *missed)
+                  : fmt::format("at least {:.6g}: the top of its range met", met);
+  };
+  const char* verdict = c.verdict == CapacityChange::Verdict::kHigher  ? "higher"
+                        : c.verdict == CapacityChange::Verdict::kLower ? "lower"
+                                                                       : "within the searches' precision";
+  c.text = fmt::format(
+      "capacity ({} for {}): {:.6g} -> {:.6g} ({:+.1f}%): {}\n"
+      "  base: {}; new: {} (a capacity moved when one search met a load the other missed)\n",
+      c.variable, b->value("target", std::string("?")), c.base, c.next, c.change_pct, verdict,
+      bracket(c.base, base_missed), bracket(c.next, next_missed));
+  return c;
+}
+
 std::string CapacitySearch::text(double load) const {
   return range_.integer ? fmt::format("{:.0f}", load) : fmt::format("{:.6g}", load);
 }

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
+#include <string>
 
 namespace volley::analysis {
 namespace {
@@ -81,6 +83,46 @@ TEST(CapacitySearch, TheEndsOfTheRangeAnswerAtOnce) {
   EXPECT_EQ(search_to(all, 50).size(), 2U);  // the high end met
   EXPECT_EQ(all.capacity(), 20.0);
   EXPECT_FALSE(all.missed());
+}
+
+nlohmann::json search_doc(double capacity, std::optional<double> missed,
+                          const std::string& variable = "r") {
+  nlohmann::json s{{"variable", variable}, {"target", "p99<=1ms"}, {"capacity", capacity}};
+  s["lowest_missed"] = missed ? nlohmann::json(*missed) : nlohmann::json(nullptr);
+  return nlohmann::json{{"search", s}};
+}
+
+// A capacity moved when one search met a load the other missed; brackets that overlap are
+// within the searches' precision, whatever the percentages say.
+TEST(CompareCapacity, ByTheBracketsTheSearchesEndedWith) {
+  std::string why;
+  auto c = compare_capacity(search_doc(1000, 1020), search_doc(1300, 1326), why);
+  ASSERT_TRUE(c) << why;
+  EXPECT_EQ(c->verdict, CapacityChange::Verdict::kHigher);
+  EXPECT_NEAR(c->change_pct, 30.0, 1e-9);
+  EXPECT_NE(c->text.find("1000 -> 1300 (+30.0%): higher"), std::string::npos) << c->text;
+  c = compare_capacity(search_doc(1300, 1326), search_doc(1000, 1020), why);
+  EXPECT_EQ(c->verdict, CapacityChange::Verdict::kLower);
+  c = compare_capacity(search_doc(1000, 1020), search_doc(1010, 1030), why);
+  EXPECT_EQ(c->verdict, CapacityChange::Verdict::kWithinPrecision);
+  // A search whose whole range met says "at least": only a higher one can be told apart.
+  c = compare_capacity(search_doc(5000, std::nullopt), search_doc(1000, 1020), why);
+  EXPECT_EQ(c->verdict, CapacityChange::Verdict::kLower);
+  EXPECT_NE(c->text.find("at least 5000"), std::string::npos) << c->text;
+}
+
+TEST(CompareCapacity, WhatCannotBeComparedSaysWhy) {
+  std::string why;
+  EXPECT_FALSE(compare_capacity(nlohmann::json::object(), nlohmann::json::object(), why));
+  EXPECT_TRUE(why.empty());
+  EXPECT_FALSE(compare_capacity(search_doc(1, 2), nlohmann::json::object(), why));
+  EXPECT_NE(why.find("only one"), std::string::npos);
+  EXPECT_FALSE(compare_capacity(search_doc(1, 2), search_doc(1, 2, "t"), why));
+  EXPECT_NE(why.find("different variables"), std::string::npos);
+  nlohmann::json none = search_doc(1, 2);
+  none["search"]["capacity"] = nullptr;
+  EXPECT_FALSE(compare_capacity(none, search_doc(1, 2), why));
+  EXPECT_NE(why.find("found no capacity"), std::string::npos);
 }
 
 }  // namespace

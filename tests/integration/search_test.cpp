@@ -56,6 +56,11 @@ TEST(Search, FindsACapacityKnownByConstructionWithinFivePercent) {
     EXPECT_LT(points[i - 1].at("value").get<double>(), points[i].at("value").get<double>());
   }
   EXPECT_NE(r.out.find("capacity: r="), std::string::npos) << r.out;
+
+  // `volley compare` of two searches says how the capacity moved: not at all, here.
+  const auto same = run_volley({"compare", out, out}, 30s);
+  EXPECT_EQ(same.exit_code, 0) << same.out << same.err;
+  EXPECT_NE(same.out.find("(+0.0%): within the searches' precision"), std::string::npos) << same.out;
 }
 
 // Nothing in the range meets the target: exit 1, and the sentence says so.

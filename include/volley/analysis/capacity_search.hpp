@@ -80,4 +80,21 @@ class CapacitySearch {
   bool high_tried_ = false;
 };
 
+/// How the capacity moved between two search documents (their "search" objects), judged by the
+/// brackets the searches ended with: it moved when the new capacity met a load the base missed,
+/// or the base met one the new missed; otherwise the change is within the searches' precision.
+struct CapacityChange {
+  std::string variable;
+  double base = 0;
+  double next = 0;
+  double change_pct = 0;
+  enum class Verdict { kHigher, kLower, kWithinPrecision } verdict = Verdict::kWithinPrecision;
+  std::string text;  ///< the lines `volley compare` prints
+};
+/// Empty when either document is not a search that found a capacity, or they searched
+/// different variables; `why` then says which (empty when neither is a search).
+[[nodiscard]] std::optional<CapacityChange> compare_capacity(const nlohmann::json& base,
+                                                             const nlohmann::json& next,
+                                                             std::string& why);
+
 }  // namespace volley::analysis
