@@ -1,0 +1,104 @@
+// The HTML pages as a browser sees them: a sweep, the comparison of two sweeps and a search,
+// each written by the real CLI against a local slave, then loaded in headless Chromium. The DOM
+// Chromium builds must hold the charts with their data (a line through every point) and, on the
+// comparison page, the verdicts; and the page must paint (a screenshot with content). Skipped,
+// saying so, where Chromium is not installed (scripts/install-deps.sh installs it).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "support/local_run.hpp"
+#include "support/process.hpp"
+#include "support/temp_dir.hpp"
+
+namespace volley::test {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+constexpr const char* kChromium = "/usr/bin/chromium";
+
+constexpr const char* kPaced = R"(<?xml version="1.0"?>
+<profile name="paced">
+  <group nthreads="$t">
+    <transaction iterations="1"><flowop type="connect" options="remotehost=$h protocol=tcp"/></transaction>
+    <transaction duration="400ms" rate="$r">
+      <flowop type="write" options="size=64"/>
+      <flowop type="read" options="size=64"/>
+      <flowop type="think" options="duration=20ms"/>
+    </transaction>
+    <transaction iterations="1"><flowop type="disconnect"/></transaction>
+  </group>
+</profile>
+)";
+
+/// The DOM headless Chromium builds from `page`, and a screenshot of it into `png`.
+std::string rendered_dom(const fs::path& page, const fs::path& png) {
+  const std::vector<std::string> common{kChromium, "--headless", "--no-sandbox", "--disable-gpu",
+                                        "--window-size=1200,2400"};
+  std::vector<std::string> shot = common;
+  shot.push_back("--screenshot=" + png.string());
+  shot.push_back("file://" + page.string());
+  Process(shot).wait(60s);
+  std::vector<std::string> dump = common;
+  dump.push_back("--dump-dom");
+  dump.push_back("file://" + page.string());
+  return Process(dump).wait(60s).out;
+}
+
+/// The number of chart lines in `dom` that join at least `points` points.
+std::size_t lines_with(const std::string& dom, std::size_t points) {
+  std::size_t n = 0;
+  const std::regex polyline(R"re(<polyline[^>]*points="([^"]*)")re");
+  for (auto it = std::sregex_iterator(dom.begin(), dom.end(), polyline); it != std::sregex_iterator(); ++it) {
+    const std::string coords = (*it)[1];
+    if (static_cast<std::size_t>(std::count(coords.begin(), coords.end(), ',')) >= points) ++n;
+  }
+  return n;
+}
+
+void expect_page(const fs::path& page, const fs::path& png, std::size_t points,
+                 const std::string& must_hold) {
+  ASSERT_TRUE(fs::exists(page)) << page;
+  const std::string dom = rendered_dom(page, png);
+  ASSERT_FALSE(dom.empty()) << "Chromium built no DOM from " << page;
+  EXPECT_GE(lines_with(dom, points), 3U) << page << ": fewer than 3 charts with a line through "
+                                          << points << " points";
+  EXPECT_NE(dom.find(must_hold), std::string::npos) << page << " lacks " << must_hold;
+  ASSERT_TRUE(fs::exists(png)) << "no screenshot of " << page;
+  EXPECT_GT(fs::file_size(png), 20'000U) << "a blank page: " << page;
+}
+
+TEST(HtmlPages, SweepComparisonAndSearchRenderWithTheirDataInChromium) {
+  if (!fs::exists(kChromium)) GTEST_SKIP() << kChromium << " is not installed";
+  TempDir dir;
+  const auto profile = dir.write("paced.xml", kPaced);
+  const auto sweep = run_volley({"sweep", profile, "--local", "--set", "r=10", "--vary", "t=1,2,4",
+                                 "-n", "3", "--json", dir.path() / "s.json", "--html",
+                                 dir.path() / "s.html", "-q"},
+                                120s);
+  ASSERT_EQ(sweep.exit_code, 0) << sweep.out << sweep.err;
+  expect_page(dir.path() / "s.html", dir.path() / "s.png", 3, "<table");
+
+  const auto compare = run_volley({"compare", dir.path() / "s.json", dir.path() / "s.json",
+                                   "--html", dir.path() / "c.html"},
+                                  30s);
+  ASSERT_EQ(compare.exit_code, 0) << compare.out << compare.err;
+  expect_page(dir.path() / "c.html", dir.path() / "c.png", 3, "class=\"verdict");
+
+  const auto search = run_volley({"search", profile, "--local", "--set", "t=1", "--vary",
+                                  "r=5..200", "--precision", "20", "--target", "p99<=60ms",
+                                  "--html", dir.path() / "f.html", "-q"},
+                                 120s);
+  ASSERT_EQ(search.exit_code, 0) << search.out << search.err;
+  expect_page(dir.path() / "f.html", dir.path() / "f.png", 3, "volley search");
+}
+
+}  // namespace
+}  // namespace volley::test
