@@ -116,12 +116,20 @@ awaitable<void> Strand::run() {
   // side's last step ends, would show the peer, still inside that step, a closed connection.
 }
 
-void Strand::sample_tcp(const TxnPlan& txn) {
+void Strand::sample_tcp(const TxnPlan& txn) { add_tcp_readings(worker_.slot(txn.slot).tcp); }
+
+void Strand::sample_tcp_now(std::vector<SlotStats>& slots) {
+  const auto& txns = worker_.plan().groups[group_].txns;
+  if (!in_txn_ || txn_ >= txns.size() || txns[txn_].slot >= slots.size()) return;
+  add_tcp_readings(slots[txns[txn_].slot].tcp);
+}
+
+void Strand::add_tcp_readings(stats::TcpSummary& into) {
   for (Connection& c : connections_) {
     auto* tcp = std::get_if<transport::TcpConnection>(&c.link);
     if (tcp == nullptr) continue;
     if (const auto reading = transport::read_tcp_info(tcp->socket().native_handle())) {
-      worker_.slot(txn.slot).tcp.add(*reading);
+      into.add(*reading);
     }
   }
 }

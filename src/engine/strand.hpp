@@ -60,6 +60,9 @@ class Strand {
   void recheck_peer_end();
   /// Cancels whatever the strand waits for, whatever transaction it is in.
   void stop();
+  /// At an interval's end, inside a transaction: the TCP state of its open TCP connections joins
+  /// `slots`' summary of that transaction (the worker's interval sample).
+  void sample_tcp_now(std::vector<SlotStats>& slots);
   [[nodiscard]] bool failed() const { return failed_; }
   /// Between steps, before the drain (see Worker::post_drain): every connection the peer made
   /// that this strand never accepted joins its pool, numbered as the peer numbered it.
@@ -127,6 +130,8 @@ class Strand {
   /// When the strand ends transaction `txn`: the TCP state of each of its open TCP connections
   /// joins the transaction's summary (SlotStats::tcp).
   void sample_tcp(const TxnPlan& txn);
+  /// Each open TCP connection's TCP_INFO into `into`.
+  void add_tcp_readings(stats::TcpSummary& into);
   /// At a step's end: hands the bytes written on each open connection to the worker, and per
   /// connection id the sum written on the ones closed during the step (kClosedSerial).
   void report_step_written();

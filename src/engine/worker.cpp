@@ -162,6 +162,10 @@ void Worker::post_take_interval(std::function<void(std::vector<SlotStats>)> deli
     std::vector<SlotStats> taken = std::move(interval_);
     interval_ = std::vector<SlotStats>(taken.size());
     for (std::size_t i = 0; i < taken.size(); ++i) totals_[i].merge(taken[i]);
+    // The interval's TCP figures are its connections as it ends, never added to the totals
+    // (whose TCP figures are the transactions' ends): a connection's counts run from its opening.
+    for (SlotStats& s : taken) s.tcp = stats::TcpSummary{};
+    for (const auto& strand : strands_) strand->sample_tcp_now(taken);
     deliver(std::move(taken));
   };
   if (!thread_.joinable()) {

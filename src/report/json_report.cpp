@@ -277,6 +277,7 @@ json intervals_json(const RunReport& report) {
                           {"latency_ns", json{{"p50", row.latency.p50_ns},
                                               {"p99", row.latency.p99_ns}}}});
       add_interval_datagrams(row, txns.back());
+      if (row.tcp) txns.back()["tcp"] = tcp_brief_json(*row.tcp);
     }
     out.push_back(json{{"start_unix_ns", sample.start_unix_ns},
                        {"t_s", std::chrono::duration<double>(sample.since_run_start).count()},

@@ -120,6 +120,7 @@ void summarize_interval(const std::vector<SlotName>& slot_names,
     IntervalTxnCounters row;
     row.transactions = slots[i].counters.ops;
     row.latency = summary_of(slots[i].latency);
+    if (!slots[i].tcp.empty()) row.tcp = tcp_brief(slots[i].tcp);
     if (name.txn == sample.step) step_latency.merge(slots[i].latency);
     sample.txns.push_back(row);
   }

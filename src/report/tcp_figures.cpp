@@ -17,6 +17,22 @@ TcpShares tcp_shares(const stats::TcpSummary& s) {
           pct(s.retransmits, s.segs_out)};
 }
 
+TcpBrief tcp_brief(const stats::TcpSummary& s) {
+  return {s.connections(),       s.rtt_us.quantile(0.5),
+          s.cwnd.quantile(0.5), s.delivery_rate.quantile(0.5),
+          s.retransmits,         tcp_shares(s)};
+}
+
+nlohmann::json tcp_brief_json(const TcpBrief& b) {
+  return {{"connections", b.connections},
+          {"rtt_p50_us", b.rtt_p50_us},
+          {"cwnd_p50", b.cwnd_p50},
+          {"delivery_rate_p50", b.delivery_rate_p50},
+          {"retransmits", b.retransmits},
+          {"rwnd_limited_pct", b.shares.rwnd_limited_pct},
+          {"sndbuf_limited_pct", b.shares.sndbuf_limited_pct}};
+}
+
 nlohmann::json tcp_json(const stats::TcpSummary& s) {
   nlohmann::json j{{"connections", s.connections()}};
   for (const auto& [name, gauge] : stats::kTcpGauges) {

@@ -78,7 +78,7 @@ TEST(CommandLineErrors, AWordFarFromEverythingIsNamedWithoutASuggestion) {
   const ProcessResult command = volley({"frobnicate", kProfile});
   EXPECT_EQ(command.exit_code, 2);
   EXPECT_TRUE(has(command.err, "volley: unknown command 'frobnicate'; the commands are run, serve, "
-                               "check, dump, sweep, compare and merge"))
+                               "check, dump, sweep, compare, merge and search"))
       << command.err;
   EXPECT_FALSE(has(command.err, "did you mean")) << command.err;
 

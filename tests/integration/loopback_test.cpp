@@ -516,9 +516,9 @@ INSTANTIATE_TEST_SUITE_P(Loopback, OneIdTwoSlaves, ::testing::Values("accept", "
 // times, and no window or buffer finding (a ping-pong has too little busy time to judge).
 TEST(Loopback, EachSideReadsTheTcpStateOfEveryConnectionAtEachTransactionsEnd) {
   TempDir dir;
-  const auto profile = dir.write("pp.xml", test::pingpong("3", "300ms"));
+  const auto profile = dir.write("pp.xml", test::pingpong("3", "500ms"));
   const auto out = dir.path() / "r.json";
-  const auto r = run_volley({"run", profile, "--local", "--json", out, "-q"});
+  const auto r = run_volley({"run", profile, "--local", "--json", out, "-i", "100ms", "-q"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json doc = read_json(out);
   const auto& txns = doc["groups"][0]["transactions"];
@@ -533,6 +533,17 @@ TEST(Loopback, EachSideReadsTheTcpStateOfEveryConnectionAtEachTransactionsEnd) {
     if (txns[t]["transactions"].get<std::uint64_t>() > 3) ++timed;
   }
   EXPECT_EQ(timed, 1U);
+  // And the master's, as each interval of the timed transaction ended.
+  std::size_t intervals_with_tcp = 0;
+  for (const auto& interval : doc["intervals"]) {
+    for (const auto& t : interval["transactions"]) {
+      if (!t.contains("tcp")) continue;
+      ++intervals_with_tcp;
+      EXPECT_EQ(t["tcp"]["connections"], 3) << interval.dump();
+      EXPECT_GT(t["tcp"]["rtt_p50_us"].get<double>(), 0.0) << interval.dump();
+    }
+  }
+  EXPECT_GE(intervals_with_tcp, 3U) << doc["intervals"].dump();
   for (const auto& b : doc["bottlenecks"]) {
     EXPECT_NE(b["rule"], "receive_window") << b.dump();
     EXPECT_NE(b["rule"], "send_buffer") << b.dump();

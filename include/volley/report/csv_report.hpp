@@ -19,7 +19,9 @@ inline constexpr std::string_view kIntervalCsvHeader =
     "start_unix_ns,t_s,length_s,step,group,transaction,transactions,transactions_per_s,ops,"
     "ops_per_s,bytes,bits_per_s,errors,p50_ns,p99_ns,udp_sent,udp_received,udp_lost,udp_late,"
     "udp_duplicates,udp_timeouts,udp_jitter_ns,slave_udp_sent,slave_udp_received,slave_udp_lost,"
-    "slave_udp_late,slave_udp_duplicates,slave_udp_timeouts,slave_udp_jitter_ns";
+    "slave_udp_late,slave_udp_duplicates,slave_udp_timeouts,slave_udp_jitter_ns,tcp_connections,"
+    "tcp_rtt_p50_us,tcp_cwnd_p50,tcp_delivery_rate_p50,tcp_retransmits,tcp_rwnd_limited_pct,"
+    "tcp_sndbuf_limited_pct";
 
 /// RFC 4180 field: quoted (with inner quotes doubled) when it holds a comma, a quote, a line
 /// break or leading/trailing blanks; unchanged otherwise.

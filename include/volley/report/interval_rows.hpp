@@ -30,6 +30,7 @@ struct IntervalTxnRow {
   /// `peers.complete()`.
   engine::DatagramCounters peer_datagrams;
   IntervalPeers peers;     ///< The sample's: whether the slaves' side is whole.
+  std::optional<TcpBrief> tcp;  ///< IntervalTxnCounters::tcp
   double seconds = 0;      ///< The interval's length.
   LatencySummary latency;  ///< Per iteration, ns.
 

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "volley/engine/run_result.hpp"
+#include "volley/report/tcp_figures.hpp"
 #include "volley/engine/slot_stats.hpp"
 #include "volley/sampling/cpu_sampler.hpp"
 #include "volley/sampling/kernel_counters.hpp"
@@ -61,6 +62,8 @@ struct IntervalTxnCounters {
   /// UDP, the slaves' side over the same interval (their `interval_counts`, added up): what they
   /// sent, and what arrived at them. Whole only when the sample's `peers.complete()`.
   engine::DatagramCounters peer_datagrams;
+  /// The master's TCP connections of this transaction as the interval ended (TCP_INFO).
+  std::optional<TcpBrief> tcp;
 };
 
 /// Whose UDP counts an interval holds besides the master's. Only runs with a UDP flowop ask the

@@ -20,6 +20,19 @@ struct TcpShares {
 };
 [[nodiscard]] TcpShares tcp_shares(const stats::TcpSummary& s);
 
+/// What an interval keeps of a transaction's connections (a few numbers, so a long run's series
+/// stays small): medians, the retransmits so far, and the shares of busy time so far.
+struct TcpBrief {
+  std::uint64_t connections = 0;
+  double rtt_p50_us = 0;
+  double cwnd_p50 = 0;
+  double delivery_rate_p50 = 0;  ///< bytes/s
+  std::uint64_t retransmits = 0;
+  TcpShares shares;
+};
+[[nodiscard]] TcpBrief tcp_brief(const stats::TcpSummary& s);
+[[nodiscard]] nlohmann::json tcp_brief_json(const TcpBrief& b);
+
 /// The document form: "connections", each gauge as {"n", "min", "median", "max"} (gauges no
 /// connection had are left out), each count, and the shares ("rwnd_limited_pct", ...).
 [[nodiscard]] nlohmann::json tcp_json(const stats::TcpSummary& s);
