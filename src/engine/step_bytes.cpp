@@ -13,6 +13,11 @@ std::string describe(const DrainShortfall& s, const std::vector<std::string>& gr
                                                          : fmt::format("{}", e.group);
   const std::string conn = e.conn == 0 ? std::string("the anonymous connection")
                                        : fmt::format("connection {}", e.conn);
+  if (e.serial == ConnectionBytes::kOpenedSerial) {
+    return fmt::format("group '{}' strand {} {}: {} of the {} connections its peer opened under it "
+                       "arrived ({})",
+                       group, e.strand, conn, s.got, e.bytes, s.why);
+  }
   if (e.serial == ConnectionBytes::kClosedSerial) {
     return fmt::format("group '{}' strand {} {} (those its peer closed): read {} of the {} bytes "
                        "its peer wrote on them ({})",

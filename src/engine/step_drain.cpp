@@ -49,6 +49,7 @@ void Strand::begin_step() {
   }
   closed_.clear();
   streams_.clear();
+  for (Opened& o : opened_) o.at_step_start = o.used;
 }
 
 void Strand::report_step_written() {
@@ -64,6 +65,13 @@ void Strand::report_step_written() {
                                                      static_cast<std::uint32_t>(index_), c.id,
                                                      ConnectionBytes::kClosedSerial, c.written,
                                                      c.peer});
+  }
+  for (const Opened& o : opened_) {
+    if (o.used == o.at_step_start) continue;
+    worker_.step_written().push_back(ConnectionBytes{static_cast<std::uint32_t>(group_),
+                                                     static_cast<std::uint32_t>(index_), o.id,
+                                                     ConnectionBytes::kOpenedSerial, o.used,
+                                                     o.peer});
   }
 }
 
@@ -106,7 +114,7 @@ std::uint32_t Strand::next_serial(std::uint32_t id, std::uint32_t peer) {
   for (Opened& o : opened_) {
     if (o.id == id && o.peer == peer) return o.used++;
   }
-  opened_.push_back(Opened{id, peer, 1});
+  opened_.push_back(Opened{id, peer, 1, 0});
   return 0;
 }
 
@@ -181,10 +189,18 @@ asio::awaitable<std::vector<DrainShortfall>> Strand::drain(std::size_t txn,
   // are not this side's to read (a connection id may serve one host in one step and another in
   // the next).
   std::erase_if(peer_written, [this, txn](const ConnectionBytes& e) { return !uses(txn, e.conn); });
-  // Connections the peer made that this strand never accepted are this step's too.
+  // Connections the peer made that this strand never accepted are this step's too: all of them,
+  // those still on their way included, before any is read.
   for (const ConnectionBytes& e : peer_written) adopt_inbox(e.conn);
   for (const ConnectionBytes& e : peer_written) {
-    if (e.serial == ConnectionBytes::kClosedSerial) continue;  // below, once the listed are read
+    if (e.serial != ConnectionBytes::kOpenedSerial) continue;
+    if (auto s = co_await await_opened(e, late)) shortfalls.push_back(std::move(*s));
+  }
+  for (const ConnectionBytes& e : peer_written) {
+    // Below, once the listed are read; and the counts of opened ones, awaited above.
+    if (e.serial == ConnectionBytes::kClosedSerial || e.serial == ConnectionBytes::kOpenedSerial) {
+      continue;
+    }
     const auto find_it = [&] {
       return std::find_if(connections_.begin(), connections_.end(), [&](const Connection& c) {
         return c.id == e.conn && c.serial == e.serial && c.peer == e.peer;
@@ -252,6 +268,20 @@ asio::awaitable<std::vector<DrainShortfall>> Strand::drain(std::size_t txn,
   }
   limit.cancel();
   co_return shortfalls;
+}
+
+asio::awaitable<std::optional<DrainShortfall>> Strand::await_opened(
+    const ConnectionBytes& e, const std::shared_ptr<bool>& late) {
+  while (serials_used(e.conn, e.peer) < e.bytes) {
+    if (*late || cut_ == CutReason::kStopped) {
+      co_return DrainShortfall{e, serials_used(e.conn, e.peer),
+                               *late ? "the rest did not arrive within the step grace"
+                                     : "the run stopped"};
+    }
+    co_await tick(e.conn);
+    adopt_inbox(e.conn);
+  }
+  co_return std::nullopt;
 }
 
 asio::awaitable<std::optional<DrainShortfall>> Strand::drain_closed(

@@ -151,6 +151,11 @@ class Strand {
   /// The drain of the connections of `id` the peer closed (its kClosedSerial entry `e`): reads
   /// what the candidates hold (this side's unlisted connections of `id`, and the ones the peer
   /// made that this strand never accepted, as they arrive) until owed_unlisted is 0 or `late`.
+  /// The drain's wait for the connections the peer opened under `e.conn` (its kOpenedSerial
+  /// entry `e`): until this strand has as many, adopting them from the inbox as they arrive, or
+  /// `late`.
+  boost::asio::awaitable<std::optional<DrainShortfall>> await_opened(
+      const ConnectionBytes& e, const std::shared_ptr<bool>& late);
   boost::asio::awaitable<std::optional<DrainShortfall>> drain_closed(
       std::size_t txn, const ConnectionBytes& e, const std::vector<ConnectionBytes>& peer,
       std::span<char> buffer, const std::shared_ptr<bool>& late);
@@ -387,6 +392,7 @@ class Strand {
     std::uint32_t id = 0;
     std::uint32_t peer = 0;
     std::uint32_t used = 0;
+    std::uint32_t at_step_start = 0;  ///< `used` when the current step began
   };
   std::vector<Opened> opened_;
   /// Per connection id and slave, the step's bytes on the connections closed during it.

@@ -59,9 +59,10 @@ awaitable<OpOutcome> Strand::connect_udp(const OpPlan& op, const profile::Connec
   worker_.count_connection(false);
   const std::uint32_t id = op.common.connection;
   const asio::ip::udp::endpoint listener(address, port);
-  connections_.push_back(Connection{id,
-                                    transport::UdpConnection(asio::ip::udp::socket(worker_.context())),
-                                    next_serial(id, peer), peer});
+  // Numbered once answered, as a TCP connect once connected: a hello that never got through
+  // opened nothing on the peer's side (see ConnectionBytes::kOpenedSerial).
+  connections_.push_back(Connection{
+      id, transport::UdpConnection(asio::ip::udp::socket(worker_.context())), 0, peer});
   auto& socket = std::get<transport::UdpConnection>(connections_.back().link).socket();
   error_code ec;
   socket.open(listener.protocol(), ec);
@@ -107,6 +108,7 @@ awaitable<OpOutcome> Strand::connect_udp(const OpPlan& op, const profile::Connec
           close(id);
           co_return failure_from(ec, "udp connect");
         }
+        find(id)->serial = next_serial(id, peer);
         worker_.count_connection(true);
         co_return OpOutcome{};
       }

@@ -10,6 +10,11 @@
 namespace volley::report {
 namespace {
 
+/// A count of events: whole below a thousand ("140"), then with a prefix ("3.42k").
+std::string events(std::uint64_t n) {
+  return n < 1000 ? fmt::format("{}", n) : format_count(static_cast<double>(n));
+}
+
 std::uint64_t counter(const sampling::KernelCounterDeltas& k, std::string_view name) {
   const auto it = k.counters.find(name);
   return it == k.counters.end() ? 0 : it->second;
@@ -22,8 +27,8 @@ void kernel_rules(const SideReport& side, std::vector<Bottleneck>& out) {
     out.push_back({BottleneckRule::kListenOverflow, side.host,
                    fmt::format("the listen queue overflowed {} times (TcpExt.ListenOverflows; "
                                "{} SYNs or connections dropped, ListenDrops)",
-                               format_count(static_cast<double>(n)),
-                               format_count(static_cast<double>(counter(k, "TcpExt.ListenDrops")))),
+                               events(n),
+                               events(counter(k, "TcpExt.ListenDrops"))),
                    "raise net.core.somaxconn and the listener's backlog, or spread the "
                    "connects over more listeners or time"});
   }
@@ -34,10 +39,10 @@ void kernel_rules(const SideReport& side, std::vector<Bottleneck>& out) {
     out.push_back({BottleneckRule::kRetransmits, side.host,
                    fmt::format("{} retransmitted segments, {:.2f}% of {} sent (Tcp.RetransSegs; "
                                "{} timeouts, TCPTimeouts)",
-                               format_count(static_cast<double>(retrans)),
+                               events(retrans),
                                100.0 * static_cast<double>(retrans) / static_cast<double>(sent),
-                               format_count(static_cast<double>(sent)),
-                               format_count(static_cast<double>(counter(k, "TcpExt.TCPTimeouts")))),
+                               events(sent),
+                               events(counter(k, "TcpExt.TCPTimeouts"))),
                    "loss on the path or a full queue: look at drops on both ends (NIC, qdisc, "
                    "softnet) and at the congestion control"});
   }
@@ -47,7 +52,7 @@ void kernel_rules(const SideReport& side, std::vector<Bottleneck>& out) {
                    fmt::format("{} datagrams ({:.1f}% of those that arrived) dropped by a full "
                                "receive buffer (Udp.RcvbufErrors): by this host's sockets, not "
                                "the network",
-                               format_count(static_cast<double>(dropped)),
+                               events(dropped),
                                100.0 * static_cast<double>(dropped) / all),
                    "raise the receive buffer (wndsz=, net.core.rmem_max and rmem_default) or "
                    "read faster"});

@@ -550,6 +550,38 @@ TEST(Loopback, EachSideReadsTheTcpStateOfEveryConnectionAtEachTransactionsEnd) {
   }
 }
 
+// A connection storm in a timed step (the slave connects, the master accepts and disconnects,
+// as fast as they go), then a step whose accepts each carry a stream. At the storm's end some of
+// the slave's connections are still on their way through the master's listener; they belong to
+// the storm, and must not be taken by the next step's accepts in place of their own (the master
+// would then send its stream on a connection the slave has closed, and both would wait for each
+// other). Each side says how many connections it opened under each connection id, and the other
+// has them all before the next step begins.
+TEST(Loopback, ConnectionsStillOnTheirWayAtAStepsEndAreThatStepsNotTheNexts) {
+  TempDir dir;
+  const auto profile = dir.write("storm.xml", R"XML(<?xml version="1.0"?>
+<profile name="storm then streams">
+  <group nthreads="4">
+    <transaction duration="300ms">
+      <flowop type="accept" options="remotehost=$h protocol=tcp"/>
+      <flowop type="disconnect"/>
+    </transaction>
+    <transaction iterations="20">
+      <flowop type="accept" options="remotehost=$h protocol=tcp"/>
+      <flowop type="write" options="size=64k"/>
+      <flowop type="read" options="size=64"/>
+      <flowop type="disconnect"/>
+    </transaction>
+  </group>
+</profile>
+)XML");
+  const auto out = dir.path() / "r.json";
+  const auto r = run_volley({"run", profile, "--local", "--workers", "2", "--json", out, "-q"}, 60s);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json doc = read_json(out);
+  EXPECT_EQ(doc["groups"][0]["transactions"][1]["transactions"], 80);
+}
+
 TEST(Loopback, TwoSlavesOneControlConnectionEach) {
   // Two hosts on one machine: 127.0.0.1 and 127.0.0.2 are both loopback. Each group talks to
   // its own slave; each slave runs only its mirror of the profile.

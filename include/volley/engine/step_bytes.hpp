@@ -18,6 +18,12 @@ struct ConnectionBytes {
   /// closes thousands). The reader finds them on its connections of that id that the writer did
   /// not list: open ones, and ones its strand never accepted.
   static constexpr std::uint32_t kClosedSerial = UINT32_MAX;
+  /// `serial` of the entry that says, for one strand, connection id and peer, how many
+  /// connections that side has opened or taken under it since the run began (in `bytes`), sent
+  /// for every id whose count moved in the step. The other side waits in its drain until it has
+  /// that many too: a connection the peer made near the step's end, still on its way through the
+  /// listener, is then this step's, never taken by the next step's accept in place of its own.
+  static constexpr std::uint32_t kOpenedSerial = UINT32_MAX - 1;
   std::uint32_t group = 0;
   std::uint32_t strand = 0;
   std::uint32_t conn = 0;
