@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -55,10 +54,16 @@ std::string rendered_dom(const fs::path& page, const fs::path& png) {
 /// The number of chart lines in `dom` that join at least `points` points.
 std::size_t lines_with(const std::string& dom, std::size_t points) {
   std::size_t n = 0;
-  const std::regex polyline(R"re(<polyline[^>]*points="([^"]*)")re");
-  for (auto it = std::sregex_iterator(dom.begin(), dom.end(), polyline); it != std::sregex_iterator(); ++it) {
-    const std::string coords = (*it)[1];
-    if (static_cast<std::size_t>(std::count(coords.begin(), coords.end(), ',')) >= points) ++n;
+  for (auto at = dom.find("<polyline"); at != std::string::npos; at = dom.find("<polyline", at + 1)) {
+    const auto end = dom.find('>', at);
+    const auto attr = dom.find("points=\"", at);
+    if (end == std::string::npos || attr == std::string::npos || attr > end) continue;
+    const auto from = attr + 8;
+    const auto to = dom.find('"', from);
+    if (to == std::string::npos) continue;
+    const auto commas = std::count(dom.begin() + static_cast<std::ptrdiff_t>(from),
+                                   dom.begin() + static_cast<std::ptrdiff_t>(to), ',');
+    if (static_cast<std::size_t>(commas) >= points) ++n;
   }
   return n;
 }
