@@ -37,10 +37,12 @@ constexpr const char* kPaced = R"(<?xml version="1.0"?>
 </profile>
 )";
 
-/// The DOM headless Chromium builds from `page`, and a screenshot of it into `png`.
+/// The DOM headless Chromium builds from `page`, and a screenshot of it into `png`. Its profile
+/// lives beside the page, not in the user's home.
 std::string rendered_dom(const fs::path& page, const fs::path& png) {
-  const std::vector<std::string> common{kChromium, "--headless", "--no-sandbox", "--disable-gpu",
-                                        "--window-size=1200,2400"};
+  const std::vector<std::string> common{
+      kChromium,       "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1200,2400",
+      "--user-data-dir=" + (page.parent_path() / "chromium-profile").string()};
   std::vector<std::string> shot = common;
   shot.push_back("--screenshot=" + png.string());
   shot.push_back("file://" + page.string());
