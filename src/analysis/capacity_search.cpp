@@ -138,7 +138,7 @@ void CapacitySearch::record(double load, bool met) {
 }
 
 std::optional<CapacityChange> compare_capacity(const nlohmann::json& base,
-                                              const nlohmann::json& next, std::string& why) {
+                                               const nlohmann::json& next, std::string& why) {
   why.clear();
   const auto* b = base.is_object() && base.contains("search") ? &base.at("search") : nullptr;
   const auto* n = next.is_object() && next.contains("search") ? &next.at("search") : nullptr;
@@ -178,9 +178,10 @@ std::optional<CapacityChange> compare_capacity(const nlohmann::json& base,
     return missed ? fmt::format("{:.6g} met, {:.6g} missed", met, *missed)
                   : fmt::format("at least {:.6g}: the top of its range met", met);
   };
-  const char* verdict = c.verdict == CapacityChange::Verdict::kHigher  ? "higher"
-                        : c.verdict == CapacityChange::Verdict::kLower ? "lower"
-                                                                       : "within the searches' precision";
+  const char* verdict = c.verdict == CapacityChange::Verdict::kHigher ? "higher"
+                        : c.verdict == CapacityChange::Verdict::kLower
+                            ? "lower"
+                            : "within the searches' precision";
   c.text = fmt::format(
       "capacity ({} for {}): {:.6g} -> {:.6g} ({:+.1f}%): {}\n"
       "  base: {}; new: {} (a capacity moved when one search met a load the other missed)\n",

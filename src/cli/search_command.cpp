@@ -40,11 +40,13 @@ struct Tried {
 };
 
 /// The profile bound with `name=value`, or why it cannot run with it.
-std::string load_with(const SweepOptions& options, const std::map<std::string, std::string>& bindings,
-                      const std::string& name, const std::string& value, LoadedProfile& out) {
+std::string load_with(const SweepOptions& options,
+                      const std::map<std::string, std::string>& bindings, const std::string& name,
+                      const std::string& value, LoadedProfile& out) {
   auto with_value = bindings;
   with_value[name] = value;
-  out = load_profile(options.profile, profile::Variables{with_value, environment_map()}, options.strict);
+  out = load_profile(options.profile, profile::Variables{with_value, environment_map()},
+                     options.strict);
   if (!out.parsed.profile) return fmt::format("the profile is not valid with {}={}", name, value);
   if (out.parsed.used_variables.count(name) == 0) {
     return fmt::format("the profile does not use ${}: varying it changes nothing", name);
@@ -60,7 +62,8 @@ nlohmann::json search_json(const analysis::CapacitySearch& search,
                            const std::vector<Tried>& tried, bool interrupted) {
   nlohmann::json steps = nlohmann::json::array();
   for (const Tried& t : tried) {
-    steps.push_back({{"value", t.load}, {"met", t.met}, {"reading", t.why}, {"runs", t.runs.size()}});
+    steps.push_back(
+        {{"value", t.load}, {"met", t.met}, {"reading", t.why}, {"runs", t.runs.size()}});
   }
   const auto& range = search.range();
   nlohmann::json out{{"variable", range.name},
@@ -70,8 +73,10 @@ nlohmann::json search_json(const analysis::CapacitySearch& search,
                      {"precision_pct", precision_pct},
                      {"tried", std::move(steps)},
                      {"interrupted", interrupted}};
-  out["capacity"] = search.capacity() ? nlohmann::json(*search.capacity()) : nlohmann::json(nullptr);
-  out["lowest_missed"] = search.missed() ? nlohmann::json(*search.missed()) : nlohmann::json(nullptr);
+  out["capacity"] =
+      search.capacity() ? nlohmann::json(*search.capacity()) : nlohmann::json(nullptr);
+  out["lowest_missed"] =
+      search.missed() ? nlohmann::json(*search.missed()) : nlohmann::json(nullptr);
   return out;
 }
 
@@ -81,16 +86,17 @@ std::string answer_text(const analysis::CapacitySearch& search,
   const auto& range = search.range();
   const std::string prefix = interrupted ? "interrupted; so far: " : "";
   if (!search.capacity()) {
-    return prefix + fmt::format("no load meets {} with no error: even {}={} missed it",
-                                target.text, range.name, search.text(range.low));
+    return prefix + fmt::format("no load meets {} with no error: even {}={} missed it", target.text,
+                                range.name, search.text(range.low));
   }
   if (!search.missed()) {
-    return prefix + fmt::format("capacity: at least {}={} (the top of the range met {}); "
-                                "search higher",
-                                range.name, search.text(*search.capacity()), target.text);
+    return prefix + fmt::format(
+                        "capacity: at least {}={} (the top of the range met {}); "
+                        "search higher",
+                        range.name, search.text(*search.capacity()), target.text);
   }
-  return prefix + fmt::format("capacity: {}={} meets {} with no error; {} missed it",
-                              range.name, search.text(*search.capacity()), target.text,
+  return prefix + fmt::format("capacity: {}={} meets {} with no error; {} missed it", range.name,
+                              search.text(*search.capacity()), target.text,
                               search.text(*search.missed()));
 }
 
@@ -130,14 +136,14 @@ int search_command(const SearchOptions& search_options) {
     return core::to_int(core::ExitCode::kRunFailed);
   }
   std::ostream& text = options.json == "-" ? std::cerr : std::cout;
-  text << fmt::format("volley {}: searching profile '{}' for the highest {} in {}..{} that meets "
-                      "{} ({} run(s) per load; {})\n",
-                      VOLLEY_VERSION, first.parsed.profile->name, name,
-                      search.text(range.range->low), search.text(range.range->high), target.text,
-                      options.repeat,
-                      options.local ? fmt::format("local slave on {}", core::format_host_port(
-                                                                            local.address(), local.port()))
-                                    : std::string("remote slaves"))
+  text << fmt::format(
+              "volley {}: searching profile '{}' for the highest {} in {}..{} that meets "
+              "{} ({} run(s) per load; {})\n",
+              VOLLEY_VERSION, first.parsed.profile->name, name, search.text(range.range->low),
+              search.text(range.range->high), target.text, options.repeat,
+              options.local ? fmt::format("local slave on {}",
+                                          core::format_host_port(local.address(), local.port()))
+                            : std::string("remote slaves"))
        << std::flush;
 
   std::vector<Tried> tried;
@@ -158,7 +164,8 @@ int search_command(const SearchOptions& search_options) {
                                   std::chrono::duration<double>(Clock::now() - start).count()));
       }
       report::RunReport result = run_once(sweep_request(options, loaded, local, key));
-      result.command_line = sweep_command_line(options, {"--vary", options.vary}, name + "=" + value);
+      result.command_line =
+          sweep_command_line(options, {"--vary", options.vary}, name + "=" + value);
       interrupted = result.status == report::RunStatus::kInterrupted;
       t.runs.push_back(report::to_json_document(result));
       t.met = !interrupted && analysis::run_meets(t.runs.back(), target, t.why);
@@ -178,7 +185,8 @@ int search_command(const SearchOptions& search_options) {
   std::vector<analysis::SweepPoint> points;
   std::vector<const Tried*> by_load;
   for (const Tried& t : tried) by_load.push_back(&t);
-  std::sort(by_load.begin(), by_load.end(), [](const Tried* a, const Tried* b) { return a->load < b->load; });
+  std::sort(by_load.begin(), by_load.end(),
+            [](const Tried* a, const Tried* b) { return a->load < b->load; });
   for (const Tried* t : by_load) {
     points.push_back(analysis::SweepPoint{analysis::value_json(search.text(t->load)), t->runs});
   }
@@ -204,9 +212,10 @@ int search_command(const SearchOptions& search_options) {
     series.vary_name = name;
     series.log_x = true;
     series.points = points;
-    const std::string page = analysis::render_html_report(
-        fmt::format("volley search: {} over {} ({})", first.parsed.profile->name, name, target.text),
-        {analysis::LabeledSeries{"search", std::move(series)}});
+    const std::string page =
+        analysis::render_html_report(fmt::format("volley search: {} over {} ({})",
+                                                 first.parsed.profile->name, name, target.text),
+                                     {analysis::LabeledSeries{"search", std::move(series)}});
     if (auto problem = write_text(options.html, page); !problem.empty()) {
       std::cerr << "volley: " << problem << "\n";
       outputs_ok = false;

@@ -18,9 +18,9 @@ TcpShares tcp_shares(const stats::TcpSummary& s) {
 }
 
 TcpBrief tcp_brief(const stats::TcpSummary& s) {
-  return {s.connections(),       s.rtt_us.quantile(0.5),
+  return {s.connections(),      s.rtt_us.quantile(0.5),
           s.cwnd.quantile(0.5), s.delivery_rate.quantile(0.5),
-          s.retransmits,         tcp_shares(s)};
+          s.retransmits,        tcp_shares(s)};
 }
 
 nlohmann::json tcp_brief_json(const TcpBrief& b) {
@@ -38,10 +38,8 @@ nlohmann::json tcp_json(const stats::TcpSummary& s) {
   for (const auto& [name, gauge] : stats::kTcpGauges) {
     const stats::ValueSketch& v = s.*gauge;
     if (v.empty()) continue;
-    j[std::string(name)] = {{"n", v.count()},
-                            {"min", v.min()},
-                            {"median", v.quantile(0.5)},
-                            {"max", v.max()}};
+    j[std::string(name)] = {
+        {"n", v.count()}, {"min", v.min()}, {"median", v.quantile(0.5)}, {"max", v.max()}};
   }
   for (const auto& [name, count] : stats::kTcpCounts) j[std::string(name)] = s.*count;
   const TcpShares shares = tcp_shares(s);

@@ -15,11 +15,11 @@ std::string rtt(double us) { return format_ns(us * 1000.0); }
 
 std::string row(const std::string& name, const stats::TcpSummary& s) {
   const TcpShares shares = tcp_shares(s);
-  return fmt::format("    {:<22} {:>6} {:>8} {:>8} {:>7.0f} {:>10} {:>8} {:>7.1f}% {:>9.1f}% {:>9.1f}%\n",
-                     name, s.connections(), rtt(s.rtt_us.quantile(0.5)),
-                     rtt(static_cast<double>(s.rtt_us.max())), s.cwnd.quantile(0.5),
-                     format_bits_per_s(8.0 * s.delivery_rate.quantile(0.5)), s.retransmits,
-                     shares.retransmit_pct, shares.rwnd_limited_pct, shares.sndbuf_limited_pct);
+  return fmt::format(
+      "    {:<22} {:>6} {:>8} {:>8} {:>7.0f} {:>10} {:>8} {:>7.1f}% {:>9.1f}% {:>9.1f}%\n", name,
+      s.connections(), rtt(s.rtt_us.quantile(0.5)), rtt(static_cast<double>(s.rtt_us.max())),
+      s.cwnd.quantile(0.5), format_bits_per_s(8.0 * s.delivery_rate.quantile(0.5)), s.retransmits,
+      shares.retransmit_pct, shares.rwnd_limited_pct, shares.sndbuf_limited_pct);
 }
 
 std::string side_rows(const SideReport& side) {

@@ -8,13 +8,14 @@ namespace {
 
 /// The reading's field for each gauge, in kTcpGauges' order.
 constexpr std::array<std::uint64_t TcpReading::*, 11> kReadingGauges{
-    &TcpReading::rtt_us,        &TcpReading::rttvar_us,     &TcpReading::min_rtt_us,
-    &TcpReading::cwnd,          &TcpReading::ssthresh,      &TcpReading::delivery_rate,
-    &TcpReading::pacing_rate,   &TcpReading::snd_mss,       &TcpReading::rcv_mss,
-    &TcpReading::rcv_space,     &TcpReading::reordering};
+    &TcpReading::rtt_us,      &TcpReading::rttvar_us, &TcpReading::min_rtt_us,
+    &TcpReading::cwnd,        &TcpReading::ssthresh,  &TcpReading::delivery_rate,
+    &TcpReading::pacing_rate, &TcpReading::snd_mss,   &TcpReading::rcv_mss,
+    &TcpReading::rcv_space,   &TcpReading::reordering};
 constexpr std::array<std::uint64_t TcpReading::*, 6> kReadingCounts{
-    &TcpReading::retransmits, &TcpReading::lost,           &TcpReading::segs_out,
-    &TcpReading::busy_us,     &TcpReading::rwnd_limited_us, &TcpReading::sndbuf_limited_us};
+    &TcpReading::retransmits,     &TcpReading::lost,
+    &TcpReading::segs_out,        &TcpReading::busy_us,
+    &TcpReading::rwnd_limited_us, &TcpReading::sndbuf_limited_us};
 
 }  // namespace
 

@@ -85,8 +85,8 @@ double ValueSketch::quantile(double q) const {
 void to_json(nlohmann::json& j, const ValueSketch& s) {
   nlohmann::json buckets = nlohmann::json::array();
   for (const auto& [index, n] : s.buckets_) buckets.push_back({index, n});
-  j = {{"n", s.count_},        {"min", s.min_},     {"max", s.max_},
-       {"sum", s.sum_},        {"zeros", s.zeros_}, {"buckets", std::move(buckets)}};
+  j = {{"n", s.count_}, {"min", s.min_},     {"max", s.max_},
+       {"sum", s.sum_}, {"zeros", s.zeros_}, {"buckets", std::move(buckets)}};
 }
 
 bool ValueSketch::from_json(const nlohmann::json& j, ValueSketch& out) {

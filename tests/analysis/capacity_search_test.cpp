@@ -32,8 +32,8 @@ TEST(SearchRange, BoundsAndKind) {
   EXPECT_EQ(r.range->name, "r");
   EXPECT_TRUE(r.range->integer);
   EXPECT_FALSE(parse_search_range("r=0.5..10").range->integer);
-  for (const char* bad : {"r", "r=1,2", "=1..2", "r=5..5", "r=10..1", "r=0..10", "r=a..10",
-                          "r=1..", "r=..4"}) {
+  for (const char* bad :
+       {"r", "r=1,2", "=1..2", "r=5..5", "r=10..1", "r=0..10", "r=a..10", "r=1..", "r=..4"}) {
     const auto p = parse_search_range(bad);
     EXPECT_FALSE(p.range) << bad;
     EXPECT_NE(p.error.find("--vary"), std::string::npos) << bad;

@@ -41,7 +41,11 @@ constexpr const char* kPaced = R"(<?xml version="1.0"?>
 /// lives beside the page, not in the user's home.
 std::string rendered_dom(const fs::path& page, const fs::path& png) {
   const std::vector<std::string> common{
-      kChromium,       "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1200,2400",
+      kChromium,
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--window-size=1200,2400",
       "--user-data-dir=" + (page.parent_path() / "chromium-profile").string()};
   std::vector<std::string> shot = common;
   shot.push_back("--screenshot=" + png.string());
@@ -56,7 +60,8 @@ std::string rendered_dom(const fs::path& page, const fs::path& png) {
 /// The number of chart lines in `dom` that join at least `points` points.
 std::size_t lines_with(const std::string& dom, std::size_t points) {
   std::size_t n = 0;
-  for (auto at = dom.find("<polyline"); at != std::string::npos; at = dom.find("<polyline", at + 1)) {
+  for (auto at = dom.find("<polyline"); at != std::string::npos;
+       at = dom.find("<polyline", at + 1)) {
     const auto end = dom.find('>', at);
     const auto attr = dom.find("points=\"", at);
     if (end == std::string::npos || attr == std::string::npos || attr > end) continue;
@@ -75,8 +80,8 @@ void expect_page(const fs::path& page, const fs::path& png, std::size_t points,
   ASSERT_TRUE(fs::exists(page)) << page;
   const std::string dom = rendered_dom(page, png);
   ASSERT_FALSE(dom.empty()) << "Chromium built no DOM from " << page;
-  EXPECT_GE(lines_with(dom, points), 3U) << page << ": fewer than 3 charts with a line through "
-                                          << points << " points";
+  EXPECT_GE(lines_with(dom, points), 3U)
+      << page << ": fewer than 3 charts with a line through " << points << " points";
   EXPECT_NE(dom.find(must_hold), std::string::npos) << page << " lacks " << must_hold;
   ASSERT_TRUE(fs::exists(png)) << "no screenshot of " << page;
   EXPECT_GT(fs::file_size(png), 20'000U) << "a blank page: " << page;
@@ -86,23 +91,23 @@ TEST(HtmlPages, SweepComparisonAndSearchRenderWithTheirDataInChromium) {
   if (!fs::exists(kChromium)) GTEST_SKIP() << kChromium << " is not installed";
   TempDir dir;
   const auto profile = dir.write("paced.xml", kPaced);
-  const auto sweep = run_volley({"sweep", profile, "--local", "--set", "r=10", "--vary", "t=1,2,4",
-                                 "-n", "3", "--json", dir.path() / "s.json", "--html",
-                                 dir.path() / "s.html", "-q"},
-                                120s);
+  const auto sweep =
+      run_volley({"sweep", profile, "--local", "--set", "r=10", "--vary", "t=1,2,4", "-n", "3",
+                  "--json", dir.path() / "s.json", "--html", dir.path() / "s.html", "-q"},
+                 120s);
   ASSERT_EQ(sweep.exit_code, 0) << sweep.out << sweep.err;
   expect_page(dir.path() / "s.html", dir.path() / "s.png", 3, "<table");
 
-  const auto compare = run_volley({"compare", dir.path() / "s.json", dir.path() / "s.json",
-                                   "--html", dir.path() / "c.html"},
-                                  30s);
+  const auto compare = run_volley(
+      {"compare", dir.path() / "s.json", dir.path() / "s.json", "--html", dir.path() / "c.html"},
+      30s);
   ASSERT_EQ(compare.exit_code, 0) << compare.out << compare.err;
   expect_page(dir.path() / "c.html", dir.path() / "c.png", 3, "class=\"verdict");
 
-  const auto search = run_volley({"search", profile, "--local", "--set", "t=1", "--vary",
-                                  "r=5..200", "--precision", "20", "--target", "p99<=60ms",
-                                  "--html", dir.path() / "f.html", "-q"},
-                                 120s);
+  const auto search =
+      run_volley({"search", profile, "--local", "--set", "t=1", "--vary", "r=5..200", "--precision",
+                  "20", "--target", "p99<=60ms", "--html", dir.path() / "f.html", "-q"},
+                 120s);
   ASSERT_EQ(search.exit_code, 0) << search.out << search.err;
   expect_page(dir.path() / "f.html", dir.path() / "f.png", 3, "volley search");
 }

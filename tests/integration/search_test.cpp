@@ -66,16 +66,16 @@ TEST(Search, FindsACapacityKnownByConstructionWithinFivePercent) {
   // `volley compare` of two searches says how the capacity moved: not at all, here.
   const auto same = run_volley({"compare", out, out}, 30s);
   EXPECT_EQ(same.exit_code, 0) << same.out << same.err;
-  EXPECT_NE(same.out.find("(+0.0%): within the searches' precision"), std::string::npos) << same.out;
+  EXPECT_NE(same.out.find("(+0.0%): within the searches' precision"), std::string::npos)
+      << same.out;
 }
 
 // Nothing in the range meets the target: exit 1, and the sentence says so.
 TEST(Search, ARangeWhoseLowEndMissesHasNoCapacity) {
   TempDir dir;
   const auto profile = dir.write("paced.xml", kPaced);
-  const auto r = run_volley({"search", profile, "--local", "--vary", "r=40..80", "--target",
-                             "p99<=1ms", "-q"},
-                            60s);
+  const auto r = run_volley(
+      {"search", profile, "--local", "--vary", "r=40..80", "--target", "p99<=1ms", "-q"}, 60s);
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("no load meets p99<=1ms"), std::string::npos) << r.out;
 }

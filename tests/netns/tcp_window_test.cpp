@@ -47,8 +47,8 @@ TEST(TcpWindow, ASmallReceiveBufferIsNamedFromEachConnectionsTcpInfo) {
   const fs::path profile = dir.path() / "bulk.xml";
   std::ofstream(profile) << kBulk;
   const fs::path out = dir.path() / "r.json";
-  Process run(netns_exec(ns, {VOLLEY_BINARY, "run", profile.string(), "--local", "--json",
-                              out.string(), "-q"}));
+  Process run(netns_exec(
+      ns, {VOLLEY_BINARY, "run", profile.string(), "--local", "--json", out.string(), "-q"}));
   const ProcessResult r = run.wait(60s);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const json doc = json::parse(std::ifstream(out));

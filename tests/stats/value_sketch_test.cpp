@@ -37,7 +37,8 @@ TEST(ValueSketch, QuantilesAreWithinOnePercentOfTheRecordedValue) {
   std::vector<std::uint64_t> values;
   ValueSketch s;
   for (int i = 0; i < 20000; ++i) {
-    const auto v = static_cast<std::uint64_t>(std::exp(std::uniform_real_distribution<>(0, 14)(random)));
+    const auto v =
+        static_cast<std::uint64_t>(std::exp(std::uniform_real_distribution<>(0, 14)(random)));
     values.push_back(v);
     s.add(v);
   }

@@ -21,21 +21,21 @@ namespace volley::stats {
 /// without pacing) are nullopt-like: `kUnset`, and not summarised.
 struct TcpReading {
   static constexpr std::uint64_t kUnset = UINT64_MAX;
-  std::uint64_t rtt_us = 0;         ///< smoothed round-trip time (tcpi_rtt)
-  std::uint64_t rttvar_us = 0;      ///< its variation (tcpi_rttvar)
-  std::uint64_t min_rtt_us = 0;     ///< the least seen (tcpi_min_rtt)
-  std::uint64_t cwnd = 0;           ///< congestion window, segments (tcpi_snd_cwnd)
-  std::uint64_t ssthresh = kUnset;  ///< slow-start threshold, segments (tcpi_snd_ssthresh)
-  std::uint64_t delivery_rate = 0;  ///< bytes/s (tcpi_delivery_rate)
-  std::uint64_t pacing_rate = kUnset;  ///< bytes/s (tcpi_pacing_rate)
-  std::uint64_t snd_mss = 0;        ///< bytes (tcpi_snd_mss)
-  std::uint64_t rcv_mss = 0;        ///< bytes (tcpi_rcv_mss)
-  std::uint64_t rcv_space = 0;      ///< receive window the kernel sized, bytes (tcpi_rcv_space)
-  std::uint64_t reordering = 0;     ///< reordering degree, segments (tcpi_reordering)
-  std::uint64_t retransmits = 0;    ///< segments retransmitted (tcpi_total_retrans)
-  std::uint64_t lost = 0;           ///< segments thought lost now (tcpi_lost)
-  std::uint64_t segs_out = 0;       ///< segments sent (tcpi_segs_out)
-  std::uint64_t busy_us = 0;        ///< time with data to send (tcpi_busy_time)
+  std::uint64_t rtt_us = 0;             ///< smoothed round-trip time (tcpi_rtt)
+  std::uint64_t rttvar_us = 0;          ///< its variation (tcpi_rttvar)
+  std::uint64_t min_rtt_us = 0;         ///< the least seen (tcpi_min_rtt)
+  std::uint64_t cwnd = 0;               ///< congestion window, segments (tcpi_snd_cwnd)
+  std::uint64_t ssthresh = kUnset;      ///< slow-start threshold, segments (tcpi_snd_ssthresh)
+  std::uint64_t delivery_rate = 0;      ///< bytes/s (tcpi_delivery_rate)
+  std::uint64_t pacing_rate = kUnset;   ///< bytes/s (tcpi_pacing_rate)
+  std::uint64_t snd_mss = 0;            ///< bytes (tcpi_snd_mss)
+  std::uint64_t rcv_mss = 0;            ///< bytes (tcpi_rcv_mss)
+  std::uint64_t rcv_space = 0;          ///< receive window the kernel sized, bytes (tcpi_rcv_space)
+  std::uint64_t reordering = 0;         ///< reordering degree, segments (tcpi_reordering)
+  std::uint64_t retransmits = 0;        ///< segments retransmitted (tcpi_total_retrans)
+  std::uint64_t lost = 0;               ///< segments thought lost now (tcpi_lost)
+  std::uint64_t segs_out = 0;           ///< segments sent (tcpi_segs_out)
+  std::uint64_t busy_us = 0;            ///< time with data to send (tcpi_busy_time)
   std::uint64_t rwnd_limited_us = 0;    ///< ... held back by the receiver's window
   std::uint64_t sndbuf_limited_us = 0;  ///< ... held back by the send buffer
 };
