@@ -165,7 +165,8 @@ void define_command_line(CLI::App& app, CommandLine& cl) {
   auto* check_cmd = app.add_subcommand("check", "Validate profiles and print every problem");
   check_cmd->add_option("profiles", check.profiles, "Profiles to check")->required();
   add_variable_options(*check_cmd, check.set, check.strict);
-  check_cmd->footer("Example:\n  volley check profiles/*.xml --set h=127.0.0.1 --set t=1\n"
+  check_cmd->footer("Example:\n  volley check profiles/*.xml --set h=127.0.0.1 --set t=1 --set r=100 "
+                    "--set file=/etc/hostname\n"
                     "Exit status: 0 all valid, 2 some profile has errors.");
 
   cl.check_cmd = check_cmd;
