@@ -258,7 +258,7 @@ CLI::App* add_search(CLI::App& app, SearchOptions& options) {
       ->type_name("FILE");
   add_runs_options(*cmd, s);
   cmd->footer(
-      "Example:\n  volley search profiles/pingpong-rate.xml --local --vary r=100..100000 "
+      "Example:\n  volley search profiles/paced-pingpong.xml --local --set t=4 --vary r=100..50000 "
       "--target 'p99<=500us' -n 2 --json s.json --html s.html\n"
       "The load is assumed to make the target harder as it grows: an open-loop rate (rate=$r, "
       "whose latency counts from each transaction's intended start) or a strand count.\n"
