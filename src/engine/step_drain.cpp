@@ -194,7 +194,9 @@ asio::awaitable<std::vector<DrainShortfall>> Strand::drain(std::size_t txn,
   for (const ConnectionBytes& e : peer_written) adopt_inbox(e.conn);
   for (const ConnectionBytes& e : peer_written) {
     if (e.serial != ConnectionBytes::kOpenedSerial) continue;
-    if (auto s = co_await await_opened(e, late)) shortfalls.push_back(std::move(*s));
+    if (auto s = co_await await_opened(txn, e, peer_written, buffer, late)) {
+      shortfalls.push_back(std::move(*s));
+    }
   }
   for (const ConnectionBytes& e : peer_written) {
     // Below, once the listed are read; and the counts of opened ones, awaited above.
@@ -271,17 +273,58 @@ asio::awaitable<std::vector<DrainShortfall>> Strand::drain(std::size_t txn,
 }
 
 asio::awaitable<std::optional<DrainShortfall>> Strand::await_opened(
-    const ConnectionBytes& e, const std::shared_ptr<bool>& late) {
+    std::size_t txn, const ConnectionBytes& e, const std::vector<ConnectionBytes>& peer,
+    std::span<char> buffer, const std::shared_ptr<bool>& late) {
   while (serials_used(e.conn, e.peer) < e.bytes) {
     if (*late || cut_ == CutReason::kStopped) {
       co_return DrainShortfall{e, serials_used(e.conn, e.peer),
                                *late ? "the rest did not arrive within the step grace"
                                      : "the run stopped"};
     }
-    co_await tick(e.conn);
+    // A storm can leave thousands on their way: those the peer has closed are read to their end
+    // and closed as they come, so that they do not hold a descriptor each while the rest arrive.
+    if (!finish_unlisted(txn, e.conn, e.peer, peer, buffer)) co_await tick(e.conn);
     adopt_inbox(e.conn);
   }
   co_return std::nullopt;
+}
+
+bool Strand::finish_unlisted(std::size_t txn, std::uint32_t id, std::uint32_t from,
+                             const std::vector<ConnectionBytes>& peer, std::span<char> buffer) {
+  bool moved = false;
+  for (std::size_t i = 0; i < connections_.size();) {
+    Connection& c = connections_[i];
+    if (c.id != id || c.peer != from || listed(c, peer)) {
+      ++i;
+      continue;
+    }
+    if (const std::uint64_t n = take_stash(c, c.stash); n > 0) {
+      c.step_read += n;
+      count_drained(txn, id, n);
+    }
+    bool ended = false;
+    for (;;) {
+      const transport::IoResult io =
+          std::visit([&](auto& link) { return link.try_read(buffer); }, c.link);
+      c.step_read += io.bytes;
+      count_drained(txn, id, io.bytes);
+      moved = moved || io.bytes > 0;
+      if (io.would_block()) break;
+      if (io.ec) {  // the end of the stream (the peer closed it), or an error
+        ended = true;
+        break;
+      }
+    }
+    if (!ended) {
+      ++i;
+      continue;
+    }
+    note_closed(c);
+    std::visit([](auto& link) { link.close(); }, c.link);
+    connections_.erase(connections_.begin() + static_cast<std::ptrdiff_t>(i));
+    moved = true;
+  }
+  return moved;
 }
 
 asio::awaitable<std::optional<DrainShortfall>> Strand::drain_closed(

@@ -153,9 +153,15 @@ class Strand {
   /// made that this strand never accepted, as they arrive) until owed_unlisted is 0 or `late`.
   /// The drain's wait for the connections the peer opened under `e.conn` (its kOpenedSerial
   /// entry `e`): until this strand has as many, adopting them from the inbox as they arrive, or
-  /// `late`.
+  /// `late`. Meanwhile those the peer closed are read to their end and closed (finish_unlisted).
   boost::asio::awaitable<std::optional<DrainShortfall>> await_opened(
-      const ConnectionBytes& e, const std::shared_ptr<bool>& late);
+      std::size_t txn, const ConnectionBytes& e, const std::vector<ConnectionBytes>& peer,
+      std::span<char> buffer, const std::shared_ptr<bool>& late);
+  /// Reads, without waiting, what this strand's connections of `id` with `from` that the peer did
+  /// not list hold (their bytes are the step's: see drain_closed), and closes those at their end.
+  /// Whether anything was read or closed.
+  bool finish_unlisted(std::size_t txn, std::uint32_t id, std::uint32_t from,
+                       const std::vector<ConnectionBytes>& peer, std::span<char> buffer);
   boost::asio::awaitable<std::optional<DrainShortfall>> drain_closed(
       std::size_t txn, const ConnectionBytes& e, const std::vector<ConnectionBytes>& peer,
       std::span<char> buffer, const std::shared_ptr<bool>& late);

@@ -274,11 +274,12 @@ INSTANTIATE_TEST_SUITE_P(Fixed, GeneratedProfileRun,
 // Seeds outside CI's range whose profiles once failed: a slave that never ended a step (1012,
 // 1031, 1164, 1168, 1173, 1181), bytes that disagreed (1016, 1028, 1113; 882: a connection id
 // that served one slave and then another), operations that disagreed (1069, 1118), a master
-// out of file descriptors (1043), and a run that hung (7090: a connection of a storm's end taken
-// by the next step's accept).
+// out of file descriptors (1043), a run that hung (7090: a connection of a storm's end taken by
+// the next step's accept), and thousands of a storm's connections held open while the rest came
+// (6847).
 INSTANTIATE_TEST_SUITE_P(Regressions, GeneratedProfileRun,
                          ::testing::Values(882, 1012, 1016, 1028, 1031, 1043, 1069, 1113, 1118,
-                                           1164, 1168, 1173, 1181, 7090),
+                                           1164, 1168, 1173, 1181, 6847, 7090),
                          [](const ::testing::TestParamInfo<std::uint64_t>& seed_info) {
                            return fmt::format("seed_{}", seed_info.param);
                          });

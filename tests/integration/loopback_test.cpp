@@ -582,6 +582,33 @@ TEST(Loopback, ConnectionsStillOnTheirWayAtAStepsEndAreThatStepsNotTheNexts) {
   EXPECT_EQ(doc["groups"][0]["transactions"][1]["transactions"], 80);
 }
 
+// The same with far more connections on their way: the master accepts at a paced 2,000 a second
+// per strand while the slave's mirror (which keeps no rate: it waits for nothing of the master's)
+// connects, writes and disconnects as fast as it can. At the step's end thousands of connections
+// are still to come, more than the master may hold open (its descriptors are limited to 4,096
+// here). The drain takes them as they come and closes those the slave has closed, once read.
+TEST(Loopback, AStormOfConnectionsStillToComeIsTakenWithoutHoldingThemAllOpen) {
+  TempDir dir;
+  const auto profile = dir.write("paced-accepts.xml", R"XML(<?xml version="1.0"?>
+<profile name="paced accepts of an unpaced storm">
+  <group nthreads="4">
+    <transaction duration="300ms" rate="2k">
+      <flowop type="accept" options="remotehost=$h protocol=tcp conn=2"/>
+      <flowop type="recv" options="size=64 conn=2"/>
+      <flowop type="disconnect" options="conn=2"/>
+    </transaction>
+  </group>
+</profile>
+)XML");
+  const auto out = dir.path() / "r.json";
+  Process run({"/usr/bin/prlimit", "--nofile=4096", VOLLEY_BINARY, "run", profile.string(),
+               "--local", "--workers", "2", "--json", out.string(), "-q"});
+  const ProcessResult r = run.wait(60s);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json doc = read_json(out);
+  EXPECT_EQ(doc["status"], "ok");
+}
+
 TEST(Loopback, TwoSlavesOneControlConnectionEach) {
   // Two hosts on one machine: 127.0.0.1 and 127.0.0.2 are both loopback. Each group talks to
   // its own slave; each slave runs only its mirror of the profile.
