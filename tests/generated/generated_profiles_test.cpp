@@ -275,11 +275,12 @@ INSTANTIATE_TEST_SUITE_P(Fixed, GeneratedProfileRun,
 // 1031, 1164, 1168, 1173, 1181), bytes that disagreed (1016, 1028, 1113; 882: a connection id
 // that served one slave and then another), operations that disagreed (1069, 1118), a master
 // out of file descriptors (1043), a run that hung (7090: a connection of a storm's end taken by
-// the next step's accept), and thousands of a storm's connections held open while the rest came
-// (6847).
+// the next step's accept), thousands of a storm's connections held open while the rest came
+// (6847), and a timed step shorter than one pass of delayed-ACK stalls (6883: small writes
+// without tcp_nodelay on a connection nothing comes back on).
 INSTANTIATE_TEST_SUITE_P(Regressions, GeneratedProfileRun,
                          ::testing::Values(882, 1012, 1016, 1028, 1031, 1043, 1069, 1113, 1118,
-                                           1164, 1168, 1173, 1181, 6847, 7090),
+                                           1164, 1168, 1173, 1181, 6847, 6883, 7090),
                          [](const ::testing::TestParamInfo<std::uint64_t>& seed_info) {
                            return fmt::format("seed_{}", seed_info.param);
                          });

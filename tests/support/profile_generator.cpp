@@ -33,6 +33,12 @@ constexpr double kCallMs = 0.002;
 /// 100 ms step whose one pass moved 600 KB in 100-byte writes took 46 to 97 ms beside a soak,
 /// and more beside builds): the profile would be valid and its outcome a coin.
 constexpr double kPassesPerTimedStep = 10;
+/// Linux's shortest delayed-ACK timer (TCP_DELACK_MIN). Without tcp_nodelay a small write waits
+/// for the ACK of the data before it (Nagle), and a receiver that sends nothing back delays that
+/// ACK by this much: the classic stall, correct and correctly measured, that the estimate counts.
+constexpr double kDelayedAckMs = 40;
+/// A timed step has room for at least this many passes' delayed-ACK stalls.
+constexpr double kStallsPerTimedStep = 3;
 
 /// splitmix64: a portable stream (equal seeds give equal profiles with any standard library).
 class Random {
@@ -60,6 +66,17 @@ struct Connection {
   std::uint32_t id = 0;  ///< 0: the strand's anonymous connection
   std::string host;
   bool master_accepts = false;
+  bool nodelay = false;  ///< tcp_nodelay on its connect or accept
+  bool lasting = true;   ///< open across the repeats of a body (not opened and closed in it)
+};
+
+/// One data operation of a body on a connection, in the order the master runs them.
+struct Use {
+  std::uint32_t id = 0;
+  bool nodelay = false;
+  bool lasting = true;
+  bool master_sends = false;  ///< write/send/sendfile; the slave sends for read/recv
+  std::uint64_t count = 1;
 };
 
 /// One transaction of one group, with what the time estimate needs.
@@ -68,6 +85,7 @@ struct Txn {
   std::optional<milliseconds> duration;
   std::uint64_t iterations = 1;
   double iteration_ms = 0;  ///< estimated cost of one pass over the body
+  std::vector<Use> uses;    ///< for the delayed-ACK stalls of one pass
   std::string attributes;   ///< name=, rate=
 };
 
@@ -112,7 +130,7 @@ class Generator {
     const bool anonymous_is_open = !open.empty() && open.front().id == 0;
 
     Txn setup;
-    for (const auto& c : open) {
+    for (auto& c : open) {
       if (random_.chance(10)) add_think_or_nop(setup);
       add_open(setup, c);
     }
@@ -135,7 +153,8 @@ class Generator {
           // it closed again: uperf's connect/disconnect-per-iteration pattern.
           cycled = true;
           const bool anonymous = !anonymous_is_open && random_.chance(50);
-          const Connection c = new_connection(anonymous ? 0 : fresh_id(), two_hosts);
+          Connection c = new_connection(anonymous ? 0 : fresh_id(), two_hosts);
+          c.lasting = false;
           add_open(body, c);
           const std::uint64_t uses = random_.between(0, 3);
           for (std::uint64_t u = 0; u < uses; ++u) add_io(body, c);
@@ -144,12 +163,16 @@ class Generator {
           add_think_or_nop(body);
         }
       }
+      // The stalls are the kernel's timer, not the machine's load, so a timed step needs room
+      // for a few of them rather than ten.
+      const double stalls_ms = kDelayedAckMs * static_cast<double>(delayed_ack_stalls(body.uses));
+      const double room_ms = body.iteration_ms * kPassesPerTimedStep + stalls_ms * kStallsPerTimedStep;
+      body.iteration_ms += stalls_ms;
       if (random_.chance(45)) {
         const auto picked = random_.pick({100, 150, 200, 300});
         // Rounded up to 50 ms; never shorter than picked (a value change only: the random
         // stream is drawn as before, so every other seed's profile stays the same).
-        const auto room = static_cast<std::int64_t>(
-            std::ceil(body.iteration_ms * kPassesPerTimedStep / 50.0) * 50.0);
+        const auto room = static_cast<std::int64_t>(std::ceil(room_ms / 50.0) * 50.0);
         body.duration = milliseconds(std::max<std::int64_t>(picked, room));
       } else {
         body.iterations = random_.between(1, 40);
@@ -197,10 +220,11 @@ class Generator {
     txn.iteration_ms += cost_ms;
   }
 
-  void add_open(Txn& txn, const Connection& c) {
+  void add_open(Txn& txn, Connection& c) {
     std::string options = fmt::format("remotehost={} protocol=tcp", c.host);
     if (c.id != 0) options += " " + conn_option(c);
-    if (random_.chance(30)) options += " tcp_nodelay";
+    c.nodelay = random_.chance(30);
+    if (c.nodelay) options += " tcp_nodelay";
     if (random_.chance(10)) options += random_.chance(50) ? " wndsz=64k" : " wndsz=256k";
     add_flowop(txn, c.master_accepts ? "accept" : "connect", options, 0.5);
   }
@@ -241,6 +265,7 @@ class Generator {
     const double calls = static_cast<double>((max_bytes + per_call - 1) / std::max<std::uint64_t>(1, per_call));
     add_flowop(txn, type, options,
                static_cast<double>(count) * (0.05 + static_cast<double>(max_bytes) / 1e5 + calls * kCallMs));
+    txn.uses.push_back({c.id, c.nodelay, c.lasting, type == "write" || type == "send", count});
   }
 
   void add_sendfile(Txn& txn, const Connection& c) {
@@ -263,6 +288,34 @@ class Generator {
     if (c.id != 0) options += " " + conn_option(c);
     if (random_.chance(10)) options += " canfail";
     add_flowop(txn, type, options, 0.1 + static_cast<double>(bytes) / 1e5);
+    txn.uses.push_back({c.id, c.nodelay, c.lasting, true, 1});
+  }
+
+  /// How many of one pass's operations may wait a delayed ACK: on a connection without
+  /// tcp_nodelay, each that sends the same way as the one before it on that connection (nothing
+  /// came back to carry the ACK), counting the wrap to the next pass on a connection that stays
+  /// open. An operation the other way carries the ACK with its data.
+  static std::uint64_t delayed_ack_stalls(const std::vector<Use>& uses) {
+    std::set<std::uint32_t> ids;
+    for (const auto& u : uses) ids.insert(u.id);
+    std::uint64_t stalls = 0;
+    for (const std::uint32_t id : ids) {
+      std::vector<bool> sends;  // who sends, in order, each repeat of count apart
+      bool nodelay = false;
+      bool lasting = true;
+      for (const auto& u : uses) {
+        if (u.id != id) continue;
+        nodelay = u.nodelay;
+        lasting = u.lasting;
+        sends.insert(sends.end(), u.count, u.master_sends);
+      }
+      if (nodelay) continue;
+      for (std::size_t i = 1; i < sends.size(); ++i) {
+        if (sends[i] == sends[i - 1]) ++stalls;
+      }
+      if (lasting && sends.front() == sends.back()) ++stalls;
+    }
+    return stalls;
   }
 
   void add_think_or_nop(Txn& txn) {
