@@ -151,6 +151,9 @@ void define_command_line(CLI::App& app, CommandLine& cl) {
       ->type_name("LETTERS");
   run_cmd->add_flag("--no-latency", run.no_latency,
                     "Do not time operations (no percentiles): measures what latency recording costs");
+  run_cmd->add_flag("--no-tcp-info", run.no_tcp_info,
+                    "Do not read TCP_INFO at transactions' and intervals' ends (no TCP figures, "
+                    "no window rules): measures what reading it costs");
   run_cmd->footer("Example:\n  volley run profiles/pingpong.xml --local --set t=16 --json result.json");
 
   cl.run_cmd = run_cmd;

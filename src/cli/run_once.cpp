@@ -36,6 +36,7 @@ report::RunReport run_once(const RunOnceRequest& request) {
   settings.on_interval = request.on_interval;
   settings.on_interval_histograms = request.on_interval_histograms;
   settings.record_latency = request.record_latency;
+  settings.sample_tcp = request.sample_tcp;
   settings.key = request.key;
   settings.start_at_unix_ns = request.start_at_unix_ns;
   settings.max_duration = request.max_duration;

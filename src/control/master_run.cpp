@@ -706,7 +706,8 @@ awaitable<void> MasterRun::run() {
       const std::uint32_t its_token = token + static_cast<std::uint32_t>(i);
       LoadRequest load{settings_.profile_text, settings_.profile_file, settings_.variables,
                        st.slaves[i].address.host, settings_.seed, its_token ^ st.slaves[i].data_mask,
-                       1, settings_.slave_workers, file_sets, settings_.record_latency};
+                       1, settings_.slave_workers, file_sets, settings_.record_latency,
+                       settings_.sample_tcp};
       if (settings_.max_duration) load.max_duration_ns = settings_.max_duration->count();
       json load_message = to_json(load);
       // A load beyond the slave's limits would be cut off by a reset and its reason lost: say it
@@ -731,6 +732,7 @@ awaitable<void> MasterRun::run() {
     config.token = token;
     config.peers = static_cast<std::uint32_t>(std::max<std::size_t>(1, st.slaves.size()));
     config.record_latency = settings_.record_latency;
+    config.sample_tcp = settings_.sample_tcp;
     for (std::size_t i = 0; i < st.slaves.size(); ++i) {
       const auto& s = st.slaves[i];
       const auto port = s.ports->count(0) != 0 ? s.ports->at(0) : std::uint16_t{0};
@@ -772,7 +774,7 @@ awaitable<void> MasterRun::run() {
         st.children = std::move(std::get<std::unique_ptr<ChildSet>>(spawned));
         LoadRequest load{settings_.profile_text, settings_.profile_file, settings_.variables, "",
                          settings_.seed, token, config.peers, children.workers, file_sets,
-                         settings_.record_latency};
+                         settings_.record_latency, settings_.sample_tcp};
         load.listen_address = config.listen_address.to_string();
         if (settings_.max_duration) load.max_duration_ns = settings_.max_duration->count();
         if (auto trouble = co_await st.children->load(std::move(load)); !trouble.empty()) fail(trouble);

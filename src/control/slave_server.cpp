@@ -1048,6 +1048,7 @@ asio::awaitable<void> SlaveServer::on_load(Session& s, const json& m) {
   config.shard_index = load->shard_index;
   config.shard_count = load->shard_count;
   config.record_latency = load->record_latency;
+  config.sample_tcp = load->sample_tcp;
   config.on_txn_done = [this, &s](std::size_t step) {
     asio::post(context_, [&s, step] { s.events.push(LocalStepDone{step}); });
   };

@@ -125,6 +125,7 @@ void Strand::sample_tcp_now(std::vector<SlotStats>& slots) {
 }
 
 void Strand::add_tcp_readings(stats::TcpSummary& into) {
+  if (!worker_.engine().config().sample_tcp) return;
   for (Connection& c : connections_) {
     auto* tcp = std::get_if<transport::TcpConnection>(&c.link);
     if (tcp == nullptr) continue;

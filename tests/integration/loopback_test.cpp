@@ -550,6 +550,25 @@ TEST(Loopback, EachSideReadsTheTcpStateOfEveryConnectionAtEachTransactionsEnd) {
   }
 }
 
+// --no-tcp-info switches the reads off on both sides (to measure what they cost): the same
+// ping-pong then has no TCP figures anywhere, the slave's included.
+TEST(Loopback, NoTcpInfoReadsNoTcpStateOnEitherSide) {
+  TempDir dir;
+  const auto profile = dir.write("pp.xml", test::pingpong("3", "300ms"));
+  const auto out = dir.path() / "r.json";
+  const auto r =
+      run_volley({"run", profile, "--local", "--no-tcp-info", "--json", out, "-i", "100ms", "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json doc = read_json(out);
+  ASSERT_GT(doc["totals"]["transactions"].get<std::uint64_t>(), 0U);
+  for (const json* side : {&doc, &doc["slaves"][0]}) {
+    for (const auto& t : (*side)["groups"][0]["transactions"]) EXPECT_FALSE(t.contains("tcp")) << t.dump();
+  }
+  for (const auto& interval : doc["intervals"]) {
+    for (const auto& t : interval["transactions"]) EXPECT_FALSE(t.contains("tcp")) << t.dump();
+  }
+}
+
 // A connection storm in a timed step (the slave connects, the master accepts and disconnects,
 // as fast as they go), then a step whose accepts each carry a stream. At the storm's end some of
 // the slave's connections are still on their way through the master's listener; they belong to

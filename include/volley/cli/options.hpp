@@ -33,6 +33,7 @@ struct RunOptions {
   bool strict = false;                        ///< --strict: warnings are errors
   bool quiet = false;                         ///< --quiet: no live lines, only the final report
   bool no_latency = false;                    ///< --no-latency: skip latency recording
+  bool no_tcp_info = false;                   ///< --no-tcp-info: skip TCP_INFO reads
   std::string start_at;                       ///< --start-at TIME: when the timed steps start
   std::optional<std::chrono::nanoseconds> max_duration;  ///< --max-duration T: cap every duration=
   std::string uperf_output;                   ///< --uperf-output: uperf's statistics letters

@@ -31,6 +31,7 @@ struct RunOnceRequest {
   std::chrono::milliseconds link_timeout{2500};    ///< see control::MasterSettings
   bool allow_empty = false;
   bool record_latency = true;
+  bool sample_tcp = true;
   std::optional<control::Secret> key;  ///< see control::MasterSettings
   std::optional<std::int64_t> start_at_unix_ns;  ///< --start-at, ns since the Unix epoch
   std::optional<std::chrono::nanoseconds> max_duration;  ///< see control::MasterSettings

@@ -47,6 +47,7 @@ struct MasterSettings {
   std::string child_executable = "/proc/self/exe";  ///< the volley binary children run
   std::chrono::nanoseconds interval = std::chrono::seconds(1);
   bool record_latency = true;  ///< off: no latency histograms on either side (cost measurement)
+  bool sample_tcp = true;      ///< off: no TCP_INFO reads on either side (cost measurement)
   std::chrono::milliseconds connect_timeout{5000};
   /// Silence after which a slave counts as lost while no step runs (loading, reporting).
   std::chrono::milliseconds silence_timeout{10000};

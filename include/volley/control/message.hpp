@@ -35,6 +35,7 @@ struct LoadRequest {
   std::size_t workers = 0;                       ///< 0: the slave's own default
   std::vector<engine::FileSet> file_sets;        ///< sendfile sizes (the slave has no files)
   bool record_latency = true;
+  bool sample_tcp = true;  ///< off: no TCP_INFO reads (cost measurement)
   /// --max-duration, ns (0: none): cap every duration= after parsing, as the master did.
   std::int64_t max_duration_ns = 0;
   /// Processes (docs/architecture.md): a parent sends its child process the same load with the

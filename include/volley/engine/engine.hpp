@@ -93,6 +93,8 @@ struct EngineConfig {
   std::uint32_t shard_count = 1;
   /// Off: no clock reads and no histogram updates per operation (to measure what they cost).
   bool record_latency = true;
+  /// Off: no TCP_INFO reads at transactions' or intervals' ends (to measure what they cost).
+  bool sample_tcp = true;
   /// Tests only: when set, every connect makes this in-memory connection instead of a socket
   /// (called on the connecting strand's worker thread).
   std::function<transport::MemoryConnection(const boost::asio::any_io_executor&,
