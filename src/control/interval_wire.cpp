@@ -39,12 +39,30 @@ std::vector<TxnDatagrams> txn_datagrams(const engine::Plan& plan,
   return out;
 }
 
-json interval_counts_message(std::uint64_t interval, const std::vector<TxnDatagrams>& txns) {
-  if (txns.size() > kMaxIntervalEntries) {
+std::vector<TxnTcp> txn_tcp(const engine::Plan& plan, const std::vector<engine::SlotStats>& slots) {
+  std::map<std::pair<std::size_t, std::size_t>, stats::TcpSummary> by_txn;
+  const std::size_t n = std::min(plan.slots.size(), slots.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    const engine::SlotInfo& info = plan.slots[i];
+    if (info.flowop || info.uncorrected || slots[i].tcp.empty()) continue;
+    by_txn[{info.group, info.txn}].merge(slots[i].tcp);
+  }
+  std::vector<TxnTcp> out;
+  out.reserve(by_txn.size());
+  for (auto& [key, tcp] : by_txn) {
+    out.push_back({static_cast<std::uint32_t>(key.first), static_cast<std::uint32_t>(key.second),
+                   std::move(tcp)});
+  }
+  return out;
+}
+
+json interval_counts_message(std::uint64_t interval, const std::vector<TxnDatagrams>& txns,
+                             const std::vector<TxnTcp>& tcp) {
+  if (txns.size() > kMaxIntervalEntries || tcp.size() > kMaxIntervalEntries) {
     return interval_missing_message(
-        interval, fmt::format("{} UDP transactions were active in the interval; at most {} are "
-                              "reported per interval",
-                              txns.size(), kMaxIntervalEntries));
+        interval, fmt::format("{} UDP and {} TCP transactions were active in the interval; at "
+                              "most {} of each are reported per interval",
+                              txns.size(), tcp.size(), kMaxIntervalEntries));
   }
   json list = json::array();
   for (const TxnDatagrams& t : txns) {
@@ -52,7 +70,13 @@ json interval_counts_message(std::uint64_t interval, const std::vector<TxnDatagr
     list.push_back(json::array({t.group, t.txn, d.sent, d.received, d.lost, d.late, d.duplicates,
                                 d.timeouts, d.jitter_ns}));
   }
-  return message("interval_counts", {{"interval", interval}, {"udp", std::move(list)}});
+  json out = message("interval_counts", {{"interval", interval}, {"udp", std::move(list)}});
+  if (!tcp.empty()) {
+    json tcp_list = json::array();
+    for (const TxnTcp& t : tcp) tcp_list.push_back(json::array({t.group, t.txn, t.tcp}));
+    out["tcp"] = std::move(tcp_list);
+  }
+  return out;
 }
 
 json interval_missing_message(std::uint64_t interval, std::string why) {
@@ -83,6 +107,17 @@ std::optional<IntervalPart> interval_part_from_json(const json& message) {
       d.timeouts = detail::checked_uint(e[7]);
       d.jitter_ns = detail::checked_uint(e[8]);
       part.txns.push_back(t);
+    }
+    if (const auto tcp = message.find("tcp"); tcp != message.end()) {
+      if (!tcp->is_array() || tcp->size() > kMaxIntervalEntries) return std::nullopt;
+      for (const json& e : *tcp) {
+        if (!e.is_array() || e.size() != 3) return std::nullopt;
+        TxnTcp t;
+        t.group = static_cast<std::uint32_t>(detail::checked_uint(e[0], UINT32_MAX));
+        t.txn = static_cast<std::uint32_t>(detail::checked_uint(e[1], UINT32_MAX));
+        if (!stats::tcp_summary_from_json(e[2], t.tcp)) return std::nullopt;
+        part.tcp.push_back(std::move(t));
+      }
     }
   } catch (const json::exception&) {
     return std::nullopt;

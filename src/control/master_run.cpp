@@ -226,10 +226,12 @@ struct MasterRun::State {
 
 namespace {
 
-/// Whether a plan has a UDP connection: only then are the slaves asked for interval counts.
-bool has_udp(const engine::Plan& plan) {
-  return std::any_of(plan.connections.begin(), plan.connections.end(),
-                     [](const auto& c) { return c.protocol == profile::Protocol::kUdp; });
+/// Whether the slaves have anything to say of each interval: a UDP connection's counts, or a TCP
+/// connection's state while TCP_INFO is read.
+bool slaves_count_intervals(const engine::Plan& plan, bool sample_tcp) {
+  return std::any_of(plan.connections.begin(), plan.connections.end(), [sample_tcp](const auto& c) {
+    return c.protocol == profile::Protocol::kUdp || (sample_tcp && c.protocol == profile::Protocol::kTcp);
+  });
 }
 
 }  // namespace
@@ -244,6 +246,7 @@ void MasterRun::add_interval_part(std::size_t slave, const IntervalPart& part) {
   for (const TxnDatagrams& t : part.txns) {
     report::add_peer_datagrams(report_.slot_names, t.group, t.txn, t.counts, sample);
   }
+  for (const TxnTcp& t : part.tcp) report::add_peer_tcp(report_.slot_names, t.group, t.txn, t.tcp, sample);
   ++sample.peers.answered;
 }
 
@@ -267,6 +270,7 @@ void MasterRun::show_intervals() {
       }
     }
     ++st.intervals_shown;
+    report::settle_peer_tcp(sample);
     if (settings_.on_interval) settings_.on_interval(report_, sample);
   }
 }
@@ -841,7 +845,7 @@ awaitable<void> MasterRun::run() {
     // Processes: the live intervals would count this process's share only, so there are none
     // (the final result merges every process).
     if (settings_.interval.count() > 0 && !st.children) arm_interval();
-    st.ask_intervals = !st.children && has_udp(*st.plan);
+    st.ask_intervals = !st.children && slaves_count_intervals(*st.plan, settings_.sample_tcp);
     if (st.children) log("live intervals are off: the master's side runs in several processes");
 
     for (std::size_t step = 0; step < st.plan->txn_count && st.failure.empty(); ++step) {

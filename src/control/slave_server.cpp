@@ -914,7 +914,8 @@ asio::awaitable<void> SlaveServer::on_interval(Session& s, const json& m) {
   // Answered in the order asked: takes complete in order, and so do the events they push.
   s.run->engine->take_interval(context_, [&s, n = *n](std::vector<engine::SlotStats> slots) {
     if (!s.run) return;
-    s.events.push(IntervalTaken{interval_counts_message(n, txn_datagrams(s.run->plan, slots))});
+    s.events.push(IntervalTaken{
+        interval_counts_message(n, txn_datagrams(s.run->plan, slots), txn_tcp(s.run->plan, slots))});
   });
 }
 

@@ -33,10 +33,11 @@ std::string slave_udp(const IntervalTxnRow& row) {
                      p.duplicates, p.timeouts, p.jitter_ns);
 }
 
-/// The TCP columns: empty for a transaction without TCP connections at the interval's end.
-std::string tcp_columns(const IntervalTxnRow& row) {
-  if (!row.tcp) return ",,,,,,";
-  const TcpBrief& t = *row.tcp;
+/// The TCP columns of one side: empty for a transaction without TCP connections at the
+/// interval's end, or whose slaves' figures are missing.
+std::string tcp_columns(const std::optional<TcpBrief>& brief) {
+  if (!brief) return ",,,,,,";
+  const TcpBrief& t = *brief;
   return fmt::format("{},{},{},{},{},{},{}", t.connections, t.rtt_p50_us, t.cwnd_p50,
                      t.delivery_rate_p50, t.retransmits, t.shares.rwnd_limited_pct,
                      t.shares.sndbuf_limited_pct);
@@ -51,13 +52,15 @@ void write_interval_csv(const RunReport& report, std::ostream& out) {
     const double length_s = std::chrono::duration<double>(sample.length).count();
     for (const IntervalTxnRow& row : interval_txn_rows(report, sample)) {
       const engine::DatagramCounters& d = row.datagrams;
-      out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+      const std::optional<TcpBrief> slave_tcp = row.peers.complete() ? row.peer_tcp : std::nullopt;
+      out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
                          sample.start_unix_ns, t_s, length_s, sample.step,
                          csv_field(row.group_name), csv_field(row.txn_name), row.transactions,
                          row.per_s(row.transactions), row.ops, row.per_s(row.ops), row.bytes,
                          8.0 * row.per_s(row.bytes), row.errors, row.latency.p50_ns,
                          row.latency.p99_ns, d.sent, d.received, interval_lost(d), d.late,
-                         d.duplicates, d.timeouts, d.jitter_ns, slave_udp(row), tcp_columns(row));
+                         d.duplicates, d.timeouts, d.jitter_ns, slave_udp(row), tcp_columns(row.tcp),
+                         tcp_columns(slave_tcp));
     }
   }
 }

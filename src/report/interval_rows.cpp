@@ -95,6 +95,7 @@ std::vector<IntervalTxnRow> interval_txn_rows(const RunReport& report,
     row.peer_datagrams = c.peer_datagrams;
     row.peers = sample.peers;
     row.tcp = c.tcp;
+    row.peer_tcp = c.peer_tcp;
     row.seconds = seconds;
     row.latency = c.latency;
     if (active(row) || (name.txn == sample.step && is_timed_step(report, name.txn))) {

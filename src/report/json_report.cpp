@@ -278,6 +278,7 @@ json intervals_json(const RunReport& report) {
                                               {"p99", row.latency.p99_ns}}}});
       add_interval_datagrams(row, txns.back());
       if (row.tcp) txns.back()["tcp"] = tcp_brief_json(*row.tcp);
+      if (row.peers.complete() && row.peer_tcp) txns.back()["slave_tcp"] = tcp_brief_json(*row.peer_tcp);
     }
     out.push_back(json{{"start_unix_ns", sample.start_unix_ns},
                        {"t_s", std::chrono::duration<double>(sample.since_run_start).count()},
@@ -285,7 +286,7 @@ json intervals_json(const RunReport& report) {
                        {"step", sample.step},
                        {"transactions", std::move(txns)}});
     if (sample.peers.asked > 0) {
-      out.back()["slaves_udp"] = json{{"asked", sample.peers.asked},
+      out.back()["slave_counts"] = json{{"asked", sample.peers.asked},
                                       {"answered", sample.peers.answered},
                                       {"missing", string_or_null(sample.peers.missing)}};
     }

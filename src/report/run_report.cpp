@@ -157,6 +157,28 @@ bool add_peer_datagrams(const std::vector<SlotName>& slot_names, std::size_t gro
   return false;
 }
 
+bool add_peer_tcp(const std::vector<SlotName>& slot_names, std::size_t group, std::size_t txn,
+                  const stats::TcpSummary& tcp, IntervalSample& sample) {
+  std::size_t row = 0;
+  for (const SlotName& name : slot_names) {
+    if (name.flowop || name.uncorrected) continue;
+    if (row >= sample.txns.size()) return false;
+    if (name.group == group && name.txn == txn) {
+      sample.txns[row].peer_tcp_parts.merge(tcp);
+      return true;
+    }
+    ++row;
+  }
+  return false;
+}
+
+void settle_peer_tcp(IntervalSample& sample) {
+  for (IntervalTxnCounters& row : sample.txns) {
+    if (!row.peer_tcp_parts.empty()) row.peer_tcp = tcp_brief(row.peer_tcp_parts);
+    row.peer_tcp_parts = stats::TcpSummary{};
+  }
+}
+
 bool is_timed_step(const RunReport& report, std::size_t step) {
   return std::find(report.timed_steps.begin(), report.timed_steps.end(), step) !=
          report.timed_steps.end();

@@ -1,5 +1,6 @@
-// The slaves' UDP counts per interval on the wire: `interval{n}` asked, `interval_counts` answered
-// (per transaction, bounded in size), read back exactly; nothing a peer sends is trusted.
+// The slaves' part of each interval on the wire: `interval{n}` asked, `interval_counts` answered
+// (UDP counts and TCP state per transaction, bounded in size), read back exactly; nothing a peer
+// sends is trusted.
 #include "volley/control/interval_wire.hpp"
 
 #include <gtest/gtest.h>
@@ -45,6 +46,58 @@ TEST(IntervalWire, CountsReadBackExactly) {
   EXPECT_EQ(part->interval, 9U);
   EXPECT_TRUE(part->missing.empty());
   EXPECT_EQ(part->txns, txns);
+}
+
+stats::TcpSummary tcp_of(std::uint64_t rtt_us, std::size_t connections) {
+  stats::TcpSummary s;
+  for (std::size_t i = 0; i < connections; ++i) {
+    stats::TcpReading r;
+    r.rtt_us = rtt_us + i;
+    r.cwnd = 10;
+    r.busy_us = 1000;
+    r.rwnd_limited_us = 250;
+    r.retransmits = i;
+    s.add(r);
+  }
+  return s;
+}
+
+TEST(IntervalWire, TcpStateReadsBackExactlyBesideTheCounts) {
+  const std::vector<TxnDatagrams> udp = {{0, 2, engine::DatagramCounters{1, 2, 3, 4, 5, 6, 7}}};
+  const std::vector<TxnTcp> tcp = {{0, 1, tcp_of(40, 3)}, {1, 4, tcp_of(900, 1)}};
+  const json m = interval_counts_message(6, udp, tcp);
+  const auto part = interval_part_from_json(json::parse(encode_frame(m).substr(4)));
+  ASSERT_TRUE(part);
+  EXPECT_EQ(part->txns, udp);
+  ASSERT_EQ(part->tcp.size(), 2U);
+  EXPECT_EQ(part->tcp[0].group, 0U);
+  EXPECT_EQ(part->tcp[0].txn, 1U);
+  EXPECT_EQ(part->tcp[0].tcp, tcp[0].tcp);
+  EXPECT_EQ(part->tcp[1].txn, 4U);
+  EXPECT_EQ(part->tcp[1].tcp, tcp[1].tcp);
+  // Without TCP connections the message has no `tcp` at all.
+  EXPECT_FALSE(interval_counts_message(6, udp).contains("tcp"));
+}
+
+TEST(IntervalWire, TcpStateIsMergedPerTransactionAcrossItsSlots) {
+  engine::Plan plan;
+  plan.slots.resize(4);
+  plan.slots[0] = engine::SlotInfo{};  // group 0, txn 0
+  plan.slots[1].txn = 1;
+  plan.slots[2].txn = 1;
+  plan.slots[2].flowop = 0;  // a flowop slot: its TCP state is not a transaction's
+  plan.slots[3].group = 1;
+  std::vector<engine::SlotStats> slots(4);
+  slots[1].tcp = tcp_of(50, 2);
+  slots[2].tcp = tcp_of(70, 5);
+  slots[3].tcp = tcp_of(60, 1);
+  const auto tcp = txn_tcp(plan, slots);
+  ASSERT_EQ(tcp.size(), 2U);  // group 0 txn 0 had none open
+  EXPECT_EQ(tcp[0].group, 0U);
+  EXPECT_EQ(tcp[0].txn, 1U);
+  EXPECT_EQ(tcp[0].tcp, slots[1].tcp);
+  EXPECT_EQ(tcp[1].group, 1U);
+  EXPECT_EQ(tcp[1].tcp, slots[3].tcp);
 }
 
 TEST(IntervalWire, NothingToCountIsAnEmptyListNotMissing) {
@@ -98,6 +151,16 @@ TEST(IntervalWire, MalformedAnswersAreRefused) {
   EXPECT_FALSE(with("udp", udp("[[0, 0, 1, 2, 3, 4, 5, 6, -7]]")));
   EXPECT_FALSE(with("udp", udp("[[-1, 0, 1, 2, 3, 4, 5, 6, 7]]")));
   EXPECT_FALSE(with("udp", udp("[[8589934592, 0, 1, 2, 3, 4, 5, 6, 7]]")));
+  // The TCP part: [group, txn, summary], the summary as the results carry it.
+  const json summary = tcp_of(40, 2);
+  ASSERT_TRUE(with("tcp", json::array({json::array({0U, 1U, summary})})));
+  EXPECT_FALSE(with("tcp", "no"));
+  EXPECT_FALSE(with("tcp", json::array({json::array({0U, 1U})})));
+  EXPECT_FALSE(with("tcp", json::array({json::array({-1, 1U, summary})})));
+  EXPECT_FALSE(with("tcp", json::array({json::array({0U, 1U, "summary"})})));
+  json bad_summary = summary;
+  bad_summary["rtt_us"] = "fast";
+  EXPECT_FALSE(with("tcp", json::array({json::array({0U, 1U, bad_summary})})));
   EXPECT_FALSE(with("udp", udp("[[0, 0, 1.5, 2, 3, 4, 5, 6, 7]]")));
   EXPECT_FALSE(with("udp", udp("[[0, 0, 1, 2, 3, 4, 5, 6, 18446744073709551616]]")));
   EXPECT_FALSE(with("udp", udp(R"([{"group": 0}])")));

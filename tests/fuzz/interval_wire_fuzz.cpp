@@ -1,8 +1,8 @@
-// Fuzz target: the per-interval messages of a run, `interval` (the master asks a slave for an
-// interval's UDP counts) and `interval_counts` (the slave's answer, merged into the master's
-// interval report). The input is the message's JSON text.
-// Invariants checked: an accepted part lists at most kMaxIntervalEntries transactions, and written
-// back as the slave writes it, parses back to the same part.
+// Fuzz target: the per-interval messages of a run, `interval` (the master asks a slave for its
+// part of an interval) and `interval_counts` (the slave's answer: UDP counts and TCP state,
+// merged into the master's interval report). The input is the message's JSON text.
+// Invariants checked: an accepted part lists at most kMaxIntervalEntries transactions of each
+// kind, and written back as the slave writes it, parses back to the same part.
 #include <cstdlib>
 
 #include "fuzz_input.hpp"
@@ -20,11 +20,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   const auto part = interval_part_from_json(m);
   if (!part) return 0;
-  if (part->txns.size() > kMaxIntervalEntries) std::abort();
-  const json again = part->missing.empty() ? interval_counts_message(part->interval, part->txns)
-                                           : interval_missing_message(part->interval, part->missing);
+  if (part->txns.size() > kMaxIntervalEntries || part->tcp.size() > kMaxIntervalEntries) std::abort();
+  const json again = part->missing.empty()
+                         ? interval_counts_message(part->interval, part->txns, part->tcp)
+                         : interval_missing_message(part->interval, part->missing);
   const auto round = interval_part_from_json(again);
   if (!round || round->interval != part->interval || round->missing != part->missing) std::abort();
   if (part->missing.empty() && round->txns != part->txns) std::abort();
+  if (part->missing.empty() && round->tcp.size() != part->tcp.size()) std::abort();
+  for (std::size_t i = 0; part->missing.empty() && i < part->tcp.size(); ++i) {
+    const TxnTcp& a = part->tcp[i];
+    const TxnTcp& b = round->tcp[i];
+    if (a.group != b.group || a.txn != b.txn || !(a.tcp == b.tcp)) std::abort();
+  }
   return 0;
 }

@@ -511,12 +511,14 @@ TEST_P(OneIdTwoSlaves, EveryStepsBytesAreDrainedWhicheverSlaveTheIdServes) {
 
 INSTANTIATE_TEST_SUITE_P(Loopback, OneIdTwoSlaves, ::testing::Values("accept", "connect"));
 
-// Each side reads every TCP connection a strand holds when it ends a transaction: a ping-pong
-// of 3 strands shows 3 connections in its timed transaction on both sides, with round-trip
-// times, and no window or buffer finding (a ping-pong has too little busy time to judge).
+// Each side reads every TCP connection a strand holds when it ends a transaction and as each
+// interval ends: a ping-pong of 3 strands shows 3 connections in its timed transaction on both
+// sides, with round-trip times, and no window or buffer finding (a ping-pong has too little
+// busy time to judge).
 TEST(Loopback, EachSideReadsTheTcpStateOfEveryConnectionAtEachTransactionsEnd) {
   TempDir dir;
-  const auto profile = dir.write("pp.xml", test::pingpong("3", "500ms"));
+  // 1 s of 100 ms intervals: at least 3 of them fall in the timed step even on a loaded machine.
+  const auto profile = dir.write("pp.xml", test::pingpong("3", "1s"));
   const auto out = dir.path() / "r.json";
   const auto r = run_volley({"run", profile, "--local", "--json", out, "-i", "100ms", "-q"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -533,14 +535,19 @@ TEST(Loopback, EachSideReadsTheTcpStateOfEveryConnectionAtEachTransactionsEnd) {
     if (txns[t]["transactions"].get<std::uint64_t>() > 3) ++timed;
   }
   EXPECT_EQ(timed, 1U);
-  // And the master's, as each interval of the timed transaction ended.
+  // And both sides', as each interval of the timed transaction ended: the slave's arrive with
+  // its part of the interval.
   std::size_t intervals_with_tcp = 0;
   for (const auto& interval : doc["intervals"]) {
+    EXPECT_EQ(interval["slave_counts"]["answered"], 1) << interval.dump();
     for (const auto& t : interval["transactions"]) {
       if (!t.contains("tcp")) continue;
       ++intervals_with_tcp;
       EXPECT_EQ(t["tcp"]["connections"], 3) << interval.dump();
       EXPECT_GT(t["tcp"]["rtt_p50_us"].get<double>(), 0.0) << interval.dump();
+      ASSERT_TRUE(t.contains("slave_tcp")) << interval.dump();
+      EXPECT_EQ(t["slave_tcp"]["connections"], 3) << interval.dump();
+      EXPECT_GT(t["slave_tcp"]["rtt_p50_us"].get<double>(), 0.0) << interval.dump();
     }
   }
   EXPECT_GE(intervals_with_tcp, 3U) << doc["intervals"].dump();
@@ -565,7 +572,11 @@ TEST(Loopback, NoTcpInfoReadsNoTcpStateOnEitherSide) {
     for (const auto& t : (*side)["groups"][0]["transactions"]) EXPECT_FALSE(t.contains("tcp")) << t.dump();
   }
   for (const auto& interval : doc["intervals"]) {
-    for (const auto& t : interval["transactions"]) EXPECT_FALSE(t.contains("tcp")) << t.dump();
+    EXPECT_FALSE(interval.contains("slave_counts")) << interval.dump();  // nothing to ask for
+    for (const auto& t : interval["transactions"]) {
+      EXPECT_FALSE(t.contains("tcp")) << t.dump();
+      EXPECT_FALSE(t.contains("slave_tcp")) << t.dump();
+    }
   }
 }
 

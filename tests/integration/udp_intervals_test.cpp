@@ -57,13 +57,13 @@ struct WaySums {
 std::map<std::string, WaySums> sum_ways(const json& doc) {
   std::map<std::string, WaySums> sums;
   for (const json& interval : doc.at("intervals")) {
-    if (!interval.contains("slaves_udp")) {
-      ADD_FAILURE() << "an interval without slaves_udp: " << interval.dump();
+    if (!interval.contains("slave_counts")) {
+      ADD_FAILURE() << "an interval without slave_counts: " << interval.dump();
       continue;
     }
-    EXPECT_TRUE(interval.at("slaves_udp").at("missing").is_null()) << interval.dump();
-    EXPECT_EQ(interval.at("slaves_udp").at("asked"), 1);
-    EXPECT_EQ(interval.at("slaves_udp").at("answered"), 1);
+    EXPECT_TRUE(interval.at("slave_counts").at("missing").is_null()) << interval.dump();
+    EXPECT_EQ(interval.at("slave_counts").at("asked"), 1);
+    EXPECT_EQ(interval.at("slave_counts").at("answered"), 1);
     for (const json& txn : interval.at("transactions")) {
       if (!txn.contains("udp")) continue;
       for (const json& way : txn.at("udp")) {

@@ -63,12 +63,15 @@ TEST(IntervalCsv, HeaderAndRows) {
             "udp_late,udp_duplicates,udp_timeouts,udp_jitter_ns,slave_udp_sent,slave_udp_received,"
             "slave_udp_lost,slave_udp_late,slave_udp_duplicates,slave_udp_timeouts,"
             "slave_udp_jitter_ns,tcp_connections,tcp_rtt_p50_us,tcp_cwnd_p50,"
-            "tcp_delivery_rate_p50,tcp_retransmits,tcp_rwnd_limited_pct,tcp_sndbuf_limited_pct");
+            "tcp_delivery_rate_p50,tcp_retransmits,tcp_rwnd_limited_pct,tcp_sndbuf_limited_pct,"
+            "slave_tcp_connections,slave_tcp_rtt_p50_us,slave_tcp_cwnd_p50,"
+            "slave_tcp_delivery_rate_p50,slave_tcp_retransmits,slave_tcp_rwnd_limited_pct,"
+            "slave_tcp_sndbuf_limited_pct");
   // Interval 1: g0/rr and g1/stream; interval 2: g0/rr (stalled) and g1/stream; interval 3:
   // g0/disconnect.
   ASSERT_EQ(lines.size(), 1u + 5u);
   const auto f = fields_of(lines[1]);
-  ASSERT_EQ(f.size(), 36u);
+  ASSERT_EQ(f.size(), 43u);
   EXPECT_EQ(f[0], std::to_string(testing::kStartUnixNs + 1'000'000'000));
   EXPECT_DOUBLE_EQ(std::stod(f[1]), 1.0);
   EXPECT_DOUBLE_EQ(std::stod(f[2]), 1.0);
@@ -87,7 +90,7 @@ TEST(IntervalCsv, HeaderAndRows) {
   EXPECT_EQ(fields_of(lines[5])[5], "disconnect");
   // No UDP in this run: the master's counters are 0, the slaves' were not asked (empty); no TCP
   // figures in this interval (empty).
-  EXPECT_TRUE(lines[1].ends_with(",0,0,0,0,0,0,0" + std::string(14, ','))) << lines[1];
+  EXPECT_TRUE(lines[1].ends_with(",0,0,0,0,0,0,0" + std::string(21, ','))) << lines[1];
 }
 
 TEST(IntervalCsv, UdpCountersPerInterval) {
@@ -96,15 +99,17 @@ TEST(IntervalCsv, UdpCountersPerInterval) {
   const auto csv = interval_csv(r);
   ASSERT_EQ(csv.lines.size(), 3u) << csv.text;
   // g0/rr received 95 (7 gaps, 2 of them late: 5 lost); g1/stream sent 100.
-  ASSERT_EQ(fields_of(csv.lines[1]).size(), 36u);
+  ASSERT_EQ(fields_of(csv.lines[1]).size(), 43u);
   EXPECT_EQ(fields_of(csv.lines[1])[5], "rr");
   EXPECT_EQ(fields_from(csv.lines[1], 15),
             (std::vector<std::string>{"0", "95", "5", "2", "1", "3", "1500", "", "", "", "", "",
-                                      "", "", "", "", "", "", "", "", ""}));
+                                      "", "", "", "", "", "", "", "", "", "", "", "", "", "", "",
+                                      ""}));
   EXPECT_EQ(fields_of(csv.lines[2])[5], "stream");
   EXPECT_EQ(fields_from(csv.lines[2], 15),
             (std::vector<std::string>{"100", "0", "0", "0", "0", "0", "0", "", "", "", "", "",
-                                      "", "", "", "", "", "", "", "", ""}));
+                                      "", "", "", "", "", "", "", "", "", "", "", "", "", "", "",
+                                      ""}));
 }
 
 TEST(IntervalCsv, TheSlavesCountsBesideTheMasters) {
@@ -113,19 +118,19 @@ TEST(IntervalCsv, TheSlavesCountsBesideTheMasters) {
   const auto csv = interval_csv(r);
   ASSERT_EQ(csv.lines.size(), 3u) << csv.text;
   // g0/rr: the slave sent the 100 the master's read counted; g1/stream: the slave received 97.
-  ASSERT_EQ(fields_of(csv.lines[1]).size(), 36u);
+  ASSERT_EQ(fields_of(csv.lines[1]).size(), 43u);
   EXPECT_EQ(fields_from(csv.lines[1], 22),
             (std::vector<std::string>{"100", "0", "0", "0", "0", "0", "0", "", "", "", "", "", "",
-                                      ""}));
+                                      "", "", "", "", "", "", "", ""}));
   EXPECT_EQ(fields_from(csv.lines[2], 22),
             (std::vector<std::string>{"0", "97", "3", "1", "0", "0", "2000", "", "", "", "", "",
-                                      "", ""}));
+                                      "", "", "", "", "", "", "", "", ""}));
 
   // A slave whose counts did not come: empty, never 0.
   r.intervals[0].peers = {1, 0, "no counts from slave h1"};
   const auto missing = interval_csv(r);
   ASSERT_EQ(missing.lines.size(), 3u) << missing.text;
-  EXPECT_TRUE(missing.lines[2].ends_with(",100,0,0,0,0,0,0" + std::string(14, ','))) << missing.text;
+  EXPECT_TRUE(missing.lines[2].ends_with(",100,0,0,0,0,0,0" + std::string(21, ','))) << missing.text;
 }
 
 // An interval's TCP figures: the master's connections of each transaction as it ended.
@@ -143,11 +148,12 @@ TEST(IntervalCsv, TheTcpColumnsHoldTheIntervalsBrief) {
   bool found = false;
   for (std::size_t i = 1; i < csv.lines.size(); ++i) {
     const auto f = fields_of(csv.lines[i]);
-    ASSERT_EQ(f.size(), 36u) << csv.lines[i];
+    ASSERT_EQ(f.size(), 43u) << csv.lines[i];
     if (f[29].empty()) continue;
     found = true;
     EXPECT_EQ(fields_from(csv.lines[i], 29),
-              (std::vector<std::string>{"4", "25", "10", "1000000", "3", "12.5", "0"}));
+              (std::vector<std::string>{"4", "25", "10", "1000000", "3", "12.5", "0", "", "", "",
+                                        "", "", "", ""}));
   }
   EXPECT_TRUE(found) << csv.text;
   const auto doc = to_json_document(r);
@@ -178,6 +184,43 @@ TEST(IntervalCsv, NamesAreQuoted) {
 
 TEST(IntervalCsv, EmptyReportHasHeaderOnly) {
   EXPECT_EQ(interval_csv(RunReport{}).text, std::string(kIntervalCsvHeader) + "\n");
+}
+
+// The slaves' TCP figures of an interval beside the master's: in the CSV and the JSON when every
+// slave's part came, and left out (empty, never 0) when one is missing.
+TEST(IntervalCsv, TheSlavesTcpColumnsHoldTheirBriefWhenEverySlaveAnswered) {
+  RunReport r = testing::make_report();
+  TcpBrief brief;
+  brief.connections = 6;
+  brief.rtt_p50_us = 40;
+  brief.cwnd_p50 = 12;
+  brief.delivery_rate_p50 = 2e6;
+  brief.shares.sndbuf_limited_pct = 50;
+  r.intervals[0].txns[1].peer_tcp = brief;
+  r.intervals[0].peers = {1, 1, ""};
+  auto slave_columns = [](const RunReport& report) {
+    std::vector<std::vector<std::string>> out;
+    const auto csv = interval_csv(report);
+    for (std::size_t i = 1; i < csv.lines.size(); ++i) {
+      EXPECT_EQ(fields_of(csv.lines[i]).size(), 43u) << csv.lines[i];
+      if (!fields_of(csv.lines[i])[36].empty()) out.push_back(fields_from(csv.lines[i], 36));
+    }
+    return out;
+  };
+  EXPECT_EQ(slave_columns(r), (std::vector<std::vector<std::string>>{
+                                  {"6", "40", "12", "2000000", "0", "0", "50"}}));
+  const auto doc = to_json_document(r);
+  bool in_json = false;
+  for (const auto& t : doc["intervals"][0]["transactions"]) {
+    if (t.contains("slave_tcp")) in_json = t["slave_tcp"]["connections"] == 6;
+  }
+  EXPECT_TRUE(in_json) << doc["intervals"][0].dump();
+
+  r.intervals[0].peers = {1, 0, "no counts from slave h1"};
+  EXPECT_TRUE(slave_columns(r).empty());
+  for (const auto& t : to_json_document(r)["intervals"][0]["transactions"]) {
+    EXPECT_FALSE(t.contains("slave_tcp")) << t.dump();
+  }
 }
 
 }  // namespace

@@ -267,7 +267,7 @@ TEST(JsonReportIntervals, UdpBothSidesPerDirection) {
   r.intervals = {testing::make_udp_interval_with_slaves()};
   const json doc = to_json_document(r);
   const json& iv = doc["intervals"][0];
-  EXPECT_EQ(iv["slaves_udp"], (json{{"asked", 1}, {"answered", 1}, {"missing", nullptr}}));
+  EXPECT_EQ(iv["slave_counts"], (json{{"asked", 1}, {"answered", 1}, {"missing", nullptr}}));
   ASSERT_EQ(iv["transactions"].size(), 2u);
   // g0/rr: the master read what the slave sent.
   const json& rr = iv["transactions"][0];
@@ -288,7 +288,7 @@ TEST(JsonReportIntervals, UdpBothSidesPerDirection) {
   // A slave's counts missing: its side is null or says why, never 0.
   r.intervals[0].peers = {1, 0, "no counts from slave h1"};
   const json missing = to_json_document(r)["intervals"][0];
-  EXPECT_EQ(missing["slaves_udp"]["missing"], "no counts from slave h1");
+  EXPECT_EQ(missing["slave_counts"]["missing"], "no counts from slave h1");
   EXPECT_FALSE(missing["transactions"][0].contains("slave_datagrams"));
   EXPECT_TRUE(missing["transactions"][0]["udp"][0]["sent"].is_null());
   EXPECT_EQ(missing["transactions"][1]["udp"][0]["receiver_missing"], "no counts from slave h1");

@@ -1,9 +1,10 @@
 #pragma once
-// The receiving side's UDP counts per interval on the wire (docs/control-protocol.md,
-// "Intervals"). At each interval the master asks every slave for its share (`interval{n}`), and
-// the slave answers with what its engine counted since its previous answer, per transaction
-// (`interval_counts{n, udp}`), so the master can show what arrived at the slaves beside what it
-// sent, interval by interval. Only datagram counters travel: the master has everything else.
+// The slaves' share of each interval on the wire (docs/control-protocol.md, "Intervals"). At
+// each interval the master asks every slave (`interval{n}`), and the slave answers, per
+// transaction (`interval_counts{n, udp, tcp}`), with what its engine counted since its previous
+// answer: the datagram counters (what arrived at the slaves beside what the master sent), and
+// the TCP state of its connections as it took the interval (TCP_INFO, stats::TcpSummary). The
+// master has everything else.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -13,6 +14,7 @@
 
 #include "volley/engine/plan.hpp"
 #include "volley/engine/slot_stats.hpp"
+#include "volley/stats/tcp_summary.hpp"
 
 namespace volley::control {
 
@@ -29,10 +31,18 @@ struct TxnDatagrams {
   friend bool operator==(const TxnDatagrams&, const TxnDatagrams&) = default;
 };
 
+/// One transaction's TCP connections as one side took an interval.
+struct TxnTcp {
+  std::uint32_t group = 0;
+  std::uint32_t txn = 0;
+  stats::TcpSummary tcp;
+};
+
 /// A slave's answer for interval `interval`: its counters, or why it has none (`missing`).
 struct IntervalPart {
   std::uint64_t interval = 0;
   std::vector<TxnDatagrams> txns;  ///< only transactions that sent or received a datagram
+  std::vector<TxnTcp> tcp;         ///< only transactions with a TCP connection open
   std::string missing;
 };
 
@@ -46,9 +56,15 @@ std::optional<std::uint64_t> interval_requested(const nlohmann::json& message);
 std::vector<TxnDatagrams> txn_datagrams(const engine::Plan& plan,
                                         const std::vector<engine::SlotStats>& slots);
 
+/// The TCP summaries of `slots` merged per transaction, without the transactions that had no
+/// TCP connection open.
+std::vector<TxnTcp> txn_tcp(const engine::Plan& plan, const std::vector<engine::SlotStats>& slots);
+
 /// `interval_counts{interval, udp: [[group, txn, sent, received, gaps, late, duplicates,
-/// timeouts, jitter_ns], ...]}`; beyond kMaxIntervalEntries, `missing` says so instead.
-nlohmann::json interval_counts_message(std::uint64_t interval, const std::vector<TxnDatagrams>& txns);
+/// timeouts, jitter_ns], ...], tcp: [[group, txn, summary], ...]}` (`tcp` only when there is
+/// one); beyond kMaxIntervalEntries of either, `missing` says so instead.
+nlohmann::json interval_counts_message(std::uint64_t interval, const std::vector<TxnDatagrams>& txns,
+                                       const std::vector<TxnTcp>& tcp = {});
 /// `interval_counts{interval, udp: [], missing: why}`: this slave cannot count this interval.
 nlohmann::json interval_missing_message(std::uint64_t interval, std::string why);
 /// The part an `interval_counts` carries; nullopt when it is malformed.

@@ -31,6 +31,8 @@ struct IntervalTxnRow {
   engine::DatagramCounters peer_datagrams;
   IntervalPeers peers;     ///< The sample's: whether the slaves' side is whole.
   std::optional<TcpBrief> tcp;  ///< IntervalTxnCounters::tcp
+  /// IntervalTxnCounters::peer_tcp; meaningful only when `peers.complete()`.
+  std::optional<TcpBrief> peer_tcp;
   double seconds = 0;      ///< The interval's length.
   LatencySummary latency;  ///< Per iteration, ns.
 

@@ -64,10 +64,15 @@ struct IntervalTxnCounters {
   engine::DatagramCounters peer_datagrams;
   /// The master's TCP connections of this transaction as the interval ended (TCP_INFO).
   std::optional<TcpBrief> tcp;
+  /// The slaves' TCP connections of this transaction as they took the interval: their parts
+  /// merged as they arrive (`peer_tcp_parts`), then kept as a brief once the interval is whole
+  /// (settle_peer_tcp). Meaningful only when the sample's `peers.complete()`.
+  stats::TcpSummary peer_tcp_parts;
+  std::optional<TcpBrief> peer_tcp;
 };
 
-/// Whose UDP counts an interval holds besides the master's. Only runs with a UDP flowop ask the
-/// slaves; `asked` is 0 otherwise.
+/// Whose counts an interval holds besides the master's. Runs with a UDP connection, or a TCP one
+/// while TCP_INFO is read, ask the slaves; `asked` is 0 otherwise.
 struct IntervalPeers {
   std::size_t asked = 0;     ///< slaves asked for their counts of this interval
   std::size_t answered = 0;  ///< ... that answered with counts
@@ -185,6 +190,13 @@ void summarize_interval(const std::vector<SlotName>& slot_names,
 /// transaction.
 bool add_peer_datagrams(const std::vector<SlotName>& slot_names, std::size_t group, std::size_t txn,
                         const engine::DatagramCounters& counts, IntervalSample& sample);
+/// Adds one slave's TCP summary of transaction (group, txn) at an interval to the sample's row
+/// of that transaction (`peer_tcp_parts`); false when the master has no such transaction.
+bool add_peer_tcp(const std::vector<SlotName>& slot_names, std::size_t group, std::size_t txn,
+                  const stats::TcpSummary& tcp, IntervalSample& sample);
+/// Once every slave's part of the sample has arrived: each row's merged parts become its
+/// `peer_tcp` brief, and the parts are dropped (a long run's series must stay small).
+void settle_peer_tcp(IntervalSample& sample);
 /// Whether barrier step `step` is one of `report.timed_steps`.
 [[nodiscard]] bool is_timed_step(const RunReport& report, std::size_t step);
 
