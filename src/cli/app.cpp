@@ -120,6 +120,10 @@ void define_command_line(CLI::App& app, CommandLine& cl) {
                                    core::format_duration(core::kMinInterval))});
   run_cmd->add_option("--json", run.json, "Write the result document to FILE (- for stdout)")->type_name("FILE");
   run_cmd->add_option("--csv", run.csv, "Write one row per interval and transaction to FILE")->type_name("FILE");
+  run_cmd->add_option("--html", run.html,
+                      "Write the run's page to FILE: rate, latency and both ends' TCP state per "
+                      "interval, the findings and the kernel counters (one file, no scripts)")
+      ->type_name("FILE");
   run_cmd->add_option("--latency-log", run.latency_log, "Write the latency histograms to FILE")->type_name("FILE");
   add_duration_option(*run_cmd, "--connect-timeout", run.connect_timeout,
                       "How long to wait for a slave", kAtLeastOneMs);

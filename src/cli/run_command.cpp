@@ -27,6 +27,7 @@
 #include "volley/core/wall_time.hpp"
 #include "volley/profile/duration_cap.hpp"
 #include "volley/report/csv_report.hpp"
+#include "volley/analysis/run_html.hpp"
 #include "volley/report/json_report.hpp"
 #include "volley/report/latency_log.hpp"
 #include "volley/report/result_checks.hpp"
@@ -141,7 +142,7 @@ int run_command(const RunOptions& options, int argc, char** argv) {
     start_at = parsed.unix_ns;
   }
   // Fail on unwritable outputs now, not after a long run.
-  for (const auto* path : {&options.json, &options.csv, &options.latency_log}) {
+  for (const auto* path : {&options.json, &options.csv, &options.html, &options.latency_log}) {
     if (path->empty() || *path == "-") continue;
     std::ofstream probe(*path, std::ios::app);
     if (!probe) {
@@ -272,6 +273,9 @@ int run_command(const RunOptions& options, int argc, char** argv) {
   };
   emit(options.json, [&](std::ostream& out) { report::write_json_document(result, out); });
   emit(options.csv, [&](std::ostream& out) { report::write_interval_csv(result, out); });
+  emit(options.html, [&](std::ostream& out) {
+    out << analysis::render_run_html(report::to_json_document(result));
+  });
   if (latency_out != nullptr) {
     report::write_run_histograms(result, *latency_out);
     latency_out->flush();

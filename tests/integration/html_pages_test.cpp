@@ -1,5 +1,5 @@
-// The HTML pages as a browser sees them: a sweep, the comparison of two sweeps and a search,
-// each written by the real CLI against a local slave, then loaded in headless Chromium. The DOM
+// The HTML pages as a browser sees them: a sweep, the comparison of two sweeps, a search and a
+// run, each written by the real CLI against a local slave, then loaded in headless Chromium. The DOM
 // Chromium builds must hold the charts with their data (a line through every point) and, on the
 // comparison page, the verdicts; and the page must paint (a screenshot with content). Skipped,
 // saying so, where Chromium is not installed (scripts/install-deps.sh installs it).
@@ -13,6 +13,7 @@
 
 #include "support/local_run.hpp"
 #include "support/process.hpp"
+#include "support/serve.hpp"
 #include "support/temp_dir.hpp"
 
 namespace volley::test {
@@ -110,6 +111,40 @@ TEST(HtmlPages, SweepComparisonAndSearchRenderWithTheirDataInChromium) {
                  120s);
   ASSERT_EQ(search.exit_code, 0) << search.out << search.err;
   expect_page(dir.path() / "f.html", dir.path() / "f.png", 3, "volley search");
+}
+
+// A run's page: per interval, each transaction's rate and p99, and five TCP figures of both ends
+// (a solid line for the master's connections, a dashed one for the slave's); then the kernel
+// counters. Without TCP_INFO the page says there are no TCP figures instead of drawing zeros.
+TEST(HtmlPages, ARunsPageChartsRateLatencyAndBothEndsTcpStatePerInterval) {
+  if (!fs::exists(kChromium)) GTEST_SKIP() << kChromium << " is not installed";
+  TempDir dir;
+  const auto profile = dir.write("pp.xml", pingpong("2", "1s"));
+  const auto run =
+      run_volley({"run", profile, "--local", "-i", "100ms", "--html", dir.path() / "r.html", "-q"}, 60s);
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  const fs::path page = dir.path() / "r.html";
+  ASSERT_TRUE(fs::exists(page));
+  const std::string dom = rendered_dom(page, dir.path() / "r.png");
+  ASSERT_FALSE(dom.empty());
+  // 1 s of 100 ms intervals: rate and p99 of the timed transaction, and each of the five TCP
+  // figures on both ends, each a line through at least 5 intervals.
+  EXPECT_GE(lines_with(dom, 5), 12U) << dom;
+  EXPECT_NE(dom.find("stroke-dasharray"), std::string::npos) << "no slave's line";
+  for (const char* text : {"Transactions per second", "TCP round-trip time", "Congestion window",
+                           "Retransmits", "limited by the receive window", "limited by the send buffer",
+                           "Kernel counters over the timed part", "What limited the run"}) {
+    EXPECT_NE(dom.find(text), std::string::npos) << "the page lacks " << text;
+  }
+  EXPECT_GT(fs::file_size(dir.path() / "r.png"), 20'000U);
+
+  const auto off = run_volley({"run", profile, "--local", "-i", "100ms", "--no-tcp-info", "--html",
+                               dir.path() / "off.html", "-q"},
+                              60s);
+  ASSERT_EQ(off.exit_code, 0) << off.out << off.err;
+  const std::string off_dom = rendered_dom(dir.path() / "off.html", dir.path() / "off.png");
+  EXPECT_NE(off_dom.find("No TCP figures"), std::string::npos) << off_dom;
+  EXPECT_EQ(off_dom.find("TCP round-trip time"), std::string::npos);
 }
 
 }  // namespace

@@ -23,6 +23,7 @@ struct RunOptions {
   std::chrono::nanoseconds interval = std::chrono::seconds(1);  ///< -i: the time series' step
   std::string json;                           ///< --json FILE ("-" = stdout)
   std::string csv;                            ///< --csv FILE
+  std::string html;                           ///< --html FILE
   std::string latency_log;                    ///< --latency-log FILE
   std::chrono::nanoseconds connect_timeout = std::chrono::seconds(5);  ///< --connect-timeout
   /// --step-grace: a slave's time to end a step
