@@ -85,7 +85,7 @@ std::string tcp_chart(const json& intervals, const std::vector<std::string>& nam
       intervals, names, [key](const json& t) { return field(t, "slave_tcp", key); }, true, "slaves",
       unit);
   lines.insert(lines.end(), slaves.begin(), slaves.end());
-  return render_chart(title + " (solid: master, dashed: slaves)", "time (s)", y_label, axis, lines);
+  return render_chart(title + " (dashed: slaves)", "time (s)", y_label, axis, lines);
 }
 
 std::string summary_table(const json& doc) {
@@ -146,7 +146,7 @@ std::string kernel_table(const json& doc) {
       }
     }
   }
-  const std::string head = "<h2>Kernel counters over the timed part</h2>\n";
+  const std::string head = "<h2>Kernel counters over the timed part, per host</h2>\n";
   if (hosts.empty()) return head + "<p>No host's kernel counters were read.</p>\n";
   std::set<std::string> names;
   for (const json* h : hosts) {
@@ -173,6 +173,54 @@ std::string kernel_table(const json& doc) {
     out += fmt::format("<th>{}</th>", escape(host != nullptr && host->is_string() ? host->get<std::string>() : "?"));
   }
   return out + "</tr>\n" + rows + "</table>\n";
+}
+
+/// One chart per kernel counter that moved in some interval on some host: one line per host,
+/// 0 where the host read its counters and that one did not move.
+std::string kernel_charts(const json& intervals, const XAxis& axis) {
+  std::vector<std::string> hosts;
+  std::set<std::string> names;
+  for (const json& interval : intervals) {
+    const json* kernel = member(interval, "kernel");
+    if (kernel == nullptr || !kernel->is_array()) continue;
+    for (const json& h : *kernel) {
+      const json* host = member(h, "host");
+      const json* moved = member(h, "moved");
+      if (host == nullptr || !host->is_string() || moved == nullptr || !moved->is_object()) continue;
+      if (std::find(hosts.begin(), hosts.end(), host->get<std::string>()) == hosts.end()) {
+        hosts.push_back(host->get<std::string>());
+      }
+      for (const auto& [name, value] : moved->items()) names.insert(name);
+    }
+  }
+  const std::string head = "<h2>Kernel counters per interval</h2>\n";
+  if (hosts.empty()) return head + "<p>No host's kernel counters were read per interval.</p>\n";
+  if (names.empty()) return head + "<p>No watched counter moved on any host.</p>\n";
+  std::string out = head;
+  for (const std::string& name : names) {
+    std::vector<Line> lines;
+    for (std::size_t i = 0; i < hosts.size(); ++i) {
+      Line line{hosts[i], kColors[i % kColors.size()], i > 0, {}};
+      for (const json& interval : intervals) {
+        const json* kernel = member(interval, "kernel");
+        if (kernel == nullptr || !kernel->is_array()) continue;
+        for (const json& h : *kernel) {
+          const json* host = member(h, "host");
+          const json* moved = member(h, "moved");
+          if (host == nullptr || *host != hosts[i] || moved == nullptr || !moved->is_object()) continue;
+          const json* value = member(*moved, name.c_str());
+          const double y = value != nullptr && value->is_number() ? value->get<double>() : 0;
+          const double x = interval_end(interval);
+          line.data.push_back({x, y, std::nullopt, std::nullopt,
+                               fmt::format("{} at {:.2f} s: {:.0f}", hosts[i], x, y)});
+        }
+      }
+      if (!line.data.empty()) lines.push_back(std::move(line));
+    }
+    out += render_chart(name + " per interval (dashed: slaves)", "time (s)", name,
+                        axis, lines);
+  }
+  return out;
 }
 
 }  // namespace
@@ -220,6 +268,7 @@ std::string render_run_html(const json& document) {
       html += tcp_chart(intervals, names, axis, "Busy time limited by the send buffer",
                         "% of busy time", "sndbuf_limited_pct", "%");
     }
+    html += kernel_charts(intervals, axis);
   }
   html += kernel_table(document);
   return html + "</body>\n</html>\n";

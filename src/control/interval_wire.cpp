@@ -57,7 +57,8 @@ std::vector<TxnTcp> txn_tcp(const engine::Plan& plan, const std::vector<engine::
 }
 
 json interval_counts_message(std::uint64_t interval, const std::vector<TxnDatagrams>& txns,
-                             const std::vector<TxnTcp>& tcp) {
+                             const std::vector<TxnTcp>& tcp,
+                             const std::optional<sampling::ProtocolCounterMap>& kernel) {
   if (txns.size() > kMaxIntervalEntries || tcp.size() > kMaxIntervalEntries) {
     return interval_missing_message(
         interval, fmt::format("{} UDP and {} TCP transactions were active in the interval; at "
@@ -75,6 +76,13 @@ json interval_counts_message(std::uint64_t interval, const std::vector<TxnDatagr
     json tcp_list = json::array();
     for (const TxnTcp& t : tcp) tcp_list.push_back(json::array({t.group, t.txn, t.tcp}));
     out["tcp"] = std::move(tcp_list);
+  }
+  if (kernel) {
+    json moved = json::object();
+    for (const auto& [name, value] : *kernel) {
+      if (moved.size() < kMaxIntervalCounters && name.size() <= kMaxCounterNameBytes) moved[name] = value;
+    }
+    out["kernel"] = std::move(moved);
   }
   return out;
 }
@@ -118,6 +126,15 @@ std::optional<IntervalPart> interval_part_from_json(const json& message) {
         if (!stats::tcp_summary_from_json(e[2], t.tcp)) return std::nullopt;
         part.tcp.push_back(std::move(t));
       }
+    }
+    if (const auto kernel = message.find("kernel"); kernel != message.end()) {
+      if (!kernel->is_object() || kernel->size() > kMaxIntervalCounters) return std::nullopt;
+      sampling::ProtocolCounterMap moved;
+      for (const auto& [name, value] : kernel->items()) {
+        if (name.empty() || name.size() > kMaxCounterNameBytes) return std::nullopt;
+        moved.emplace(name, detail::checked_uint(value));
+      }
+      part.kernel = std::move(moved);
     }
   } catch (const json::exception&) {
     return std::nullopt;

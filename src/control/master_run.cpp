@@ -207,6 +207,8 @@ struct MasterRun::State {
   std::optional<sampling::NicSample> nic_before;
   /// The host's kernel counters: this process samples them for every process of its side.
   sampling::KernelCounterWindow kernel;
+  /// The master host's kernel counters interval by interval, from the first interval's start.
+  std::optional<sampling::KernelCounterSeries> kernel_series;
   /// The master's side spread over processes (docs/architecture.md, "Processes"): this process
   /// runs shard 0, the children the others.
   std::uint32_t processes = 1;
@@ -224,18 +226,6 @@ struct MasterRun::State {
   std::map<std::uint64_t, std::vector<std::pair<std::size_t, IntervalPart>>> early_parts;
 };
 
-namespace {
-
-/// Whether the slaves have anything to say of each interval: a UDP connection's counts, or a TCP
-/// connection's state while TCP_INFO is read.
-bool slaves_count_intervals(const engine::Plan& plan, bool sample_tcp) {
-  return std::any_of(plan.connections.begin(), plan.connections.end(), [sample_tcp](const auto& c) {
-    return c.protocol == profile::Protocol::kUdp || (sample_tcp && c.protocol == profile::Protocol::kTcp);
-  });
-}
-
-}  // namespace
-
 void MasterRun::add_interval_part(std::size_t slave, const IntervalPart& part) {
   report::IntervalSample& sample = report_.intervals.at(part.interval);
   if (!part.missing.empty()) {
@@ -247,6 +237,7 @@ void MasterRun::add_interval_part(std::size_t slave, const IntervalPart& part) {
     report::add_peer_datagrams(report_.slot_names, t.group, t.txn, t.counts, sample);
   }
   for (const TxnTcp& t : part.tcp) report::add_peer_tcp(report_.slot_names, t.group, t.txn, t.tcp, sample);
+  if (part.kernel) sample.kernel.push_back({state_->slaves[slave].address.host, *part.kernel});
   ++sample.peers.answered;
 }
 
@@ -475,6 +466,7 @@ awaitable<void> MasterRun::run() {
         sample.since_run_start = std::chrono::duration_cast<std::chrono::nanoseconds>(st.last_interval - st.run_start);
         sample.length = std::chrono::duration_cast<std::chrono::nanoseconds>(now - st.last_interval);
         sample.step = st.current_step;
+        if (st.kernel_series) sample.kernel.push_back({"master", st.kernel_series->next()});
         st.last_interval = now;
         const std::uint64_t n = st.intervals_taken++;
         if (st.ask_intervals) {
@@ -844,8 +836,12 @@ awaitable<void> MasterRun::run() {
     };
     // Processes: the live intervals would count this process's share only, so there are none
     // (the final result merges every process).
-    if (settings_.interval.count() > 0 && !st.children) arm_interval();
-    st.ask_intervals = !st.children && slaves_count_intervals(*st.plan, settings_.sample_tcp);
+    if (settings_.interval.count() > 0 && !st.children) {
+      st.kernel_series.emplace();
+      arm_interval();
+    }
+    // Every slave has its host's kernel counters to give, and its UDP counts and TCP state.
+    st.ask_intervals = !st.children;
     if (st.children) log("live intervals are off: the master's side runs in several processes");
 
     for (std::size_t step = 0; step < st.plan->txn_count && st.failure.empty(); ++step) {

@@ -122,6 +122,8 @@ struct LoadedRun {
   /// run in processes leaves them to its parent (one sample per host, not per process).
   sampling::KernelCounterWindow kernel;
   bool host_counters = true;
+  /// The same counters interval by interval, for the master's `interval` requests.
+  std::optional<sampling::KernelCounterSeries> kernel_series;
   nlohmann::json system;  ///< this host's snapshot, read at load time (before the run)
   /// This process's record in the result: its name, and its resident memory before the run was
   /// built and when the last timed step ended.
@@ -655,6 +657,7 @@ asio::awaitable<void> SlaveServer::on_message(Session& s, const json& m) {
       co_return;
     }
     run->started = true;
+    if (run->host_counters) run->kernel_series.emplace();
     if (run->master_side) {
       run->engine->set_targets(targets_from_json(m.value("targets", json::object())));
     } else {
@@ -912,10 +915,13 @@ asio::awaitable<void> SlaveServer::on_interval(Session& s, const json& m) {
     co_return;
   }
   // Answered in the order asked: takes complete in order, and so do the events they push.
-  s.run->engine->take_interval(context_, [&s, n = *n](std::vector<engine::SlotStats> slots) {
+  std::optional<sampling::ProtocolCounterMap> kernel;
+  if (s.run->kernel_series) kernel = s.run->kernel_series->next();
+  s.run->engine->take_interval(context_, [&s, n = *n, kernel = std::move(kernel)](
+                                             std::vector<engine::SlotStats> slots) {
     if (!s.run) return;
-    s.events.push(IntervalTaken{
-        interval_counts_message(n, txn_datagrams(s.run->plan, slots), txn_tcp(s.run->plan, slots))});
+    s.events.push(IntervalTaken{interval_counts_message(n, txn_datagrams(s.run->plan, slots),
+                                                        txn_tcp(s.run->plan, slots), kernel)});
   });
 }
 

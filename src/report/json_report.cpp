@@ -285,6 +285,15 @@ json intervals_json(const RunReport& report) {
                        {"length_s", std::chrono::duration<double>(sample.length).count()},
                        {"step", sample.step},
                        {"transactions", std::move(txns)}});
+    if (!sample.kernel.empty()) {
+      json hosts = json::array();
+      for (const HostCounters& h : sample.kernel) {
+        json moved = json::object();
+        for (const auto& [name, value] : h.moved) moved[name] = value;
+        hosts.push_back(json{{"host", h.host}, {"moved", std::move(moved)}});
+      }
+      out.back()["kernel"] = std::move(hosts);
+    }
     if (sample.peers.asked > 0) {
       out.back()["slave_counts"] = json{{"asked", sample.peers.asked},
                                       {"answered", sample.peers.answered},

@@ -85,6 +85,20 @@ SoftnetDelta softnet_total(const std::vector<SoftnetDelta>& per_cpu) {
   return total;
 }
 
+ProtocolCounterMap moved_counters(const KernelCounterDeltas& d) {
+  ProtocolCounterMap moved;
+  for (const auto& [name, value] : d.counters) {
+    if (value != 0) moved.emplace(name, value);
+  }
+  if (d.softnet) {
+    const SoftnetDelta total = softnet_total(*d.softnet);
+    if (total.processed != 0) moved.emplace("softnet.processed", total.processed);
+    if (total.dropped != 0) moved.emplace("softnet.dropped", total.dropped);
+    if (total.time_squeeze != 0) moved.emplace("softnet.time_squeeze", total.time_squeeze);
+  }
+  return moved;
+}
+
 void to_json(nlohmann::json& j, const KernelCounterDeltas& d) {
   j = nlohmann::json::object();
   j["wall_s"] = d.wall_s;

@@ -7,6 +7,8 @@
 
 #include <cstdint>
 
+#include <fmt/format.h>
+
 #include "volley/control/codec.hpp"
 
 namespace volley::control {
@@ -77,6 +79,20 @@ TEST(IntervalWire, TcpStateReadsBackExactlyBesideTheCounts) {
   EXPECT_EQ(part->tcp[1].tcp, tcp[1].tcp);
   // Without TCP connections the message has no `tcp` at all.
   EXPECT_FALSE(interval_counts_message(6, udp).contains("tcp"));
+}
+
+TEST(IntervalWire, TheHostsKernelCountersReadBackExactly) {
+  const sampling::ProtocolCounterMap moved{{"Tcp.OutSegs", 29229}, {"softnet.processed", UINT64_MAX}};
+  const auto part = interval_part_from_json(
+      json::parse(encode_frame(interval_counts_message(2, {}, {}, moved)).substr(4)));
+  ASSERT_TRUE(part);
+  ASSERT_TRUE(part->kernel);
+  EXPECT_EQ(*part->kernel, moved);
+  // A slave that does not read them sends no `kernel`; one where nothing moved, an empty one.
+  EXPECT_FALSE(interval_part_from_json(interval_counts_message(2, {}))->kernel);
+  const auto nothing = interval_part_from_json(interval_counts_message(2, {}, {}, sampling::ProtocolCounterMap{}));
+  ASSERT_TRUE(nothing && nothing->kernel);
+  EXPECT_TRUE(nothing->kernel->empty());
 }
 
 TEST(IntervalWire, TcpStateIsMergedPerTransactionAcrossItsSlots) {
@@ -158,6 +174,16 @@ TEST(IntervalWire, MalformedAnswersAreRefused) {
   EXPECT_FALSE(with("tcp", json::array({json::array({0U, 1U})})));
   EXPECT_FALSE(with("tcp", json::array({json::array({-1, 1U, summary})})));
   EXPECT_FALSE(with("tcp", json::array({json::array({0U, 1U, "summary"})})));
+  // The kernel part: {name: unsigned}, bounded in entries and name length.
+  ASSERT_TRUE(with("kernel", json::parse(R"({"Tcp.OutSegs": 5})")));
+  EXPECT_FALSE(with("kernel", json::array()));
+  EXPECT_FALSE(with("kernel", json::parse(R"({"Tcp.OutSegs": -5})")));
+  EXPECT_FALSE(with("kernel", json::parse(R"({"Tcp.OutSegs": "5"})")));
+  EXPECT_FALSE(with("kernel", json::parse(R"({"": 5})")));
+  EXPECT_FALSE(with("kernel", json{{std::string(kMaxCounterNameBytes + 1, 'x'), 5U}}));
+  json many = json::object();
+  for (std::size_t i = 0; i <= kMaxIntervalCounters; ++i) many[fmt::format("c{}", i)] = 1U;
+  EXPECT_FALSE(with("kernel", many));
   json bad_summary = summary;
   bad_summary["rtt_us"] = "fast";
   EXPECT_FALSE(with("tcp", json::array({json::array({0U, 1U, bad_summary})})));

@@ -113,9 +113,10 @@ TEST(HtmlPages, SweepComparisonAndSearchRenderWithTheirDataInChromium) {
   expect_page(dir.path() / "f.html", dir.path() / "f.png", 3, "volley search");
 }
 
-// A run's page: per interval, each transaction's rate and p99, and five TCP figures of both ends
-// (a solid line for the master's connections, a dashed one for the slave's); then the kernel
-// counters. Without TCP_INFO the page says there are no TCP figures instead of drawing zeros.
+// A run's page: per interval, each transaction's rate and p99, five TCP figures of both ends
+// (a solid line for the master's connections, a dashed one for the slave's) and each host's
+// kernel counters that moved (a ping-pong moves Tcp.OutSegs on both); then the kernel counters
+// over the timed part. Without TCP_INFO the page says there are no TCP figures instead of drawing zeros.
 TEST(HtmlPages, ARunsPageChartsRateLatencyAndBothEndsTcpStatePerInterval) {
   if (!fs::exists(kChromium)) GTEST_SKIP() << kChromium << " is not installed";
   TempDir dir;
@@ -127,13 +128,14 @@ TEST(HtmlPages, ARunsPageChartsRateLatencyAndBothEndsTcpStatePerInterval) {
   ASSERT_TRUE(fs::exists(page));
   const std::string dom = rendered_dom(page, dir.path() / "r.png");
   ASSERT_FALSE(dom.empty());
-  // 1 s of 100 ms intervals: rate and p99 of the timed transaction, and each of the five TCP
-  // figures on both ends, each a line through at least 5 intervals.
-  EXPECT_GE(lines_with(dom, 5), 12U) << dom;
+  // 1 s of 100 ms intervals: rate and p99 of the timed transaction, each of the five TCP
+  // figures on both ends and Tcp.OutSegs on both hosts, each a line through at least 5 intervals.
+  EXPECT_GE(lines_with(dom, 5), 14U) << dom;
   EXPECT_NE(dom.find("stroke-dasharray"), std::string::npos) << "no slave's line";
   for (const char* text : {"Transactions per second", "TCP round-trip time", "Congestion window",
                            "Retransmits", "limited by the receive window", "limited by the send buffer",
-                           "Kernel counters over the timed part", "What limited the run"}) {
+                           "Kernel counters over the timed part", "What limited the run",
+                           "Tcp.OutSegs per interval"}) {
     EXPECT_NE(dom.find(text), std::string::npos) << "the page lacks " << text;
   }
   EXPECT_GT(fs::file_size(dir.path() / "r.png"), 20'000U);

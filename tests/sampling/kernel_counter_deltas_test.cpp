@@ -5,7 +5,10 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "support/temp_dir.hpp"
 
 namespace volley::sampling {
 namespace {
@@ -118,6 +121,35 @@ TEST(KernelCounterWindow, FinishOnlyAfterStartAndOnce) {
   const double first = window.deltas()->wall_s;
   window.finish();
   EXPECT_EQ(window.deltas()->wall_s, first);
+}
+
+// What an interval keeps: the counters that moved, and softnet_stat's totals under their names.
+TEST(MovedCounters, OnlyWhatMovedWithSoftnetTotals) {
+  const auto t0 = std::chrono::steady_clock::now();
+  KernelSample before = sample_at(10, t0);
+  KernelSample after = sample_at(10, t0 + 1s);
+  after.protocol["Tcp.RetransSegs"] = 13;
+  before.softnet = std::vector<SoftnetCpu>{{0, 100, 0, 1}, {1, 50, 0, 0}};
+  after.softnet = std::vector<SoftnetCpu>{{0, 160, 0, 3}, {1, 90, 0, 0}};
+  EXPECT_EQ(moved_counters(kernel_counter_deltas(before, after)),
+            (ProtocolCounterMap{{"Tcp.RetransSegs", 3}, {"softnet.processed", 100},
+                                {"softnet.time_squeeze", 2}}));
+  EXPECT_TRUE(moved_counters(kernel_counter_deltas(before, before)).empty());
+}
+
+// A series of a fake host: each next() is what moved since the one before.
+TEST(KernelCounterSeries, EachIntervalIsWhatMovedSinceThePrevious) {
+  test::TempDir root;
+  auto write = [&root](std::uint64_t retrans) {
+    root.write("proc/net/snmp", fmt::format("Tcp: OutSegs RetransSegs\nTcp: {} {}\n", retrans * 10, retrans));
+  };
+  write(5);
+  KernelCounterSeries series(root.path());
+  write(7);
+  EXPECT_EQ(series.next(), (ProtocolCounterMap{{"Tcp.OutSegs", 20}, {"Tcp.RetransSegs", 2}}));
+  EXPECT_TRUE(series.next().empty());
+  write(8);
+  EXPECT_EQ(series.next(), (ProtocolCounterMap{{"Tcp.OutSegs", 10}, {"Tcp.RetransSegs", 1}}));
 }
 
 }  // namespace

@@ -5,7 +5,8 @@
 /// point per interval: each transaction's rate and p99 latency, and the TCP state of its
 /// connections on both ends (round-trip time, congestion window, retransmits, and the shares of
 /// busy time held back by the receiver's window and by the send buffer; solid the master,
-/// dashed the slaves), then each host's kernel counters that moved over the timed part.
+/// dashed the slaves) and each host's kernel counters that moved; then the kernel counters over
+/// the timed part.
 /// Self-contained (inline SVG and CSS, no scripts, nothing fetched). Pure function.
 /// Thread: any.
 

@@ -14,6 +14,7 @@
 
 #include "volley/engine/plan.hpp"
 #include "volley/engine/slot_stats.hpp"
+#include "volley/sampling/kernel_counters.hpp"
 #include "volley/stats/tcp_summary.hpp"
 
 namespace volley::control {
@@ -43,8 +44,15 @@ struct IntervalPart {
   std::uint64_t interval = 0;
   std::vector<TxnDatagrams> txns;  ///< only transactions that sent or received a datagram
   std::vector<TxnTcp> tcp;         ///< only transactions with a TCP connection open
+  /// The slave host's kernel counters that moved over its interval (sampling::moved_counters);
+  /// nullopt when it does not read them.
+  std::optional<sampling::ProtocolCounterMap> kernel;
   std::string missing;
 };
+
+/// At most this many kernel counters in one answer, each name at most kMaxCounterNameBytes.
+inline constexpr std::size_t kMaxIntervalCounters = 64;
+inline constexpr std::size_t kMaxCounterNameBytes = 64;
 
 /// The master's request: `interval{n}`.
 nlohmann::json interval_request(std::uint64_t interval);
@@ -61,10 +69,12 @@ std::vector<TxnDatagrams> txn_datagrams(const engine::Plan& plan,
 std::vector<TxnTcp> txn_tcp(const engine::Plan& plan, const std::vector<engine::SlotStats>& slots);
 
 /// `interval_counts{interval, udp: [[group, txn, sent, received, gaps, late, duplicates,
-/// timeouts, jitter_ns], ...], tcp: [[group, txn, summary], ...]}` (`tcp` only when there is
-/// one); beyond kMaxIntervalEntries of either, `missing` says so instead.
+/// timeouts, jitter_ns], ...], tcp: [[group, txn, summary], ...], kernel: {name: moved}}` (`tcp`
+/// only when there is one, `kernel` only when given); beyond kMaxIntervalEntries of either list,
+/// `missing` says so instead.
 nlohmann::json interval_counts_message(std::uint64_t interval, const std::vector<TxnDatagrams>& txns,
-                                       const std::vector<TxnTcp>& tcp = {});
+                                       const std::vector<TxnTcp>& tcp = {},
+                                       const std::optional<sampling::ProtocolCounterMap>& kernel = {});
 /// `interval_counts{interval, udp: [], missing: why}`: this slave cannot count this interval.
 nlohmann::json interval_missing_message(std::uint64_t interval, std::string why);
 /// The part an `interval_counts` carries; nullopt when it is malformed.

@@ -80,6 +80,12 @@ struct IntervalPeers {
   [[nodiscard]] bool complete() const { return asked > 0 && answered == asked && missing.empty(); }
 };
 
+/// One host's kernel counters that moved over one interval (sampling::moved_counters).
+struct HostCounters {
+  std::string host;  ///< "master", or the slave's remotehost as written in the profile
+  sampling::ProtocolCounterMap moved;
+};
+
 /// One interval of the master's time series, gathered during [start, start + length). It keeps
 /// counters and percentiles only (a few dozen bytes per transaction), so a long run's series
 /// stays small; the full histograms go to the latency log as intervals happen, if asked for.
@@ -93,6 +99,9 @@ struct IntervalSample {
   /// The iteration latency of every transaction of `step` merged (the live line's p50/p99).
   LatencySummary step_latency;
   IntervalPeers peers;
+  /// Each host's kernel counters over the interval: the master's, then each slave's as its part
+  /// arrives (a slave that did not answer, or runs in processes, has none).
+  std::vector<HostCounters> kernel;
 };
 
 /// Where each stat slot belongs, so interval rows can name their transaction.

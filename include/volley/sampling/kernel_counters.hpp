@@ -107,6 +107,29 @@ struct KernelCounterDeltas {
 /// [{"cpu", "processed", "dropped", "time_squeeze"}]}|null, "problems": [text]}.
 void to_json(nlohmann::json& j, const KernelCounterDeltas& d);
 
+/// The watched counters and softnet_stat's totals ("softnet.processed", "softnet.dropped",
+/// "softnet.time_squeeze") that moved over `d`, by name: what an interval keeps of a host's kernel
+/// counters (a few entries, so a long run's series stays small). Thread: any.
+[[nodiscard]] ProtocolCounterMap moved_counters(const KernelCounterDeltas& d);
+
+/// A host's kernel counters interval by interval: each next() is what moved since the previous
+/// one (the first, since construction). Thread: the caller's.
+class KernelCounterSeries {
+ public:
+  explicit KernelCounterSeries(std::filesystem::path root = "/")
+      : root_(std::move(root)), last_(sample_kernel_counters(root_)) {}
+  [[nodiscard]] ProtocolCounterMap next() {
+    KernelSample now = sample_kernel_counters(root_);
+    const KernelCounterDeltas d = kernel_counter_deltas(last_, now);
+    last_ = std::move(now);
+    return moved_counters(d);
+  }
+
+ private:
+  std::filesystem::path root_;
+  KernelSample last_;
+};
+
 /// The kernel counters of one timed part: start() when its first step is released, finish() when
 /// its last one ends (or the run is stopped in it). finish() without start(), or a second
 /// finish(), does nothing. Thread: the caller's (the control thread).
