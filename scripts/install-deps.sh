@@ -18,6 +18,7 @@ packages=(
   nftables                       # the UDP loss test (tests/netns), run as root
   clang valgrind strace ccache   # scripts/fuzz.sh (libFuzzer), bench/ instruction and syscall counts, CI's cache
   iperf3 jq                      # bench/udp_vs_iperf3.sh
+  liburing-dev                   # bench/ref/pp_uring.c (bench/pp_uring_vs_pp_epoll.sh)
   chromium                       # the HTML pages rendered headless (tests/integration/html_pages_test.cpp)
 )
 

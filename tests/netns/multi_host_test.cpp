@@ -9,6 +9,7 @@
 // skipped with a message otherwise.
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -162,7 +163,7 @@ class MultiHost : public ::testing::Test {
         topology_.master(),
         {VOLLEY_BINARY, "run", profile.string(), "-P", std::to_string(kControlPort), "--set",
          fmt::format("a={}", kSlaveA), "--set", fmt::format("b={}", kSlaveB), "--json",
-         out.string(), "-q", "--key-file", key_.string()}));
+         out.string(), "-q", "-i", "200ms", "--key-file", key_.string()}));
   }
 
   /// Runs `profile` (a long one), does `interfere` 1.5 s in, and checks the master's report: it
@@ -198,6 +199,26 @@ class MultiHost : public ::testing::Test {
     EXPECT_GT(doc["groups"][1]["transactions"][1]["transactions"].get<std::uint64_t>(), 0U);
   }
 
+  /// Each interval both slaves answered holds every host's kernel counters (each in its own
+  /// namespace), and each transaction with connections open on both ends has the slaves' TCP
+  /// state beside the master's: as many connections on each end.
+  static void expect_both_ends_per_interval(const json& doc) {
+    std::size_t both_ends = 0;
+    for (const json& interval : doc.at("intervals")) {
+      if (interval.at("slave_counts").at("answered") != 2) continue;
+      std::vector<std::string> hosts;
+      for (const json& h : interval.at("kernel")) hosts.push_back(h.at("host").get<std::string>());
+      std::sort(hosts.begin() + 1, hosts.end());
+      EXPECT_EQ(hosts, (std::vector<std::string>{"master", kSlaveA, kSlaveB})) << interval.dump();
+      for (const json& t : interval.at("transactions")) {
+        if (!t.contains("tcp") || !t.contains("slave_tcp")) continue;
+        ++both_ends;
+        EXPECT_EQ(t.at("tcp").at("connections"), t.at("slave_tcp").at("connections")) << t.dump();
+      }
+    }
+    EXPECT_GE(both_ends, 4U) << doc.at("intervals").dump();
+  }
+
   TempDir dir_;
   fs::path key_;
   Topology topology_;  // destroyed after the slaves (members go in reverse order)
@@ -223,6 +244,7 @@ TEST_F(MultiHost, ConnectSideProfileOverTwoSubnets) {
     EXPECT_EQ(slave["groups"][1]["strands"].get<std::uint64_t>(), is_a ? 0U : 3U);
   }
   expect_equal_bytes(doc);
+  expect_both_ends_per_interval(doc);
 }
 
 TEST_F(MultiHost, AcceptSideProfileOverTwoSubnets) {
