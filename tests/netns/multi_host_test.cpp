@@ -294,5 +294,41 @@ TEST_F(MultiHost, SlaveKilledMidRunIsReportedPromptly) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
+// `volley search` across a subnet, as through --local (tests/integration/search_test.cpp): 2
+// strands on slave A, each pacing its transactions at $r a second with 50 ms of think in each,
+// can do at most 20 a second, so the highest rate whose p99 stays within 100 ms is about 20.
+TEST_F(MultiHost, SearchFindsACapacityKnownByConstructionAcrossASubnet) {
+  const auto profile = dir_.write("paced.xml", R"XML(<?xml version="1.0"?>
+<profile name="paced think">
+  <group nthreads="2">
+    <transaction iterations="1"><flowop type="connect" options="remotehost=$a protocol=tcp"/></transaction>
+    <transaction duration="2s" rate="$r">
+      <flowop type="write" options="size=64"/>
+      <flowop type="read" options="size=64"/>
+      <flowop type="think" options="duration=50ms"/>
+    </transaction>
+    <transaction iterations="1"><flowop type="disconnect"/></transaction>
+  </group>
+</profile>
+)XML");
+  const auto out = dir_.path() / "search.json";
+  Process search(netns_exec(
+      topology_.master(),
+      {VOLLEY_BINARY, "search", profile.string(), "-P", std::to_string(kControlPort), "--set",
+       fmt::format("a={}", kSlaveA), "--vary", "r=4..80", "--target", "p99<=100ms", "--json",
+       out.string(), "-q", "--key-file", key_.string()}));
+  const ProcessResult r = search.wait(180s);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const json doc = read_json(out);
+  const json& result = doc.at("search");
+  ASSERT_TRUE(result.at("capacity").is_number()) << result.dump();
+#ifdef VOLLEY_SANITIZED
+  EXPECT_GE(result.at("capacity").get<double>(), 4.0) << result.dump();
+#else
+  EXPECT_GE(result.at("capacity").get<double>(), 19.0) << result.dump();
+#endif
+  EXPECT_LE(result.at("capacity").get<double>(), 21.0) << result.dump();
+}
+
 }  // namespace
 }  // namespace volley::test
