@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "support/local_run.hpp"
+#include "support/paced_profile.hpp"
 #include "support/process.hpp"
 #include "support/serve.hpp"
 #include "support/temp_dir.hpp"
@@ -24,19 +25,6 @@ using namespace std::chrono_literals;
 
 constexpr const char* kChromium = "/usr/bin/chromium";
 
-constexpr const char* kPaced = R"(<?xml version="1.0"?>
-<profile name="paced">
-  <group nthreads="$t">
-    <transaction iterations="1"><flowop type="connect" options="remotehost=$h protocol=tcp"/></transaction>
-    <transaction duration="400ms" rate="$r">
-      <flowop type="write" options="size=64"/>
-      <flowop type="read" options="size=64"/>
-      <flowop type="think" options="duration=20ms"/>
-    </transaction>
-    <transaction iterations="1"><flowop type="disconnect"/></transaction>
-  </group>
-</profile>
-)";
 
 /// The DOM headless Chromium builds from `page`, and a screenshot of it into `png`. Its profile
 /// lives beside the page, not in the user's home.
@@ -91,7 +79,7 @@ void expect_page(const fs::path& page, const fs::path& png, std::size_t points,
 TEST(HtmlPages, SweepComparisonAndSearchRenderWithTheirDataInChromium) {
   if (!fs::exists(kChromium)) GTEST_SKIP() << kChromium << " is not installed";
   TempDir dir;
-  const auto profile = dir.write("paced.xml", kPaced);
+  const auto profile = dir.write("paced.xml", paced_think_profile("$t", "$h", "400ms", "20ms"));
   const auto sweep =
       run_volley({"sweep", profile, "--local", "--set", "r=10", "--vary", "t=1,2,4", "-n", "3",
                   "--json", dir.path() / "s.json", "--html", dir.path() / "s.html", "-q"},

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/local_run.hpp"
+#include "support/paced_profile.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
 
@@ -20,23 +21,9 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr const char* kPaced = R"(<?xml version="1.0"?>
-<profile name="paced think">
-  <group nthreads="2">
-    <transaction iterations="1"><flowop type="connect" options="remotehost=$h protocol=tcp"/></transaction>
-    <transaction duration="2s" rate="$r">
-      <flowop type="write" options="size=64"/>
-      <flowop type="read" options="size=64"/>
-      <flowop type="think" options="duration=50ms"/>
-    </transaction>
-    <transaction iterations="1"><flowop type="disconnect"/></transaction>
-  </group>
-</profile>
-)";
-
 TEST(Search, FindsACapacityKnownByConstructionWithinFivePercent) {
   TempDir dir;
-  const auto profile = dir.write("paced.xml", kPaced);
+  const auto profile = dir.write("paced.xml", paced_think_profile("2", "$h", "2s", "50ms"));
   const auto out = dir.path() / "s.json";
   const auto r = run_volley({"search", profile, "--local", "--vary", "r=4..80", "--target",
                              "p99<=100ms", "--json", out, "-q"},
@@ -73,7 +60,7 @@ TEST(Search, FindsACapacityKnownByConstructionWithinFivePercent) {
 // Nothing in the range meets the target: exit 1, and the sentence says so.
 TEST(Search, ARangeWhoseLowEndMissesHasNoCapacity) {
   TempDir dir;
-  const auto profile = dir.write("paced.xml", kPaced);
+  const auto profile = dir.write("paced.xml", paced_think_profile("2", "$h", "2s", "50ms"));
   const auto r = run_volley(
       {"search", profile, "--local", "--vary", "r=40..80", "--target", "p99<=1ms", "-q"}, 60s);
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;

@@ -24,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/netns.hpp"
+#include "support/paced_profile.hpp"
 #include "support/process.hpp"
 #include "support/slave_process.hpp"
 #include "support/temp_dir.hpp"
@@ -298,19 +299,7 @@ TEST_F(MultiHost, SlaveKilledMidRunIsReportedPromptly) {
 // strands on slave A, each pacing its transactions at $r a second with 50 ms of think in each,
 // can do at most 20 a second, so the highest rate whose p99 stays within 100 ms is about 20.
 TEST_F(MultiHost, SearchFindsACapacityKnownByConstructionAcrossASubnet) {
-  const auto profile = dir_.write("paced.xml", R"XML(<?xml version="1.0"?>
-<profile name="paced think">
-  <group nthreads="2">
-    <transaction iterations="1"><flowop type="connect" options="remotehost=$a protocol=tcp"/></transaction>
-    <transaction duration="2s" rate="$r">
-      <flowop type="write" options="size=64"/>
-      <flowop type="read" options="size=64"/>
-      <flowop type="think" options="duration=50ms"/>
-    </transaction>
-    <transaction iterations="1"><flowop type="disconnect"/></transaction>
-  </group>
-</profile>
-)XML");
+  const auto profile = dir_.write("paced.xml", paced_think_profile("2", "$a", "2s", "50ms"));
   const auto out = dir_.path() / "search.json";
   Process search(netns_exec(
       topology_.master(),
