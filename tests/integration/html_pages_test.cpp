@@ -25,7 +25,6 @@ using namespace std::chrono_literals;
 
 constexpr const char* kChromium = "/usr/bin/chromium";
 
-
 /// The DOM headless Chromium builds from `page`, and a screenshot of it into `png`. Its profile
 /// lives beside the page, not in the user's home.
 std::string rendered_dom(const fs::path& page, const fs::path& png) {
