@@ -175,24 +175,31 @@ std::string kernel_table(const json& doc) {
   return out + "</tr>\n" + rows + "</table>\n";
 }
 
+/// Calls `each(interval, host, moved)` for every well-formed entry of the intervals' `kernel`.
+void for_each_kernel_entry(
+    const json& intervals,
+    const std::function<void(const json& interval, const std::string& host, const json& moved)>& each) {
+  for (const json& interval : intervals) {
+    const json* kernel = member(interval, "kernel");
+    if (kernel == nullptr || !kernel->is_array()) continue;
+    for (const json& entry : *kernel) {
+      const json* host = member(entry, "host");
+      const json* moved = member(entry, "moved");
+      if (host == nullptr || !host->is_string() || moved == nullptr || !moved->is_object()) continue;
+      each(interval, host->get<std::string>(), *moved);
+    }
+  }
+}
+
 /// One chart per kernel counter that moved in some interval on some host: one line per host,
 /// 0 where the host read its counters and that one did not move.
 std::string kernel_charts(const json& intervals, const XAxis& axis) {
   std::vector<std::string> hosts;
   std::set<std::string> names;
-  for (const json& interval : intervals) {
-    const json* kernel = member(interval, "kernel");
-    if (kernel == nullptr || !kernel->is_array()) continue;
-    for (const json& h : *kernel) {
-      const json* host = member(h, "host");
-      const json* moved = member(h, "moved");
-      if (host == nullptr || !host->is_string() || moved == nullptr || !moved->is_object()) continue;
-      if (std::find(hosts.begin(), hosts.end(), host->get<std::string>()) == hosts.end()) {
-        hosts.push_back(host->get<std::string>());
-      }
-      for (const auto& [name, value] : moved->items()) names.insert(name);
-    }
-  }
+  for_each_kernel_entry(intervals, [&](const json&, const std::string& host, const json& moved) {
+    if (std::find(hosts.begin(), hosts.end(), host) == hosts.end()) hosts.push_back(host);
+    for (const auto& [name, value] : moved.items()) names.insert(name);
+  });
   const std::string head = "<h2>Kernel counters per interval</h2>\n";
   if (hosts.empty()) return head + "<p>No host's kernel counters were read per interval.</p>\n";
   if (names.empty()) return head + "<p>No watched counter moved on any host.</p>\n";
@@ -201,24 +208,17 @@ std::string kernel_charts(const json& intervals, const XAxis& axis) {
     std::vector<Line> lines;
     for (std::size_t i = 0; i < hosts.size(); ++i) {
       Line line{hosts[i], kColors[i % kColors.size()], i > 0, {}};
-      for (const json& interval : intervals) {
-        const json* kernel = member(interval, "kernel");
-        if (kernel == nullptr || !kernel->is_array()) continue;
-        for (const json& h : *kernel) {
-          const json* host = member(h, "host");
-          const json* moved = member(h, "moved");
-          if (host == nullptr || *host != hosts[i] || moved == nullptr || !moved->is_object()) continue;
-          const json* value = member(*moved, name.c_str());
-          const double y = value != nullptr && value->is_number() ? value->get<double>() : 0;
-          const double x = interval_end(interval);
-          line.data.push_back({x, y, std::nullopt, std::nullopt,
-                               fmt::format("{} at {:.2f} s: {:.0f}", hosts[i], x, y)});
-        }
-      }
+      for_each_kernel_entry(intervals, [&](const json& interval, const std::string& host, const json& moved) {
+        if (host != hosts[i]) return;
+        const json* value = member(moved, name.c_str());
+        const double y = value != nullptr && value->is_number() ? value->get<double>() : 0;
+        const double x = interval_end(interval);
+        line.data.push_back({x, y, std::nullopt, std::nullopt,
+                             fmt::format("{} at {:.2f} s: {:.0f}", host, x, y)});
+      });
       if (!line.data.empty()) lines.push_back(std::move(line));
     }
-    out += render_chart(name + " per interval (dashed: slaves)", "time (s)", name,
-                        axis, lines);
+    out += render_chart(name + " per interval (dashed: slaves)", "time (s)", name, axis, lines);
   }
   return out;
 }

@@ -23,6 +23,7 @@
 
 #include "support/netns.hpp"
 #include "support/process.hpp"
+#include "support/serve.hpp"
 #include "support/temp_dir.hpp"
 
 namespace volley::test {
@@ -42,19 +43,6 @@ constexpr const char* kBulk = R"(<?xml version="1.0"?>
 </profile>
 )";
 
-constexpr const char* kPingPong = R"(<?xml version="1.0"?>
-<profile name="pingpong">
-  <group nthreads="16">
-    <transaction iterations="1"><flowop type="connect" options="remotehost=$h protocol=tcp"/></transaction>
-    <transaction duration="$d">
-      <flowop type="write" options="size=64"/>
-      <flowop type="read" options="size=64"/>
-    </transaction>
-    <transaction iterations="1"><flowop type="disconnect"/></transaction>
-  </group>
-</profile>
-)";
-
 constexpr const char* kSmall = "4096 4096 4096";
 constexpr const char* kUsualRead = "4096 131072 6291456";
 constexpr const char* kUsualWrite = "4096 16384 4194304";
@@ -64,7 +52,7 @@ constexpr const char* kRpsFile = "/sys/class/net/lo/queues/rx-0/rps_cpus";
 /// the namespace starts with), how to read the setting back, and what the comparison must show.
 struct Setting {
   std::string name;
-  const char* profile;
+  std::string profile;
   std::string a;               ///< shell command applying A
   std::string b;               ///< shell command applying B
   std::vector<std::string> read_back;
@@ -92,7 +80,7 @@ Setting buffers() {
 
 Setting rps() {
   return {"rps",
-          kPingPong,
+          pingpong("16", "$d", "", "$h"),
           fmt::format("echo 0 > {}", kRpsFile),
           fmt::format("echo 3 > {}", kRpsFile),
           {"cat", kRpsFile},
