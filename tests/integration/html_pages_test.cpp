@@ -107,7 +107,7 @@ TEST(HtmlPages, SweepComparisonAndSearchRenderWithTheirDataInChromium) {
 TEST(HtmlPages, ARunsPageChartsRateLatencyAndBothEndsTcpStatePerInterval) {
   if (!fs::exists(kChromium)) GTEST_SKIP() << kChromium << " is not installed";
   TempDir dir;
-  const auto profile = dir.write("pp.xml", pingpong("2", "1s"));
+  const auto profile = dir.write("pp.xml", pingpong("2", "2s"));
   const auto run =
       run_volley({"run", profile, "--local", "-i", "100ms", "--html", dir.path() / "r.html", "-q"}, 60s);
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
@@ -115,9 +115,10 @@ TEST(HtmlPages, ARunsPageChartsRateLatencyAndBothEndsTcpStatePerInterval) {
   ASSERT_TRUE(fs::exists(page));
   const std::string dom = rendered_dom(page, dir.path() / "r.png");
   ASSERT_FALSE(dom.empty());
-  // 1 s of 100 ms intervals: rate and p99 of the timed transaction, each of the five TCP
-  // figures on both ends and Tcp.OutSegs on both hosts, each a line through at least 5 intervals.
-  EXPECT_GE(lines_with(dom, 5), 14U) << dom;
+  // 2 s of 100 ms intervals: rate and p99 of the timed transaction, each of the five TCP
+  // figures on both ends and Tcp.OutSegs on both hosts, each a line through several intervals
+  // (at least 3, should the machine be so loaded that intervals stretch).
+  EXPECT_GE(lines_with(dom, 3), 14U) << dom;
   EXPECT_NE(dom.find("stroke-dasharray"), std::string::npos) << "no slave's line";
   for (const char* text : {"Transactions per second", "TCP round-trip time", "Congestion window",
                            "Retransmits", "limited by the receive window", "limited by the send buffer",
