@@ -5,9 +5,10 @@
 //   usual ones, under a bulk stream: about 30 times slower with the small ones, so the direction
 //   is certain and asserted;
 // - RPS on the namespace's loopback (rps_cpus 0 against 3: both CPUs), under a 16-connection
-//   ping-pong, the comparison of docs/tuning-comparison.md. How much it changes depends on the
-//   machine and its load, so the test asserts that the paired verdict and its p-value are given,
-//   not which way they go.
+//   ping-pong, the comparison of docs/tuning-comparison.md: on two cores, steering each packet's
+//   processing to the other CPU halves the rate (-45% to -50%, sequential and interleaved), so
+//   the verdict is "worse". Under the sanitizers, whose own cost dwarfs it, only the verdict's
+//   presence and its p-value are checked.
 // Needs root and `ip`: skipped with a message otherwise.
 #include <chrono>
 #include <filesystem>
@@ -59,7 +60,8 @@ struct Setting {
   std::string a_read;          ///< what read_back prints under A
   std::string snapshot_key;    ///< the snapshot difference that names the setting
   std::string snapshot_a, snapshot_b;
-  bool b_is_better = false;    ///< the rate's verdict is asserted "better" (else only given)
+  std::string rate_verdict;    ///< B's rate against A's, by the paired test
+  bool verdict_when_sanitized = false;  ///< whether a sanitized build asserts it too
 };
 
 void PrintTo(const Setting& setting, std::ostream* out) { *out << setting.name; }
@@ -75,6 +77,7 @@ Setting buffers() {
           "sysctl.net.ipv4.tcp_rmem",
           kSmall,
           kUsualRead,
+          "better",
           true};
 }
 
@@ -88,6 +91,7 @@ Setting rps() {
           "interfaces.lo.rps_cpus.rx-0",
           "0",
           "3",
+          "worse",
           false};
 }
 
@@ -164,9 +168,13 @@ TEST_P(Interleave, AlternatesTheSettingsJudgesByPairsAndRestoresTheFirst) {
   EXPECT_TRUE(rate.at("paired").get<bool>());
   const double p = rate.at("p_value").get<double>();
   EXPECT_TRUE(p >= 0.0 && p <= 1.0) << rate.dump();
-  if (setting.b_is_better) {
-    EXPECT_GT(rate.at("change_pct").get<double>(), 0.0) << rate.dump();
-    EXPECT_EQ(rate.at("verdict"), "better") << rate.dump();
+#ifdef VOLLEY_SANITIZED
+  const bool judged = setting.verdict_when_sanitized;
+#else
+  const bool judged = true;
+#endif
+  if (judged) {
+    EXPECT_EQ(rate.at("verdict"), setting.rate_verdict) << rate.dump();
   }
   EXPECT_NE(r.out.find("paired t-test"), std::string::npos) << r.out;
 }
