@@ -141,35 +141,36 @@ void summarize_interval(const std::vector<SlotName>& slot_names,
   sample.step_latency = summary_of(step_latency);
 }
 
-bool add_peer_datagrams(const std::vector<SlotName>& slot_names, std::size_t group, std::size_t txn,
-                        const engine::DatagramCounters& counts, IntervalSample& sample) {
-  // sample.txns holds the transaction slots in slot order (summarize_interval).
+namespace {
+
+/// The sample's row of transaction (group, txn), or nullptr. sample.txns holds the transaction
+/// slots in slot order (summarize_interval).
+IntervalTxnCounters* txn_row(const std::vector<SlotName>& slot_names, std::size_t group,
+                             std::size_t txn, IntervalSample& sample) {
   std::size_t row = 0;
   for (const SlotName& name : slot_names) {
     if (name.flowop || name.uncorrected) continue;
-    if (row >= sample.txns.size()) return false;
-    if (name.group == group && name.txn == txn) {
-      sample.txns[row].peer_datagrams.merge(counts);
-      return true;
-    }
+    if (row >= sample.txns.size()) return nullptr;
+    if (name.group == group && name.txn == txn) return &sample.txns[row];
     ++row;
   }
-  return false;
+  return nullptr;
+}
+
+}  // namespace
+
+bool add_peer_datagrams(const std::vector<SlotName>& slot_names, std::size_t group, std::size_t txn,
+                        const engine::DatagramCounters& counts, IntervalSample& sample) {
+  IntervalTxnCounters* row = txn_row(slot_names, group, txn, sample);
+  if (row != nullptr) row->peer_datagrams.merge(counts);
+  return row != nullptr;
 }
 
 bool add_peer_tcp(const std::vector<SlotName>& slot_names, std::size_t group, std::size_t txn,
                   const stats::TcpSummary& tcp, IntervalSample& sample) {
-  std::size_t row = 0;
-  for (const SlotName& name : slot_names) {
-    if (name.flowop || name.uncorrected) continue;
-    if (row >= sample.txns.size()) return false;
-    if (name.group == group && name.txn == txn) {
-      sample.txns[row].peer_tcp_parts.merge(tcp);
-      return true;
-    }
-    ++row;
-  }
-  return false;
+  IntervalTxnCounters* row = txn_row(slot_names, group, txn, sample);
+  if (row != nullptr) row->peer_tcp_parts.merge(tcp);
+  return row != nullptr;
 }
 
 void settle_peer_tcp(IntervalSample& sample) {
