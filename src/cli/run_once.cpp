@@ -12,6 +12,7 @@
 #include "volley/core/host_port.hpp"
 #include "volley/core/sha256.hpp"
 #include "volley/profile/connections.hpp"
+#include "volley/report/result_checks.hpp"
 
 namespace volley::cli {
 
@@ -32,7 +33,6 @@ report::RunReport run_once(const RunOnceRequest& request) {
   settings.connect_timeout = request.connect_timeout;
   settings.step_grace = request.step_grace;
   settings.link_timeout = request.link_timeout;
-  settings.allow_empty = request.allow_empty;
   settings.on_interval = request.on_interval;
   settings.on_interval_histograms = request.on_interval_histograms;
   settings.record_latency = request.record_latency;
@@ -69,6 +69,7 @@ report::RunReport run_once(const RunOnceRequest& request) {
     result.status = report::RunStatus::kFailed;
     result.failure = "internal error: " + internal_error;
   }
+  report::judge(result, request.allow_empty);
   return result;
 }
 

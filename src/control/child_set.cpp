@@ -79,7 +79,7 @@ std::variant<std::unique_ptr<ChildSet>, std::string> ChildSet::spawn(asio::io_co
     // A Unix socketpair behind a TCP socket object: Channel only reads and writes bytes.
     socket.assign(asio::ip::tcp::v4(), child.take_fd(), ec);
     if (ec) return fmt::format("{}: {}", child.describe(), ec.message());
-    set->children_.push_back(Child{std::move(child), std::make_unique<Channel>(std::move(socket)), false, {}, {}, {}, {}, {}});
+    set->children_.push_back(Child{.process = std::move(child), .channel = std::make_unique<Channel>(std::move(socket))});
   }
   return set;
 }
@@ -101,6 +101,7 @@ asio::awaitable<std::string> ChildSet::load(LoadRequest load) {
     auto got = co_await receive_within(context_, channel, kLoadTimeout);
     if (auto* e = std::get_if<ChannelError>(&got)) co_return lost(i, *e);
     if (auto problem = check_hello(std::get<json>(got), describe(i)); !problem.empty()) co_return problem;
+    children_[i].phase = peer_after_receive(children_[i].phase, MessageType::kHello);
     LoadRequest mine = load;
     mine.shard_index = settings_.first_shard + static_cast<std::uint32_t>(i);
     mine.shard_count = settings_.shard_count;
@@ -108,6 +109,7 @@ asio::awaitable<std::string> ChildSet::load(LoadRequest load) {
     mine.workers = std::max<std::size_t>(1, settings_.workers);
     auto sent_load = co_await channel.send(to_json(mine));
     if (auto* e = std::get_if<ChannelError>(&sent_load)) co_return lost(i, *e);
+    children_[i].phase = peer_after_send(children_[i].phase, MessageType::kLoad);
   }
   // The children load at the same time; their answers are read in order.
   ports_.clear();
@@ -119,7 +121,8 @@ asio::awaitable<std::string> ChildSet::load(LoadRequest load) {
       const json& m = std::get<json>(got);
       const std::string type = text_field(m, "type");
       if (type == "ping") continue;
-      if (type == "loaded") {
+      if (type == "loaded" && peer_rule(children_[i].phase, MessageType::kLoaded) == Rule::kAccept) {
+        children_[i].phase = peer_after_receive(children_[i].phase, MessageType::kLoaded);
         ports_.push_back(ports_from_json(m.value("ports", json::object())));
         auto listeners = loaded_listeners(m);
         if (listeners.empty() && ports_.back().count(0) != 0) listeners.push_back(ports_.back().at(0));
@@ -161,6 +164,7 @@ asio::awaitable<std::string> ChildSet::send_all(json m) {
   for (std::size_t i = 0; i < children_.size(); ++i) {
     Channel& channel = *children_[i].channel;
     if (!channel.is_open()) continue;
+    children_[i].phase = peer_after_send(children_[i].phase, message_type(text_field(m, "type")));
     auto sent = co_await channel.send(m);
     if (auto* e = std::get_if<ChannelError>(&sent); e != nullptr && first.empty()) first = lost(i, *e);
   }
@@ -169,34 +173,36 @@ asio::awaitable<std::string> ChildSet::send_all(json m) {
 
 std::string ChildSet::note(std::size_t i, const json& m) {
   Child& c = children_[i];
-  const std::string type = text_field(m, "type");
-  if (type == "ping") return {};
-  if (type == "step_done") {
-    const auto step = uint_field(m, "step");
-    // A master's child counts its connects (the slaves' end_step needs them); a slave's has none.
-    const auto connected = settings_.master_side ? host_port_counts_from(m) : HostPortCounts{};
-    if (!step || !connected) return fmt::format("{} sent a malformed step_done", describe(i));
-    c.steps_done = static_cast<std::size_t>(*step);
-    c.connected = *connected;
-    return {};
+  const std::string type_name = text_field(m, "type");
+  const MessageType type = message_type(type_name);
+  if (const Rule rule = peer_rule(c.phase, type); rule != Rule::kAccept) {
+    return fmt::format("{} sent {}", describe(i), unexpected(rule, type_name, c.phase));
   }
-  if (type == "results") {
-    c.results = m;
-    return {};
+  c.phase = peer_after_receive(c.phase, type);
+  switch (type) {
+    case MessageType::kStepDone: {
+      const auto step = uint_field(m, "step");
+      // A master's child counts its connects (the slaves' end_step needs them); a slave's has none.
+      const auto connected = settings_.master_side ? host_port_counts_from(m) : HostPortCounts{};
+      if (!step || !connected) return fmt::format("{} sent a malformed step_done", describe(i));
+      c.steps_done = static_cast<std::size_t>(*step);
+      c.connected = *connected;
+      return {};
+    }
+    case MessageType::kResults: c.results = m; return {};
+    case MessageType::kWritten:
+      if (!append_written(m, c.written)) return fmt::format("{} sent a malformed written message", describe(i));
+      return {};
+    case MessageType::kDrained:
+      if (!uint_field(m, "step")) return fmt::format("{} sent a malformed drained message", describe(i));
+      c.drained = m;
+      return {};
+    case MessageType::kRejected:
+      return fmt::format("{} could not set up the run: {}", describe(i), text_field(m, "message"));
+    case MessageType::kError: return fmt::format("{}: {}", describe(i), text_field(m, "message"));
+    case MessageType::kAbort: return fmt::format("{} aborted the run: {}", describe(i), text_field(m, "reason"));
+    default: return {};  // ping, and the rest the table accepts without a handler
   }
-  if (type == "written") {
-    if (!append_written(m, c.written)) return fmt::format("{} sent a malformed written message", describe(i));
-    return {};
-  }
-  if (type == "drained") {
-    if (!uint_field(m, "step")) return fmt::format("{} sent a malformed drained message", describe(i));
-    c.drained = m;
-    return {};
-  }
-  if (type == "rejected") return fmt::format("{} could not set up the run: {}", describe(i), text_field(m, "message"));
-  if (type == "error") return fmt::format("{}: {}", describe(i), text_field(m, "message"));
-  if (type == "abort") return fmt::format("{} aborted the run: {}", describe(i), text_field(m, "reason"));
-  return fmt::format("{} sent an unexpected '{}' message", describe(i), type);
 }
 
 std::string ChildSet::lost(std::size_t i, const ChannelError& error) {

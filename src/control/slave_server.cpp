@@ -23,6 +23,8 @@
 #include "volley/control/handshake.hpp"
 #include "volley/control/interval_wire.hpp"
 #include "volley/control/message.hpp"
+#include "volley/control/session.hpp"
+#include "volley/control/step_barrier.hpp"
 #include "volley/control/connected_wire.hpp"
 #include "volley/control/step_bytes_wire.hpp"
 #include "volley/engine/engine.hpp"
@@ -98,19 +100,12 @@ struct LoadedRun {
   engine::Plan plan;
   std::vector<std::size_t> timed;
   std::unique_ptr<engine::Engine> engine;
-  bool started = false;  ///< Loaded until the master's start, Running after it
-  /// Where the barrier is: the next step the master may release, the last step it released and
-  /// ended, and the last step every local strand finished.
-  std::size_t next_release = 0;
-  std::optional<std::size_t> released;
-  Clock::time_point released_at{};  ///< when `released` was
-  std::optional<std::size_t> ended;
-  std::optional<std::size_t> done;
+  /// Where the run stands in its steps, and whether the master's step messages fit.
+  StepBarrier barrier{0};
   /// The end of a step: what the master wrote per connection in the step running (its `written`
-  /// messages), how long the drain may take (its end_step), and the last step drained.
+  /// messages) and how long the drain may take (its end_step).
   std::vector<engine::ConnectionBytes> master_written;
   std::chrono::milliseconds drain_for{5000};
-  std::optional<std::size_t> drained;
   /// The TCP data connections the master says it established to this process's listeners since
   /// the run began (its last end_step), which they must all have taken once the step is over.
   std::uint64_t master_connected = 0;
@@ -244,7 +239,9 @@ struct SlaveServer::Session {
   /// A run in child processes: its timed steps, and the host's kernel counters over them.
   std::vector<std::size_t> proxied_timed;
   sampling::KernelCounterWindow proxied_kernel;
-  bool greeted = false;  ///< the hello (and, with a key, the authentication) went through
+  /// Greeting until the hello (and, with a key, the authentication) went through.
+  ServedPhase phase = ServedPhase::kGreeting;
+  [[nodiscard]] bool greeted() const { return phase != ServedPhase::kGreeting; }
   std::string challenge;  ///< sent in our hello when a key is set
   std::uint32_t data_mask = 0;  ///< unmasks the run token in `load` (auth.hpp)
   Clock::time_point last_heard = Clock::now();
@@ -451,12 +448,12 @@ asio::awaitable<void> SlaveServer::serve(tcp::socket socket, std::uint64_t id) {
   evict_hooks_.erase(id);
   // A peer that never got past the greeting (a scanner, a master without the key) costs a line,
   // throttled with the others.
-  if (s.greeted) {
+  if (s.greeted()) {
     log(fmt::format("master {} gone ({}); idle", s.who, s.end_reason));
   } else {
     log_refused_peer(fmt::format("refused {}: {}", s.who, s.end_reason));
   }
-  if (s.greeted) --greeted_;
+  if (s.greeted()) --greeted_;
   --sessions_;
 }
 
@@ -494,7 +491,7 @@ asio::awaitable<void> SlaveServer::converse(Session& s) {
     if (auto* lost = std::get_if<PeerLost>(&event)) {
       s.end_reason = lost->error.message;
       if (lost->error.closed_by_peer) s.end_reason = "master closed the connection";
-      if (lost->error.closed_by_peer && !s.greeted) {
+      if (lost->error.closed_by_peer && !s.greeted()) {
         s.end_reason = "closed the connection before the handshake ended";
       }
       if (!lost->error.closed_by_peer) {
@@ -513,7 +510,7 @@ asio::awaitable<void> SlaveServer::converse(Session& s) {
       break;
     }
     if (const auto* evicted = std::get_if<Evicted>(&event)) {
-      if (s.greeted) continue;  // greeted meanwhile: it holds no place to give up
+      if (s.greeted()) continue;  // greeted meanwhile: it holds no place to give up
       s.end_reason = eviction_reason(awaiting_hello_.limits(), evicted->why);
       json out = message("error", {{"message", fmt::format("slave: {}", s.end_reason)}});
       co_await send(std::move(out));
@@ -528,14 +525,14 @@ asio::awaitable<void> SlaveServer::converse(Session& s) {
       const auto now = Clock::now();
       s.refusals.flush_due(now);
       if (s.run && s.run->strangers) s.run->strangers->flush_due(now);
-      if (!s.greeted && now - s.started > settings_.limits.hello_timeout) {
+      if (!s.greeted() && now - s.started > settings_.limits.hello_timeout) {
         s.end_reason = fmt::format("no greeting within {} ms (volley serve --hello-timeout)",
                                    settings_.limits.hello_timeout.count());
-      } else if (s.greeted && now - s.last_heard > settings_.silence_timeout) {
+      } else if (s.greeted() && now - s.last_heard > settings_.silence_timeout) {
         s.end_reason = fmt::format(
             "master silent for {} s",
             std::chrono::duration_cast<std::chrono::seconds>(now - s.last_heard).count());
-      } else if (s.greeted) {
+      } else if (s.greeted()) {
         co_await send(message("ping"));
       }
       continue;
@@ -553,7 +550,7 @@ asio::awaitable<void> SlaveServer::converse(Session& s) {
     }
     if (auto* done = std::get_if<LocalStepDone>(&event)) {
       if (!s.run || !s.run->engine) continue;
-      s.run->done = done->step;
+      s.run->barrier.done(done->step);
       if (!s.run->timed.empty() && done->step == s.run->timed.back() && s.run->cpu_before) {
         s.run->cpu = sampling::cpu_usage(*s.run->cpu_before, sampling::sample_cpu());
         s.run->nic = sampling::nic_rates(*s.run->nic_before, sampling::sample_nics());
@@ -571,7 +568,7 @@ asio::awaitable<void> SlaveServer::converse(Session& s) {
       // Its connects to the master: the master ends its accepts there (connected_to_master).
       out["connected_to_master"] = s.run->engine->connected_to_peer();
       if (!sent || !co_await send(std::move(out))) s.end_reason = "send failed";
-      if (s.run->ended && *s.run->ended == done->step) {
+      if (s.run->barrier.drain_due(done->step)) {
         if (!co_await report_missing_connections(s, done->step)) s.end_reason = "send failed";
         start_drain(s, done->step);
       }
@@ -583,7 +580,7 @@ asio::awaitable<void> SlaveServer::converse(Session& s) {
     }
     if (auto* drained = std::get_if<LocalDrained>(&event)) {
       if (!s.run || !s.run->engine) continue;
-      s.run->drained = drained->step;
+      s.run->barrier.drained(drained->step);
       json out = drained_message(drained->step, drained->shortfalls);
       if (!co_await send(std::move(out))) s.end_reason = "send failed";
       continue;
@@ -593,201 +590,147 @@ asio::awaitable<void> SlaveServer::converse(Session& s) {
 }
 
 asio::awaitable<void> SlaveServer::on_message(Session& s, const json& m) {
-  auto send = [&s](json out) -> asio::awaitable<bool> {
-    auto sent = co_await s.channel.send(std::move(out));
-    co_return std::holds_alternative<std::monostate>(sent);
-  };
-  // A message that does not fit the session's state is refused; the session and its run go on
-  // as they were (the master decides whether to abort).
-  auto refuse = [&](std::string why) -> asio::awaitable<void> {
-    s.refusals.add(fmt::format("master {}: refused: {}", s.who, why));
-    json out = message("error", {{"message", fmt::format("slave: {}", why)}});
-    co_await send(std::move(out));
-  };
   s.last_heard = Clock::now();
-  const std::string type = text_field(m, "type");
-  if (!s.greeted) {
-    co_await greet(s, m);
-    co_return;
-  }
-  if (type == "ping") co_return;
-  if (type == "bye") {
-    s.end_reason = "master said goodbye";
-    co_return;
-  }
-  if (type == "abort") {
-    s.end_reason = fmt::format("master aborted: {}", core::printable(text_field(m, "reason", "no reason given")));
-    co_return;
-  }
-  if (type == "interval") {
-    co_await on_interval(s, m);
-    co_return;
-  }
-  if (s.children) {
-    co_await on_proxied(s, type, m);
-    co_return;
-  }
-  if (type == "load") {
-    if (s.run) {
-      {
-        std::string why = "a profile is already loaded in this session (one load per run)";
-        co_await refuse(std::move(why));
-      }
-      co_return;
-    }
-    co_await on_load(s, m);
-    co_return;
-  }
-  LoadedRun* run = s.run.get();
-  if (type == "start") {
-    if (run == nullptr || run->started) {
-      {
-        std::string why = "'start' for a run already started";
-        if (run == nullptr) why = "'start' before a profile was loaded";
-        co_await refuse(std::move(why));
-      }
-      co_return;
-    }
-    const auto port = uint_field(m, "master_port");
-    if (!port || *port > 65535) {
-      {
-        std::string why = "'start' without a valid master_port (0..65535)";
-        co_await refuse(std::move(why));
-      }
-      co_return;
-    }
-    run->started = true;
-    if (run->host_counters) run->kernel_series.emplace();
-    if (run->master_side) {
-      run->engine->set_targets(targets_from_json(m.value("targets", json::object())));
+  const std::string type_name = text_field(m, "type");
+  const MessageType type = message_type(type_name);
+  if (const Rule rule = served_rule(s.phase, type); rule != Rule::kAccept) {
+    // Still greeting: nothing else is done for such a peer (one `error`, one line, closed).
+    // Greeted: the session and its run go on as they were (the master decides whether to abort).
+    if (s.phase == ServedPhase::kGreeting) {
+      co_await end_greeting(s, refusal(rule, type_name));
     } else {
-      engine::HostTarget peer{s.master_address, static_cast<std::uint16_t>(*port), {}};
-      // A child of a slave: the master's address as its parent saw it (a socketpair has none).
-      if (const auto it = m.find("master_address"); it != m.end() && it->is_string()) {
-        boost::system::error_code bad;
-        const auto address = asio::ip::make_address(it->get<std::string>(), bad);
-        if (!bad) peer.address = address;
-      }
-      peer.shard_ports = shard_ports_from_json(m.value("master_ports", json()));
-      run->engine->set_peer(std::move(peer));
-    }
-    run->engine->start();
-    co_return;
-  }
-  if (type == "proceed" || type == "end_step") {
-    const auto step = uint_field(m, "step");
-    if (run == nullptr || !run->started) {
-      {
-        std::string why = fmt::format("'{}' before the run was started", type);
-        co_await refuse(std::move(why));
-      }
-      co_return;
-    }
-    if (!step || *step >= run->plan.txn_count) {
-      {
-        std::string why = fmt::format("'{}' without a valid step (0..{})", type, run->plan.txn_count - 1);
-        co_await refuse(std::move(why));
-      }
-      co_return;
-    }
-    const auto k = static_cast<std::size_t>(*step);
-    if (type == "proceed") {
-      // The barrier: step k starts only after every local strand finished step k-1.
-      const bool previous_done =
-          k == 0 || (run->done && *run->done + 1 == k && run->drained && *run->drained + 1 == k);
-      if (k != run->next_release || !previous_done) {
-        {
-          std::string why = fmt::format("'proceed' to step {} out of order (the next step is {}{})", k,
-                                    run->next_release,
-                                    previous_done ? "" : ", once the previous one is done");
-          co_await refuse(std::move(why));
-        }
-        co_return;
-      }
-      if (!run->timed.empty() && k == run->timed.front()) {
-        run->cpu_before = sampling::sample_cpu();
-        run->nic_before = sampling::sample_nics();
-        if (run->host_counters) run->kernel.start();
-      }
-      run->next_release = k + 1;
-      run->released = k;
-      run->released_at = Clock::now();
-      run->engine->release(k);
-      co_return;
-    }
-    if (run->released != k || (run->ended && *run->ended >= k)) {
-      {
-        std::string why = fmt::format("'end_step' for step {}, which is not the step running", k);
-        co_await refuse(std::move(why));
-      }
-      co_return;
-    }
-    const auto connected = port_counts_from(m);
-    if (!connected) {
-      {
-        std::string why = "'end_step' without a valid 'connected' list ([[port, connections], ...])";
-        co_await refuse(std::move(why));
-      }
-      co_return;
-    }
-    run->ended = k;
-    if (const auto ms = uint_field(m, "drain_ms")) {
-      run->drain_for = std::chrono::milliseconds(std::min<std::uint64_t>(*ms, 3'600'000));
-    }
-    // The master's count for this process: the ports its listeners are bound to (a slave in
-    // several processes relays the whole list to each).
-    run->master_connected = 0;
-    for (const auto& [port, n] : *connected) {
-      if (run->engine->listens_on(port)) run->master_connected += n;
-    }
-    run->engine->end_txn(k, std::chrono::milliseconds(30), run->master_connected, run->master_written);
-    // An iterations step may be over here already: then the drain starts now, else once the
-    // quiescence cut has ended it.
-    if (run->done && *run->done == k) {
-      if (!co_await report_missing_connections(s, k)) s.end_reason = "send failed";
-      start_drain(s, k);
+      co_await refuse(s, refusal(rule, type_name));
     }
     co_return;
   }
-  if (type == "written") {
-    const auto step = uint_field(m, "step");
-    if (run == nullptr || !run->started || !step || run->released != *step ||
-        !append_written(m, run->master_written)) {
-      {
-        std::string why = "'written' that is malformed or not for the step running";
-        co_await refuse(std::move(why));
+  switch (type) {
+    case MessageType::kHello:
+    case MessageType::kAuth: co_await greet(s, m); break;
+    case MessageType::kPing: break;
+    case MessageType::kBye: s.end_reason = "master said goodbye"; break;
+    case MessageType::kAbort:
+      s.end_reason = fmt::format("master aborted: {}", core::printable(text_field(m, "reason", "no reason given")));
+      break;
+    case MessageType::kInterval: co_await on_interval(s, m); break;
+    case MessageType::kLoad: co_await on_load(s, m); break;
+    case MessageType::kStop:
+      if (s.phase != ServedPhase::kRunning) {
+        s.end_reason = "master stopped the run before it started";
+      } else if (s.children) {
+        co_await on_proxied(s, type, m);
+      } else {
+        co_await send_results(s, RunEnd::kStopped);
       }
-    }
-    co_return;
-  }
-  if (type == "stop") {
-    if (run == nullptr || !run->started) {
-      s.end_reason = "master stopped the run before it started";
-      co_return;
-    }
-    co_await send_results(s, RunEnd::kStopped);
-    co_return;
-  }
-  if (type == "finish") {
-    const std::size_t steps = run == nullptr ? 0 : run->plan.txn_count;
-    if (run == nullptr || !run->started || (steps > 0 && (run->done != steps - 1 || run->drained != steps - 1))) {
-      {
-        // (no conditional operator over temporaries here: GCC 12 miscompiles it in coroutines)
-        std::string why = "'finish' before the run was started";
-        if (run != nullptr && run->started) {
-          const std::size_t done = run->done.has_value() ? *run->done + 1 : 0;
-          why = fmt::format("'finish' before the last step ({} steps, {} done)", steps, done);
-        }
-        co_await refuse(std::move(why));
+      break;
+    default:
+      if (s.children) {
+        co_await on_proxied(s, type, m);
+      } else {
+        co_await on_step_message(s, type, m);
       }
-      co_return;
-    }
-    co_await send_results(s, RunEnd::kFinished);
+  }
+}
+
+asio::awaitable<void> SlaveServer::refuse(Session& s, std::string why) {
+  s.refusals.add(fmt::format("master {}: refused: {}", s.who, why));
+  json out = message("error", {{"message", fmt::format("slave: {}", why)}});
+  auto sent = co_await s.channel.send(std::move(out));
+  (void)sent;
+}
+
+asio::awaitable<void> SlaveServer::end_greeting(Session& s, std::string why) {
+  json out = message("error", {{"message", fmt::format("slave: {}", why)}});
+  auto sent = co_await s.channel.send(std::move(out));
+  (void)sent;
+  s.end_reason = std::move(why);
+}
+
+asio::awaitable<void> SlaveServer::on_start(Session& s, const json& m) {
+  LoadedRun& run = *s.run;
+  const auto port = uint_field(m, "master_port");
+  if (!port || *port > 65535) {
+    co_await refuse(s, "'start' without a valid master_port (0..65535)");
     co_return;
   }
-  {
-    std::string why = fmt::format("unknown message type '{}'", core::printable(type));
-    co_await refuse(std::move(why));
+  s.phase = served_next(s.phase, MessageType::kStart);
+  if (run.host_counters) run.kernel_series.emplace();
+  if (run.master_side) {
+    run.engine->set_targets(targets_from_json(m.value("targets", json::object())));
+  } else {
+    engine::HostTarget peer{s.master_address, static_cast<std::uint16_t>(*port), {}};
+    // A child of a slave: the master's address as its parent saw it (a socketpair has none).
+    if (const auto it = m.find("master_address"); it != m.end() && it->is_string()) {
+      boost::system::error_code bad;
+      const auto address = asio::ip::make_address(it->get<std::string>(), bad);
+      if (!bad) peer.address = address;
+    }
+    peer.shard_ports = shard_ports_from_json(m.value("master_ports", json()));
+    run.engine->set_peer(std::move(peer));
+  }
+  run.engine->start();
+}
+
+asio::awaitable<void> SlaveServer::on_step_message(Session& s, MessageType type, const json& m) {
+  if (type == MessageType::kStart) {
+    co_await on_start(s, m);
+    co_return;
+  }
+  LoadedRun& run = *s.run;
+  if (type == MessageType::kFinish) {
+    if (auto why = run.barrier.refuse_finish(); !why.empty()) {
+      co_await refuse(s, std::move(why));
+    } else {
+      co_await send_results(s, RunEnd::kFinished);
+    }
+    co_return;
+  }
+  const std::string type_name(to_string(type));
+  const auto step = uint_field(m, "step");
+  if (auto why = run.barrier.refuse(type_name, step); !why.empty()) {
+    co_await refuse(s, std::move(why));
+    co_return;
+  }
+  const auto k = static_cast<std::size_t>(*step);
+  if (type == MessageType::kProceed) {
+    if (!run.timed.empty() && k == run.timed.front()) {
+      run.cpu_before = sampling::sample_cpu();
+      run.nic_before = sampling::sample_nics();
+      if (run.host_counters) run.kernel.start();
+    }
+    run.barrier.release(k, Clock::now());
+    run.engine->release(k);
+  } else if (type == MessageType::kWritten) {
+    if (!append_written(m, run.master_written)) {
+      co_await refuse(s, "'written' that is malformed");
+    }
+  } else {
+    co_await on_end_step(s, k, m);
+  }
+}
+
+asio::awaitable<void> SlaveServer::on_end_step(Session& s, std::size_t step, const json& m) {
+  LoadedRun& run = *s.run;
+  const auto connected = port_counts_from(m);
+  if (!connected) {
+    co_await refuse(s, "'end_step' without a valid 'connected' list ([[port, connections], ...])");
+    co_return;
+  }
+  run.barrier.end(step);
+  if (const auto ms = uint_field(m, "drain_ms")) {
+    run.drain_for = std::chrono::milliseconds(std::min<std::uint64_t>(*ms, 3'600'000));
+  }
+  // The master's count for this process: the ports its listeners are bound to (a slave in
+  // several processes relays the whole list to each).
+  run.master_connected = 0;
+  for (const auto& [port, n] : *connected) {
+    if (run.engine->listens_on(port)) run.master_connected += n;
+  }
+  run.engine->end_txn(step, std::chrono::milliseconds(30), run.master_connected, run.master_written);
+  // An iterations step may be over here already: then the drain starts now, else once the
+  // quiescence cut has ended it.
+  if (run.barrier.drain_due(step)) {
+    if (!co_await report_missing_connections(s, step)) s.end_reason = "send failed";
+    start_drain(s, step);
   }
 }
 
@@ -807,10 +750,12 @@ asio::awaitable<void> SlaveServer::send_results(Session& s, RunEnd end) {
   co_await asio::post(context_, asio::use_awaitable);
   // The step the stop cut short: its window ends at the stop (the engine closes a step's window
   // only when its strands finish it).
-  if (end == RunEnd::kStopped && run.released && (!run.done || *run.done < *run.released) &&
-      *run.released < result.windows.size()) {
-    result.windows[*run.released].elapsed =
-        std::chrono::duration_cast<std::chrono::nanoseconds>(stopped_at - run.released_at);
+  const auto released = run.barrier.released();
+  const auto done = run.barrier.last_done();
+  if (end == RunEnd::kStopped && released && (!done || *done < *released) &&
+      *released < result.windows.size()) {
+    result.windows[*released].elapsed =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(stopped_at - run.barrier.released_at());
   }
   result.processes.push_back(process_record(run.process_name, result, run.rss_before,
                                             run.rss_after, run.cpu));
@@ -823,6 +768,7 @@ asio::awaitable<void> SlaveServer::send_results(Session& s, RunEnd end) {
   json system = std::move(run.system);
   log_run_strangers(s);  // the listeners are closed and their last lines in
   s.run.reset();
+  s.phase = served_next(s.phase, end == RunEnd::kFinished ? MessageType::kFinish : MessageType::kStop);
   log(fmt::format("master {}: run {}", s.who, end == RunEnd::kFinished ? "finished" : "stopped"));
   json out = message("results", {{"result", to_json(result)}, {"cpu", cpu}, {"nic", nic},
                                  {"kernel", kernel}, {"system", system}});
@@ -840,7 +786,7 @@ std::string admit_refusal(std::size_t sessions) {
 
 std::string SlaveServer::admit(Session& s) {
   if (greeted_ >= settings_.limits.max_sessions) return admit_refusal(greeted_);
-  s.greeted = true;
+  s.phase = ServedPhase::kIdle;
   ++greeted_;
   awaiting_hello_.forget(s.id);  // a master now, no longer a stranger's place
   evict_hooks_.erase(s.id);
@@ -906,8 +852,8 @@ asio::awaitable<void> SlaveServer::on_interval(Session& s, const json& m) {
     if (!std::holds_alternative<std::monostate>(sent)) s.end_reason = "send failed";
     co_return;
   }
-  if (!n || s.run == nullptr || !s.run->started) {
-    std::string why = "'interval' before the run was started, or without an interval number";
+  if (!n) {
+    std::string why = "'interval' without an interval number";
     s.refusals.add(fmt::format("master {}: refused: {}", s.who, why));
     json out = message("error", {{"message", fmt::format("slave: {}", why)}});
     auto sent = co_await s.channel.send(std::move(out));
@@ -1008,6 +954,7 @@ asio::awaitable<void> SlaveServer::on_load(Session& s, const json& m) {
     co_return;
   }
   loaded->plan = std::move(*plan);
+  loaded->barrier = StepBarrier(loaded->plan.txn_count);
   const std::size_t workers = load->workers > 0 ? load->workers : settings_.default_workers;
   if (auto problem = check_limits(loaded->plan, workers, limits); !problem.empty()) {
     s.refusals.add(fmt::format("master {}: refused the profile: {}", s.who, problem));
@@ -1087,6 +1034,7 @@ asio::awaitable<void> SlaveServer::on_load(Session& s, const json& m) {
     ports[std::to_string(requested)] = actual;
   }
   s.run = std::move(loaded);
+  s.phase = served_next(s.phase, MessageType::kLoad);
   log(fmt::format("master {}: loaded profile '{}' ({} strands)", s.who,
                   core::printable(s.run->profile.name), s.run->plan.total_strands));
   json out = message("loaded", {{"ports", ports}});
@@ -1140,44 +1088,35 @@ asio::awaitable<void> SlaveServer::load_children(Session& s, const LoadRequest& 
   json first = json::object();
   for (const auto& [requested, actual] : s.children->ports().front()) first[std::to_string(requested)] = actual;
   log(fmt::format("master {}: loaded the profile in {} processes", s.who, processes));
+  s.phase = served_next(s.phase, MessageType::kLoad);
   json out = message("loaded", {{"ports", std::move(first)}, {"shard_ports", std::move(shard_ports)}});
   auto sent = co_await s.channel.send(std::move(out));
   if (!std::holds_alternative<std::monostate>(sent)) s.end_reason = "send failed";
 }
 
-asio::awaitable<void> SlaveServer::on_proxied(Session& s, const std::string& type, const json& m) {
-  if (type == "written") {
+asio::awaitable<void> SlaveServer::on_proxied(Session& s, MessageType type, const json& m) {
+  std::string problem;
+  if (type == MessageType::kWritten) {
     // Each child drains the connections of its own strands: it gets only their entries.
     std::vector<engine::ConnectionBytes> entries;
     const auto step = uint_field(m, "step");
-    std::string problem = !step || !append_written(m, entries) ? "'written' that is malformed" : "";
+    problem = !step || !append_written(m, entries) ? "'written' that is malformed" : "";
     if (problem.empty()) problem = co_await s.children->send_written(static_cast<std::size_t>(*step), entries);
-    if (!problem.empty()) {
-      s.end_reason = problem;
-      json out = message("error", {{"message", fmt::format("slave: {}", problem)}});
-      auto sent = co_await s.channel.send(std::move(out));
-      (void)sent;
+  } else {
+    // The host's kernel counters over the timed part: sampled here, once for all the children.
+    if (type == MessageType::kProceed && !s.proxied_timed.empty() &&
+        uint_field(m, "step") == s.proxied_timed.front()) {
+      s.proxied_kernel.start();
     }
-    co_return;
+    if (type == MessageType::kStop) s.proxied_kernel.finish();
+    json relayed = m;
+    // The children connect back to the master by the address this session sees it at.
+    if (type == MessageType::kStart) relayed["master_address"] = s.master_address.to_string();
+    problem = co_await s.children->send_all(std::move(relayed));
+    // Each child judges the message by its own barrier, and says so if it refuses.
+    if (type == MessageType::kStart) s.phase = served_next(s.phase, type);
   }
-  if (type != "start" && type != "proceed" && type != "end_step" && type != "finish" &&
-      type != "stop") {
-    json out = message("error", {{"message", fmt::format("slave: '{}' is not valid in a loaded run",
-                                                         core::printable(type))}});
-    auto sent = co_await s.channel.send(std::move(out));
-    (void)sent;
-    co_return;
-  }
-  // The host's kernel counters over the timed part: sampled here, once for all the children.
-  if (type == "proceed" && !s.proxied_timed.empty() &&
-      uint_field(m, "step") == s.proxied_timed.front()) {
-    s.proxied_kernel.start();
-  }
-  if (type == "stop") s.proxied_kernel.finish();
-  json relayed = m;
-  // The children connect back to the master by the address this session sees it at.
-  if (type == "start") relayed["master_address"] = s.master_address.to_string();
-  if (auto problem = co_await s.children->send_all(std::move(relayed)); !problem.empty()) {
+  if (!problem.empty()) {
     s.end_reason = problem;
     json out = message("error", {{"message", fmt::format("slave: {}", problem)}});
     auto sent = co_await s.channel.send(std::move(out));
@@ -1248,6 +1187,10 @@ asio::awaitable<void> SlaveServer::on_child(Session& s, std::size_t child, const
                                    {"kernel", kernel},
                                    {"system", parts.front().value("system", json())}});
     if (!co_await send(std::move(out))) s.end_reason = "send failed";
+    // The run is over: its processes go, and the session may load another.
+    co_await s.children->close();
+    s.children.reset();
+    s.phase = ServedPhase::kIdle;
   }
 }
 

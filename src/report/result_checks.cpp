@@ -274,4 +274,13 @@ std::string find_result_problem(const RunReport& report, bool allow_empty) {
   return find_datagram_excess(report);
 }
 
+void judge(RunReport& report, bool allow_empty) {
+  if (report.status != RunStatus::kOk) return;
+  std::string problem = find_stopped_strands(report);
+  if (problem.empty()) problem = find_result_problem(report, allow_empty);
+  if (problem.empty()) return;
+  report.status = RunStatus::kFailed;
+  report.failure = std::move(problem);
+}
+
 }  // namespace volley::report

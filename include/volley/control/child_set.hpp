@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "volley/control/channel.hpp"
+#include "volley/control/session.hpp"
 #include "volley/control/child_wire.hpp"
 #include "volley/control/connected_wire.hpp"
 #include "volley/control/message.hpp"
@@ -105,11 +106,12 @@ class ChildSet {
     process::ChildProcess process;
     std::unique_ptr<Channel> channel;
     bool reader_alive = false;
-    std::optional<std::size_t> steps_done;
-    std::optional<nlohmann::json> results;
-    std::vector<engine::ConnectionBytes> written;
-    std::optional<nlohmann::json> drained;
-    HostPortCounts connected;  ///< a master's child: its connects so far, from its step_done
+    PeerPhase phase = PeerPhase::kGreeting;  ///< moved by what is sent to it and what it says
+    std::optional<std::size_t> steps_done = {};
+    std::optional<nlohmann::json> results = {};
+    std::vector<engine::ConnectionBytes> written = {};
+    std::optional<nlohmann::json> drained = {};
+    HostPortCounts connected = {};  ///< a master's child: its connects so far, from its step_done
   };
   ChildSet(boost::asio::io_context& context, ChildSetSettings settings)
       : context_(context), settings_(std::move(settings)) {}

@@ -71,8 +71,6 @@ struct MasterSettings {
   /// --max-duration: `profile` has its durations capped at this; the master's child processes,
   /// which parse the profile text again, are told to cap them too.
   std::optional<std::chrono::nanoseconds> max_duration;
-  /// Accept a timed step with no transaction, or a group with no iteration, as a success.
-  bool allow_empty = false;
   /// Each interval as it ends (the report holds the run so far).
   std::function<void(const report::RunReport&, const report::IntervalSample&)> on_interval;
   /// Each interval's full slot statistics (histograms included) as it ends, for the latency
@@ -96,7 +94,9 @@ class MasterRun {
   MasterRun(const MasterRun&) = delete;
   MasterRun& operator=(const MasterRun&) = delete;
 
-  /// Runs the whole thing; the report is complete when it returns.
+  /// Runs the whole thing; the report of what happened is complete when it returns. Its status
+  /// says whether the run failed or was interrupted; whether what it measured is what the profile
+  /// asked for is judged above (report::judge).
   boost::asio::awaitable<void> run();
   /// Ctrl-C: stop every side, keep what was measured.
   void interrupt();
@@ -104,11 +104,6 @@ class MasterRun {
 
  private:
   struct State;
-  /// A slave's interval_counts, added to its interval's sample.
-  void add_interval_part(std::size_t slave, const IntervalPart& part);
-  /// Hands the intervals whose slaves have all answered (or are gone) to on_interval, in order.
-  void show_intervals();
-  boost::asio::io_context& context_;
   MasterSettings settings_;
   report::RunReport report_;
   std::unique_ptr<State> state_;

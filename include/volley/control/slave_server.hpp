@@ -1,8 +1,8 @@
 #pragma once
 // The slave: accepts masters on its control port and serves each one in its own session (several
-// at once are fine: each session has its own engine and threads). A session goes
-// Idle -> Loaded -> Running -> Idle, and whatever ends it (finished, master gone, bad message)
-// leaves nothing behind: its engine is stopped and joined and its listeners are closed.
+// at once are fine: each session has its own engine and threads). A session goes Greeting ->
+// Idle -> Loaded -> Running -> Idle (session.hpp's ServedPhase and its table), and whatever
+// ends it (finished, master gone, bad message) leaves nothing behind: its engine is stopped and joined and its listeners are closed.
 // Thread: the io_context given at construction.
 #include <cstdint>
 #include <chrono>
@@ -18,6 +18,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "volley/control/auth.hpp"
+#include "volley/control/session.hpp"
 #include "volley/core/throttled_log.hpp"
 #include "volley/transport/source_quota.hpp"
 
@@ -93,8 +94,18 @@ class SlaveServer {
   /// The session's script; may throw (a bug or an allocation failure): serve() then still
   /// cleans up everything the session holds.
   boost::asio::awaitable<void> converse(Session& s);
-  /// Handles one message from the master; sets s.end_reason when the session must end.
+  /// Handles one message from the master as the session's table (session.hpp) says: refused
+  /// with one sentence, or handed to its handler. Sets s.end_reason when the session must end.
   boost::asio::awaitable<void> on_message(Session& s, const nlohmann::json& m);
+  /// A greeted session refuses a message: an `error` with the sentence, and a throttled line.
+  boost::asio::awaitable<void> refuse(Session& s, std::string why);
+  /// A peer refused during its greeting: one `error`, and the session ends.
+  boost::asio::awaitable<void> end_greeting(Session& s, std::string why);
+  /// `start`, `proceed`, `end_step`, `written` and `finish` of a run in this process, judged by
+  /// its step barrier.
+  boost::asio::awaitable<void> on_step_message(Session& s, MessageType type, const nlohmann::json& m);
+  boost::asio::awaitable<void> on_start(Session& s, const nlohmann::json& m);
+  boost::asio::awaitable<void> on_end_step(Session& s, std::size_t step, const nlohmann::json& m);
   /// The hello and, with a key, the master's proof; sets s.greeted once the master may go on.
   boost::asio::awaitable<void> greet(Session& s, const nlohmann::json& m);
   /// Counts `s` among the greeted sessions, or says why not (--max-sessions).
@@ -105,7 +116,7 @@ class SlaveServer {
   boost::asio::awaitable<void> load_children(Session& s, const LoadRequest& load,
                                              std::uint32_t processes, std::size_t workers);
   /// The master's messages for a run spread over children: relayed to every child.
-  boost::asio::awaitable<void> on_proxied(Session& s, const std::string& type, const nlohmann::json& m);
+  boost::asio::awaitable<void> on_proxied(Session& s, MessageType type, const nlohmann::json& m);
   /// A child's message or loss: relayed to the master once every child agrees (step_done,
   /// results), or at once (a problem, naming the child).
   boost::asio::awaitable<void> on_child(Session& s, std::size_t child, const nlohmann::json& m);

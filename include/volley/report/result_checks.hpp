@@ -22,6 +22,11 @@ namespace volley::report {
 /// the master saw nothing wrong. Thread: any.
 [[nodiscard]] std::string find_stopped_strands(const RunReport& report);
 
+/// A run whose status is still ok fails when a strand stopped on an error (find_stopped_strands)
+/// or what it measured is not what the profile asked for (find_result_problem); its failure then
+/// says which. Thread: any.
+void judge(RunReport& report, bool allow_empty);
+
 /// The operations that failed and that canfail let the run go on after, over all steps, by side
 /// and kind: "master: addr_unavailable 137, not_connected 137; slave 10.0.0.2: not_connected
 /// 137"; "" when no operation failed. Thread: any.
