@@ -13,7 +13,7 @@ std::string StepBarrier::refuse(const std::string& type, std::optional<std::uint
     const bool previous_done = k == 0 || (done_ && *done_ + 1 == k && drained_ && *drained_ + 1 == k);
     if (k == next_release_ && previous_done) return {};
     return fmt::format("'proceed' to step {} out of order (the next step is {}{})", k, next_release_,
-                       previous_done ? "" : ", once the previous one is done");
+                       k == next_release_ ? ", once the previous one is done" : "");
   }
   if (type == "end_step") {
     if (released_ == k && !(ended_ && *ended_ >= k)) return {};
