@@ -21,6 +21,8 @@
 
 namespace volley::control {
 
+using namespace master_events;  // NOLINT(google-build-using-namespace): this file handles them
+
 namespace asio = boost::asio;
 using asio::awaitable;
 using asio::ip::tcp;

@@ -5,6 +5,8 @@
 
 namespace volley::control {
 
+using namespace master_events;  // NOLINT(google-build-using-namespace): this file handles them
+
 MasterRun::MasterRun(boost::asio::io_context& context, MasterSettings settings)
     : settings_(std::move(settings)), state_(std::make_unique<State>(context, settings_, report_)) {}
 

@@ -41,6 +41,9 @@ using MasterClock = std::chrono::steady_clock;
 /// then is reported missing.
 inline constexpr auto kInterruptedResultsTimeout = std::chrono::milliseconds(500);
 
+/// What the run's script reacts to (a namespace of their own: a slave's session has its own).
+namespace master_events {
+
 struct SlaveMessage {
   std::size_t slave = 0;
   nlohmann::json message = {};
@@ -73,6 +76,9 @@ struct ChildLost {
 
 using MasterEvent = std::variant<SlaveMessage, SlaveLost, ReaderExited, LocalStepDone,
                                  LocalDrained, Tick, IntervalTick, Interrupt, ChildMessage, ChildLost>;
+
+}  // namespace master_events
+using master_events::MasterEvent;
 
 /// The master's session with one slave. Its phase (session.hpp) moves with what the master sends
 /// it and what it answers; the channel's own state (open, lost) is apart from it.

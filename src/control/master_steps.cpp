@@ -14,6 +14,8 @@
 
 namespace volley::control {
 
+using namespace master_events;  // NOLINT(google-build-using-namespace): this file handles them
+
 namespace asio = boost::asio;
 using asio::awaitable;
 using nlohmann::json;

@@ -25,6 +25,7 @@
 namespace volley::control {
 
 struct LoadRequest;
+struct LoadedRun;
 
 /// What one slave grants its masters. A request beyond a limit is refused with a sentence naming
 /// the limit and the `volley serve` flag that raises it (docs/security.md lists them all).
@@ -110,7 +111,13 @@ class SlaveServer {
   boost::asio::awaitable<void> greet(Session& s, const nlohmann::json& m);
   /// Counts `s` among the greeted sessions, or says why not (--max-sessions).
   std::string admit(Session& s);
+  /// `load`: the profile parsed, mirrored, compiled, checked against the limits and built into
+  /// an engine with its listeners open (or spread over child processes); answered `loaded`, or
+  /// `rejected` with why.
   boost::asio::awaitable<void> on_load(Session& s, const nlohmann::json& m);
+  boost::asio::awaitable<void> reject(Session& s, std::string why);
+  /// Builds `run`'s engine for `load` and opens its listeners; why it could not, or "".
+  std::string build_engine(Session& s, LoadedRun& run, const LoadRequest& load, std::size_t workers);
   /// A run spread over child processes (docs/architecture.md, "Processes"): starts them, has
   /// each load its shard, and answers the master's load for all of them.
   boost::asio::awaitable<void> load_children(Session& s, const LoadRequest& load,
