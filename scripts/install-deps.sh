@@ -17,6 +17,7 @@ packages=(
   dpkg-dev man-db python3-yaml   # packaging (dpkg-shlibdeps), man page and manifest checks
   nftables                       # the UDP loss test (tests/netns), run as root
   clang valgrind strace ccache   # scripts/fuzz.sh (libFuzzer), bench/ instruction and syscall counts, CI's cache
+  clang-format-14 clang-tidy-14  # scripts/style.sh (CI: formatting of the tree, clang-tidy on what changed)
   iperf3 jq                      # bench/udp_vs_iperf3.sh
   liburing-dev                   # bench/ref/pp_uring.c (bench/pp_uring_vs_pp_epoll.sh)
   chromium                       # the HTML pages rendered headless (tests/integration/html_pages_test.cpp)

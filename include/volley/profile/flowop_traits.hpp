@@ -58,8 +58,8 @@ enum class Data : std::uint8_t { kNone, kSends, kReceives };
 template <class T>
 constexpr std::size_t spec_index = []<std::size_t... I>(std::index_sequence<I...>) {
   std::size_t index = std::variant_size_v<FlowopSpec>;
-  ((std::is_same_v<T, std::variant_alternative_t<I, FlowopSpec>> && (index = I, true)) || ...);
-  return index;
+  const bool found = ((std::is_same_v<T, std::variant_alternative_t<I, FlowopSpec>> && (index = I, true)) || ...);
+  return found ? index : std::variant_size_v<FlowopSpec>;
 }(std::make_index_sequence<std::variant_size_v<FlowopSpec>>{});
 
 struct FlowopTraits {
