@@ -120,7 +120,7 @@ void Worker::post_stop() {
 }
 
 void Worker::deliver(std::uint32_t local, std::uint32_t conn, std::uint32_t peer,
-                     transport::AnyConnection link) {
+                     AnyConnection link) {
   strands_[local]->deliver(conn, peer, std::move(link));
   engine_.tcp_delivered();
 }

@@ -24,12 +24,6 @@
 
 namespace volley::transport {
 
-/// What wait() returns for every connection type: the error, empty when ready.
-using WaitAwaitable = boost::asio::awaitable<std::tuple<boost::system::error_code>>;
-/// What read() returns for every connection type: the error and the bytes read.
-using ReadAwaitable = boost::asio::awaitable<std::tuple<boost::system::error_code, std::size_t>>;
-inline constexpr auto kWaitToken = boost::asio::as_tuple(boost::asio::use_awaitable);
-
 class TcpConnection {
  public:
   using Socket = boost::asio::ip::tcp::socket;
