@@ -6,6 +6,8 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <fmt/format.h>
 
+#include "step_ledger.hpp"
+
 namespace volley::engine {
 
 namespace asio = boost::asio;
@@ -22,7 +24,7 @@ bool StrandCore::can_complete(Waiting what, const Connection* c) const {
       if (!reliable(c->link)) return true;
       return owed(*c) > 0;
     case Waiting::kAccept:
-      return worker_.engine().accepts_outstanding();
+      return worker_.ledger().accepts_outstanding();
     case Waiting::kThink:
     case Waiting::kHello:
       return true;

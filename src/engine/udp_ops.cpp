@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "source_address.hpp"
+#include "step_ledger.hpp"
 #include "strand_core.hpp"
 #include "volley/core/host_port.hpp"
 #include "volley/transport/datagram.hpp"
@@ -148,7 +149,7 @@ std::optional<OpOutcome> UdpOps::refused(StrandCore& s, Direction direction, std
                     std::min<std::uint64_t>(kMaxDatagramBytes, room),
                     transport::kDatagramHeaderBytes)};
   }
-  if (writing && s.worker_.engine().config().slave_side && s.worker_.engine().txn_ended(s.txn_)) {
+  if (writing && s.worker_.engine().config().slave_side && s.worker_.ledger().txn_ended(s.txn_)) {
     return OpOutcome{OpOutcome::Status::kExpired, ErrorKind::kOther, {}};
   }
   return std::nullopt;

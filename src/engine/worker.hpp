@@ -27,6 +27,7 @@
 
 namespace volley::engine {
 
+class StepLedger;
 class Strand;
 class StrandCore;
 
@@ -47,7 +48,7 @@ class Worker {
   /// microseconds, not the rest of a step.
   static constexpr std::uint32_t kYieldBudget = 64;
 
-  explicit Worker(Engine& engine);
+  Worker(Engine& engine, StepLedger& ledger);
   ~Worker();
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
@@ -114,6 +115,7 @@ class Worker {
 
   // Worker-affine, used by strands.
   Engine& engine() { return engine_; }
+  StepLedger& ledger() { return ledger_; }
   const Plan& plan() const { return engine_.plan(); }
   boost::asio::awaitable<void> wait_release(std::size_t txn);
   void strand_done(std::size_t txn);
@@ -164,6 +166,7 @@ class Worker {
   void fold_interval();
 
   Engine& engine_;
+  StepLedger& ledger_;
   // First: destroyed last, after every strand. One thread, and no lock around a socket's reactor
   // state (UNSAFE_IO; the scheduler's queue and the reactor's registration and timers stay
   // locked, for the post_* entry points): every socket of this context is used only before the
