@@ -99,38 +99,61 @@ void Strand::count_ok(const OpPlan& op, Clock::time_point from, Clock::time_poin
   if (timing) stats.latency.record(elapsed_ns(from, done));
 }
 
-awaitable<void> Strand::run_txn(const TxnPlan& txn) {
-  const auto txn_start = worker_.txn_start();
+Strand::TxnLoop Strand::begin_txn(const TxnPlan& txn) {
   const bool slave = worker_.engine().config().slave_side;
-  const auto* duration = std::get_if<profile::Duration>(&txn.bound);
+  TxnLoop loop;
+  loop.start = worker_.txn_start();
+  loop.duration = std::holds_alternative<profile::Duration>(txn.bound);
   deadline_.reset();
   last_end_.reset();
-  if (duration != nullptr && !slave) deadline_ = txn_start + duration->length;
+  if (loop.duration && !slave) {
+    deadline_ = loop.start + std::get<profile::Duration>(txn.bound).length;
+  }
   txn_slot_ = txn.slot;
-
   const bool moves_data = std::any_of(txn.ops.begin(), txn.ops.end(), [](const OpPlan& op) {
     return profile::traits(op.spec).connection != profile::OnConnection::kNone;
   });
-  if (!moves_data && duration != nullptr && slave) {
-    // Nothing to answer (no flowops, or only think and nop): no data from the master paces this
-    // mirror, so looping would only burn the slave's CPU. Wait for the master to end the step.
-    co_await sleep_until(Clock::time_point::max(), Waiting::kIdle);
-    co_return;
-  }
-  std::optional<std::chrono::duration<double>> period;
-  if (txn.rate_per_s && !slave) period = std::chrono::duration<double>(1.0 / *txn.rate_per_s);
-
-  const std::uint64_t limit = duration != nullptr
-                                  ? std::numeric_limits<std::uint64_t>::max()
-                                  : std::get<profile::Iterations>(txn.bound).count;
+  // Nothing to answer (no flowops, or only think and nop): no data from the master paces this
+  // mirror, so looping would only burn the slave's CPU.
+  loop.idle = !moves_data && loop.duration && slave;
+  if (txn.rate_per_s && !slave) loop.period = std::chrono::duration<double>(1.0 / *txn.rate_per_s);
+  loop.limit = loop.duration ? std::numeric_limits<std::uint64_t>::max()
+                             : std::get<profile::Iterations>(txn.bound).count;
   // One clock read per operation: each operation's end is the next one's start, and the last
   // one's end the next iteration's start. The clock costs ~27 ns here, a ping-pong round trip
   // ~10 us of CPU, so this keeps recording around 1%.
-  const bool timing = worker_.engine().config().record_latency;
+  loop.timing = worker_.engine().config().record_latency;
+  loop.bursting = burst_op(txn);
+  return loop;
+}
+
+std::optional<OpOutcome> Strand::begin_plain(const OpPlan& op, Connection& c, PendingRead& pending,
+                                             std::uint64_t& left, bool& blocked) {
+  if (const auto* w = std::get_if<profile::WriteOp>(&op.spec)) {
+    left = draw_size(op, w->size);
+    return StreamOps::write_now(*this, op, c, left, std::nullopt, blocked);
+  }
+  const std::uint64_t bytes = draw_size(op, std::get<profile::ReadOp>(op.spec).size);
+  // Field by field: GCC 12 built a whole PendingRead (zeroed, then copied) here.
+  pending.op = &op;
+  pending.c = &c;
+  pending.bytes = pending.left = bytes;
+  pending.chunk.reset();
+  left = 0;
+  return StreamOps::begin_read(*this, pending);
+}
+
+awaitable<void> Strand::run_txn(const TxnPlan& txn) {
+  const TxnLoop loop = begin_txn(txn);
+  const std::uint64_t limit = loop.limit;
+  if (loop.idle) {  // wait for the master to end the step
+    co_await sleep_until(Clock::time_point::max(), Waiting::kIdle);
+    co_return;
+  }
+  const bool timing = loop.timing;
   // The iterations and their operations run here rather than in coroutines of their own: a
   // frame per iteration (and one per read) was an allocation per round trip, and Asio's
   // per-thread cache of two blocks missed it as soon as three were freed in a row.
-  const OpPlan* bursting = burst_op(txn);
   PendingRead pending{};  // the read in progress, when it must wait (set anew by every read)
   for (std::uint64_t i = 0; i < limit; ++i) {
     // An iteration may never suspend (nop, busy think, data always there): give way now and then
@@ -141,7 +164,7 @@ awaitable<void> Strand::run_txn(const TxnPlan& txn) {
     }
     // The peer's end of the step ends a duration-bound one here; an iterations-bound one runs
     // on, since the peer completed every iteration and each of this side's can complete too.
-    if ((cut_ != CutReason::kNone && (cut_ != CutReason::kPeerEnded || duration != nullptr)) ||
+    if ((cut_ != CutReason::kNone && (cut_ != CutReason::kPeerEnded || loop.duration)) ||
         worker_.stopping()) {
       break;
     }
@@ -150,10 +173,11 @@ awaitable<void> Strand::run_txn(const TxnPlan& txn) {
     if (deadline_ && now >= *deadline_) break;
     auto intended = now;
     auto started = now;
-    if (period) {
+    if (loop.period) {
       // Intended start times come from the schedule, not from when the last one ended, so a
       // slow response does not hide the requests that should have been sent meanwhile (wrk2).
-      intended = txn_start + std::chrono::duration_cast<Clock::duration>(*period * static_cast<double>(i));
+      intended = loop.start + std::chrono::duration_cast<Clock::duration>(*loop.period *
+                                                                          static_cast<double>(i));
       if (intended > now) {
         if (!co_await sleep_until(intended)) break;
         started = Clock::now();
@@ -162,9 +186,9 @@ awaitable<void> Strand::run_txn(const TxnPlan& txn) {
     auto previous = started;
     // A burst's iterations run in place (its protocol's executor) until one must wait.
     std::optional<Started> begun_here;
-    if (bursting != nullptr) {
+    if (loop.bursting != nullptr) {
       const std::uint64_t first = i;
-      begun_here = burst(txn, *bursting, i, limit, previous, timing);
+      begun_here = burst(txn, *loop.bursting, i, limit, previous, timing);
       if (!begun_here && i != first) {  // stopped between two iterations: the checks above decide
         --i;
         continue;
@@ -186,26 +210,14 @@ awaitable<void> Strand::run_txn(const TxnPlan& txn) {
         } else if (!begun_here && (stream = plain_stream(*op)) != nullptr) {
           // A byte stream's write or read (most operations of a ping-pong or a stream), begun
           // here without start()'s dispatch and its Started variant.
-          if (const auto* w = std::get_if<profile::WriteOp>(&op->spec)) {
-            std::uint64_t left = draw_size(*op, w->size);
-            bool blocked = false;
-            if (auto end = StreamOps::write_now(*this, *op, *stream, left, std::nullopt, blocked)) {
-              out = std::move(*end);
-            } else {
-              out = co_await StreamOps::send(*this, *op, left, std::nullopt, blocked);
-            }
+          std::uint64_t left = 0;
+          bool blocked = false;
+          if (auto end = begin_plain(*op, *stream, pending, left, blocked)) {
+            out = std::move(*end);
+          } else if (left > 0) {  // a write, the rest to send
+            out = co_await StreamOps::send(*this, *op, left, std::nullopt, blocked);
           } else {
-            const std::uint64_t bytes = draw_size(*op, std::get<profile::ReadOp>(op->spec).size);
-            // Field by field: GCC 12 built a whole PendingRead (zeroed, then copied) here.
-            pending.op = &*op;
-            pending.c = stream;
-            pending.bytes = pending.left = bytes;
-            pending.chunk.reset();
-            if (auto end = StreamOps::begin_read(*this, pending)) {
-              out = std::move(*end);
-            } else {
-              waiting = true;
-            }
+            waiting = true;
           }
         } else if (needs_timer(*op)) {
           out = co_await execute(*op);
@@ -343,8 +355,7 @@ awaitable<OpOutcome> Strand::execute(const OpPlan& op) {
     });
   }
   Started begun = start(op);
-  // (Not `?:`: GCC 12 miscompiles a co_await inside a
-  // conditional expression.)
+  // (Not `?:`: GCC 12 miscompiles a co_await inside a conditional expression.)
   OpOutcome out;
   if (auto* over = std::get_if<OpOutcome>(&begun)) {
     out = std::move(*over);

@@ -103,6 +103,23 @@ class Strand : private StrandCore {
 
   /// Every iteration of the transaction, each a pass over its flowops, in this one coroutine.
   boost::asio::awaitable<void> run_txn(const TxnPlan& txn);
+  /// How run_txn loops over a transaction: what begin_txn found once, at its start.
+  struct TxnLoop {
+    Clock::time_point start;  ///< the step's release
+    std::uint64_t limit = 0;  ///< iterations (a duration's: no limit)
+    std::optional<std::chrono::duration<double>> period;  ///< paced: between intended starts
+    const OpPlan* bursting = nullptr;                      ///< see burst_op
+    bool duration = false;  ///< bound by a duration, not iterations
+    bool idle = false;      ///< a slave's mirror with nothing to answer: waits for the step's end
+    bool timing = false;    ///< latencies are recorded
+  };
+  /// A transaction's start: its deadline, its slot and how to loop over it.
+  TxnLoop begin_txn(const TxnPlan& txn);
+  /// Begins plain stream operation `op` on `c` (see plain_stream): its outcome when it is over;
+  /// else nullopt, with `left` bytes still to write (a write: `blocked` when the socket had no
+  /// room), or `pending` the read to wait for (a read: `left` 0).
+  std::optional<OpOutcome> begin_plain(const OpPlan& op, Connection& c, PendingRead& pending,
+                                       std::uint64_t& left, bool& blocked);
   /// Counts what operation `op` came to, and records its latency (`from` to `done`) when timing.
   /// False when the strand must stop (the iteration is not counted).
   bool account_op(const TxnPlan& txn, const OpPlan& op, OpOutcome& out, Clock::time_point from,

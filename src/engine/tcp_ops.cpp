@@ -87,7 +87,10 @@ awaitable<OpOutcome> TcpOps::connect(StrandCore& s, const OpPlan& op, const prof
                                      ConnectTarget to) {
   // A slot of the worker's connects in flight (see ConnectGate), held until the header is out.
   ConnectGate& gate = s.worker_.connect_gate();
-  if (!gate.try_enter() && !co_await wait_gate(s, gate)) co_return s.aborted_outcome();
+  if (!gate.try_enter()) {
+    const bool entered = co_await wait_gate(s, gate);
+    if (!entered) co_return s.aborted_outcome();
+  }
   const std::uint32_t id = op.common.connection;
   const asio::ip::tcp::endpoint endpoint(to.address, to.port);
   s.worker_.count_connection(false);

@@ -71,7 +71,7 @@ class TcpConnection {
     return ResumingRead{socket_, *reactor_, boost::asio::buffer(into.data(), into.size()), rule_};
   }
   /// Where the reactor keeps this socket's state (Asio's descriptor_state), which the event loop
-  /// touches first when the socket is ready: for a prefetch (see Strand::Successor).
+  /// touches first when the socket is ready: for a prefetch (see engine::StrandCore::Successor).
   const void* reactor_state() {
     return drained_detail::SocketAccess::implementation(socket_).reactor_data_;
   }
