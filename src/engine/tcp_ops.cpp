@@ -4,8 +4,6 @@
 #include <string>
 #include <utility>
 
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <fmt/format.h>
 
@@ -22,8 +20,6 @@ using asio::awaitable;
 using boost::system::error_code;
 
 namespace {
-
-constexpr auto kAwait = asio::as_tuple(asio::use_awaitable);
 
 /// A stream read that must wait for at least this many bytes asks the kernel to wake it only when
 /// they are there (or kMaxWakeAfter of them), not at each arrival: see TcpOps::expect. Below it
@@ -59,7 +55,7 @@ awaitable<bool> wait_gate(StrandCore& s, ConnectGate& gate) {
     s.timer_.expires_at(StrandCore::Clock::time_point::max());
     s.worker_.budget_renewed();
     s.waits_for(Waiting::kConnect);
-    co_await s.timer_.async_wait(kAwait);
+    co_await s.timer_.async_wait(transport::kWaitToken);
     s.waits_for(Waiting::kNothing);
   }
   if (!s.may_wait(Waiting::kConnect)) {  // granted and cut together: pass the slot on
@@ -115,13 +111,14 @@ awaitable<OpOutcome> TcpOps::connect(StrandCore& s, const OpPlan& op, const prof
   s.active_ = &s.connections_.back().link;
   s.worker_.budget_renewed();
   s.waits_for(Waiting::kConnect);
-  auto [connect_ec] = co_await socket.async_connect(endpoint, kAwait);
+  auto [connect_ec] = co_await socket.async_connect(endpoint, transport::kWaitToken);
   const bool connected = !connect_ec;
   if (connected) {
     const auto header = transport::encode(to.who);
     const std::size_t sent = header_now(socket, asio::buffer(header), connect_ec);
     if (!connect_ec && sent < header.size()) {
-      auto [header_ec, n] = co_await asio::async_write(socket, asio::buffer(header) + sent, kAwait);
+      auto [header_ec, n] =
+          co_await asio::async_write(socket, asio::buffer(header) + sent, transport::kWaitToken);
       connect_ec = header_ec;
     }
   }
