@@ -127,22 +127,6 @@ Strand::TxnLoop Strand::begin_txn(const TxnPlan& txn) {
   return loop;
 }
 
-std::optional<OpOutcome> Strand::begin_plain(const OpPlan& op, Connection& c, PendingRead& pending,
-                                             std::uint64_t& left, bool& blocked) {
-  if (const auto* w = std::get_if<profile::WriteOp>(&op.spec)) {
-    left = draw_size(op, w->size);
-    return StreamOps::write_now(*this, op, c, left, std::nullopt, blocked);
-  }
-  const std::uint64_t bytes = draw_size(op, std::get<profile::ReadOp>(op.spec).size);
-  // Field by field: GCC 12 built a whole PendingRead (zeroed, then copied) here.
-  pending.op = &op;
-  pending.c = &c;
-  pending.bytes = pending.left = bytes;
-  pending.chunk.reset();
-  left = 0;
-  return StreamOps::begin_read(*this, pending);
-}
-
 awaitable<void> Strand::run_txn(const TxnPlan& txn) {
   const TxnLoop loop = begin_txn(txn);
   const std::uint64_t limit = loop.limit;
@@ -210,14 +194,26 @@ awaitable<void> Strand::run_txn(const TxnPlan& txn) {
         } else if (!begun_here && (stream = plain_stream(*op)) != nullptr) {
           // A byte stream's write or read (most operations of a ping-pong or a stream), begun
           // here without start()'s dispatch and its Started variant.
-          std::uint64_t left = 0;
-          bool blocked = false;
-          if (auto end = begin_plain(*op, *stream, pending, left, blocked)) {
-            out = std::move(*end);
-          } else if (left > 0) {  // a write, the rest to send
-            out = co_await StreamOps::send(*this, *op, left, std::nullopt, blocked);
+          if (const auto* w = std::get_if<profile::WriteOp>(&op->spec)) {
+            std::uint64_t left = draw_size(*op, w->size);
+            bool blocked = false;
+            if (auto end = StreamOps::write_now(*this, *op, *stream, left, std::nullopt, blocked)) {
+              out = std::move(*end);
+            } else {
+              out = co_await StreamOps::send(*this, *op, left, std::nullopt, blocked);
+            }
           } else {
-            waiting = true;
+            const std::uint64_t bytes = draw_size(*op, std::get<profile::ReadOp>(op->spec).size);
+            // Field by field: GCC 12 built a whole PendingRead (zeroed, then copied) here.
+            pending.op = &*op;
+            pending.c = stream;
+            pending.bytes = pending.left = bytes;
+            pending.chunk.reset();
+            if (auto end = StreamOps::begin_read(*this, pending)) {
+              out = std::move(*end);
+            } else {
+              waiting = true;
+            }
           }
         } else if (needs_timer(*op)) {
           out = co_await execute(*op);

@@ -115,11 +115,6 @@ class Strand : private StrandCore {
   };
   /// A transaction's start: its deadline, its slot and how to loop over it.
   TxnLoop begin_txn(const TxnPlan& txn);
-  /// Begins plain stream operation `op` on `c` (see plain_stream): its outcome when it is over;
-  /// else nullopt, with `left` bytes still to write (a write: `blocked` when the socket had no
-  /// room), or `pending` the read to wait for (a read: `left` 0).
-  std::optional<OpOutcome> begin_plain(const OpPlan& op, Connection& c, PendingRead& pending,
-                                       std::uint64_t& left, bool& blocked);
   /// Counts what operation `op` came to, and records its latency (`from` to `done`) when timing.
   /// False when the strand must stop (the iteration is not counted).
   bool account_op(const TxnPlan& txn, const OpPlan& op, OpOutcome& out, Clock::time_point from,
