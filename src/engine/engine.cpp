@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "step_ledger.hpp"
 #include "strand.hpp"
 #include "worker.hpp"
 
@@ -26,10 +27,18 @@ constexpr int kUdpPortAttempts = 8;
 }  // namespace
 
 Engine::Engine(const Plan& plan, EngineConfig config)
-    : plan_(plan),
-      config_(std::move(config)),
-      release_times_(plan.txn_count),
-      windows_(plan.txn_count) {
+    : plan_(plan), config_(std::move(config)) {
+  std::vector<TxnWindow> windows(plan.txn_count);
+  for (std::size_t t = 0; t < plan.txn_count; ++t) {
+    for (const auto& group : plan.groups) {
+      if (t < group.txns.size() && std::holds_alternative<profile::Duration>(group.txns[t].bound)) {
+        windows[t].is_duration = true;
+      }
+    }
+  }
+  ledger_ = std::make_unique<StepLedger>(config_, std::move(windows), stopped_, [this] {
+    for (auto& w : workers_) w->post_recheck_peer_end();
+  });
   const std::uint32_t shards = std::max<std::uint32_t>(1, config_.shard_count);
   const auto here = [&](std::uint64_t s) { return s % shards == config_.shard_index; };
   std::uint64_t total_here = 0;
@@ -40,7 +49,9 @@ Engine::Engine(const Plan& plan, EngineConfig config)
   }
   const std::size_t n_workers = std::max<std::size_t>(
       1, std::min<std::uint64_t>(config_.workers, std::max<std::uint64_t>(total_here, 1)));
-  for (std::size_t i = 0; i < n_workers; ++i) workers_.push_back(std::make_unique<Worker>(*this));
+  for (std::size_t i = 0; i < n_workers; ++i) {
+    workers_.push_back(std::make_unique<Worker>(*this, *ledger_));
+  }
   // Round-robin over the strands of each group, so each group spreads over all workers. The rule
   // is the one the peer's connects follow (negotiated_ports()): strand s of group 0 is on worker
   // (s / shards) % workers, whose own listener the peer's port_for(s) picks, so its connections
@@ -60,13 +71,6 @@ Engine::Engine(const Plan& plan, EngineConfig config)
     }
   }
   for (const auto& w : workers_) active_workers_ += w->strand_count() > 0 ? 1U : 0U;
-  for (std::size_t t = 0; t < plan.txn_count; ++t) {
-    for (const auto& group : plan.groups) {
-      if (t < group.txns.size() && std::holds_alternative<profile::Duration>(group.txns[t].bound)) {
-        windows_[t].is_duration = true;
-      }
-    }
-  }
 }
 
 Engine::~Engine() {
@@ -198,11 +202,7 @@ void Engine::start() {
 void Engine::release(std::size_t txn) {
   if (stopped_ || txn >= plan_.txn_count) return;
   const auto now = Clock::now();
-  release_times_[txn] = now;
-  windows_[txn].start_unix_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                    std::chrono::system_clock::now().time_since_epoch())
-                                    .count();
-  workers_pending_.store(active_workers_);
+  ledger_->released(txn, now, active_workers_);
   if (active_workers_ == 0) {
     if (config_.on_txn_done) config_.on_txn_done(txn);
     return;
@@ -212,34 +212,12 @@ void Engine::release(std::size_t txn) {
   }
 }
 
-void Engine::worker_finished_txn(std::size_t txn) {
-  if (stopped_) return;
-  if (workers_pending_.fetch_sub(1) != 1) return;
-  windows_[txn].elapsed =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - release_times_[txn]);
-  // A slave whose master ended the step with connections that have not reached a strand yet
-  // (on their way through the listener) ends the step once they have (tcp_delivered) or once
-  // the quiet cut gives up on them: the drain then adopts them into their strands' pools.
-  if (config_.slave_side && txn_ended(txn) && accepts_outstanding()) {
-    awaiting_connections_.store(txn + 1);
-    if (!accepts_outstanding() || quiet_cut_upto_.load() > txn) end_awaited_step();
-    return;
-  }
-  if (config_.on_txn_done) config_.on_txn_done(txn);
-}
-
-void Engine::end_awaited_step() {
-  if (const std::size_t step = awaiting_connections_.exchange(0); step > 0) {
-    if (config_.on_txn_done && !stopped_) config_.on_txn_done(step - 1);
-  }
-}
-
 void Engine::end_txn(std::size_t txn, std::chrono::milliseconds quiet_for,
                      std::optional<std::uint64_t> peer_connected,
                      std::optional<std::vector<ConnectionBytes>> peer_written) {
   peer_connected_ = peer_connected;
   if (peer_written && !stopped_) {
-    peer_connected_now_.store(peer_connected.value_or(0), std::memory_order_relaxed);
+    ledger_->set_peer_connected(peer_connected.value_or(0));
     std::vector<std::vector<std::pair<std::uint32_t, ConnectionBytes>>> per_worker(workers_.size());
     for (const ConnectionBytes& e : *peer_written) {
       if (e.group >= placement_.size() || e.strand >= placement_[e.group].size()) continue;
@@ -250,9 +228,7 @@ void Engine::end_txn(std::size_t txn, std::chrono::milliseconds quiet_for,
       if (workers_[w]->strand_count() > 0) workers_[w]->post_peer_ended(txn, std::move(per_worker[w]));
     }
   }
-  if (ended_upto_.load(std::memory_order_relaxed) < txn + 1) {
-    ended_upto_.store(txn + 1, std::memory_order_relaxed);
-  }
+  ledger_->ended(txn);
   if (control_ == nullptr || stopped_) {
     for (auto& w : workers_) w->post_cut(txn, CutReason::kEnded);
     return;
@@ -312,49 +288,24 @@ void Engine::arm_quiescence(std::size_t txn, std::uint64_t last_progress, int qu
     }
     if (long_spell && needed > polls_needed) ++long_accept_waits_;
     quiet_cut_ = txn;
-    if (quiet_cut_upto_.load() < txn + 1) quiet_cut_upto_.store(txn + 1);
+    ledger_->quiet_cut(txn);
     quiet_cut_only_accepts_ =
         peer_connected_ && accepted_connections() >= *peer_connected_ &&
         std::all_of(workers_.begin(), workers_.end(), [](const auto& w) {
           return w->only_accepting();
         });
     for (auto& w : workers_) w->post_cut(txn, CutReason::kEnded);
-    end_awaited_step();  // connections still missing are given up on: the check says so
+    ledger_->end_awaited_step();  // connections still missing are given up on: the check says so
   });
 }
 
-void Engine::add_step_written(std::vector<ConnectionBytes> written) {
-  const std::lock_guard lock(step_written_mutex_);
-  step_written_.insert(step_written_.end(), written.begin(), written.end());
-}
-
-void Engine::add_step_connected(
-    const std::map<std::pair<const HostTarget*, std::uint16_t>, std::uint64_t>& counts) {
-  const std::lock_guard lock(step_written_mutex_);
-  for (const auto& [key, n] : counts) {
-    // By the host's name in `targets` (set before the start, so the pointers are stable); a
-    // slave's connects back to its master are counted apart.
-    if (config_.peer && key.first == &*config_.peer) connected_to_peer_ += n;
-    for (const auto& [host, target] : config_.targets) {
-      if (&target == key.first) connected_[{host, key.second}] += n;
-    }
-  }
-}
-
 std::map<std::pair<std::string, std::uint16_t>, std::uint64_t> Engine::connected() const {
-  const std::lock_guard lock(step_written_mutex_);
-  return connected_;
+  return ledger_->connected();
 }
 
-std::uint64_t Engine::connected_to_peer() const {
-  const std::lock_guard lock(step_written_mutex_);
-  return connected_to_peer_;
-}
+std::uint64_t Engine::connected_to_peer() const { return ledger_->connected_to_peer(); }
 
-std::vector<ConnectionBytes> Engine::take_step_written() {
-  const std::lock_guard lock(step_written_mutex_);
-  return std::exchange(step_written_, {});
-}
+std::vector<ConnectionBytes> Engine::take_step_written() { return ledger_->take_step_written(); }
 
 void Engine::stop() {
   if (stopped_.exchange(true)) return;
@@ -369,16 +320,6 @@ std::uint64_t Engine::progress() const {
   std::uint64_t sum = routed_.load(std::memory_order_relaxed);
   for (const auto& w : workers_) sum += w->progress();
   return sum;
-}
-
-void Engine::tcp_delivered() {
-  // The last connection a peer that ended its step made is in its strand's inbox: whoever still
-  // waits to accept waits for nothing.
-  if (delivered_tcp_.fetch_add(1, std::memory_order_relaxed) + 1 ==
-      peer_connected_now_.load(std::memory_order_relaxed)) {
-    for (auto& w : workers_) w->post_recheck_peer_end();
-    end_awaited_step();
-  }
 }
 
 bool Engine::thinking() const {
@@ -477,7 +418,7 @@ RunResult Engine::finish() {
     }
     result.groups.push_back(std::move(gr));
   }
-  result.windows = windows_;
+  result.windows = ledger_->windows();
   listeners_.clear();
   udp_listeners_.clear();
   return result;

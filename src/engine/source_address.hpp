@@ -1,6 +1,6 @@
 #pragma once
 // srcaddr=: the source address a strand's connect binds to before it connects, shared by the TCP
-// connect (strand.cpp) and the UDP one (strand_datagram.cpp) so that both mean the same.
+// connect (tcp_ops.cpp) and the UDP one (udp_ops.cpp) so that both mean the same.
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -75,7 +75,7 @@ void Strand::report_step_written() {
   }
 }
 
-void Strand::note_closed(const Connection& c) {
+void StrandCore::note_closed(const Connection& c) {
   if (c.step_written == 0 && c.step_read == 0 && c.stash == 0) return;
   auto it = std::find_if(closed_.begin(), closed_.end(), [&](const Closed& entry) {
     return entry.id == c.id && entry.peer == c.peer;
@@ -85,13 +85,13 @@ void Strand::note_closed(const Connection& c) {
   it->read += c.step_read + c.stash;
 }
 
-bool Strand::listed(const Connection& c, const std::vector<ConnectionBytes>& peer) {
+bool StrandCore::listed(const Connection& c, const std::vector<ConnectionBytes>& peer) {
   return std::any_of(peer.begin(), peer.end(), [&](const ConnectionBytes& e) {
     return e.conn == c.id && e.serial == c.serial && e.peer == c.peer;
   });
 }
 
-std::uint64_t Strand::owed_unlisted(std::uint32_t id, std::uint32_t from,
+std::uint64_t StrandCore::owed_unlisted(std::uint32_t id, std::uint32_t from,
                                     const std::vector<ConnectionBytes>& peer) const {
   std::uint64_t wrote = 0;
   for (const ConnectionBytes& e : peer) {
@@ -110,7 +110,7 @@ std::uint64_t Strand::owed_unlisted(std::uint32_t id, std::uint32_t from,
   return wrote > have ? wrote - have : 0;
 }
 
-std::uint32_t Strand::next_serial(std::uint32_t id, std::uint32_t peer) {
+std::uint32_t StrandCore::next_serial(std::uint32_t id, std::uint32_t peer) {
   for (Opened& o : opened_) {
     if (o.id == id && o.peer == peer) return o.used++;
   }
@@ -123,10 +123,7 @@ void Strand::adopt_inbox(std::uint32_t id) {
                           [id](const auto& entry) { return entry.first == id; });
   if (box == inbox_.end()) return;
   for (Arrived& arrived : box->second) {
-    if (auto* tcp = std::get_if<transport::TcpConnection>(&arrived.link)) {
-      error_code ignored;
-      tcp->socket().non_blocking(true, ignored);
-    }
+    prepare_arrival(arrived.link, nullptr);
     connections_.push_back(Connection{id, std::move(arrived.link),
                                       next_serial(id, arrived.peer), arrived.peer});
   }
@@ -225,7 +222,7 @@ asio::awaitable<std::vector<DrainShortfall>> Strand::drain(std::size_t txn,
       continue;
     }
     std::string why;
-    // Bytes a read took ahead of its flowop (see Strand::receive) are read already.
+    // Bytes a read took ahead of its flowop (see StreamOps::read) are read already.
     if (const std::uint64_t n = take_stash(c, e.bytes - c.step_read); n > 0) {
       c.step_read += n;
       count_drained(txn, e.conn, n);
@@ -242,7 +239,7 @@ asio::awaitable<std::vector<DrainShortfall>> Strand::drain(std::size_t txn,
       const error_code& ec = io.ec;
       const std::size_t n = io.bytes;
       if (io.would_block()) {
-        expect(c, e.bytes - c.step_read);  // exactly what is still to come
+        StreamOps::expect(c, e.bytes - c.step_read);  // exactly what is still to come
         active_ = &c.link;
         auto [wait_ec] = co_await std::visit(
             [](auto& link) { return link.wait(transport::Wait::kReadable); }, c.link);

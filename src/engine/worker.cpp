@@ -13,6 +13,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <fmt/format.h>
 
+#include "step_ledger.hpp"
 #include "strand.hpp"
 
 namespace volley::engine {
@@ -24,8 +25,9 @@ constexpr std::size_t kMaxErrorSamples = 20;
 constexpr std::size_t kReleasedAll = std::numeric_limits<std::size_t>::max();
 }  // namespace
 
-Worker::Worker(Engine& engine)
+Worker::Worker(Engine& engine, StepLedger& ledger)
     : engine_(engine),
+      ledger_(ledger),
       interval_(engine.plan().slots.size()),
       totals_(engine.plan().slots.size()),
       buffer_(engine.plan().io_buffer_bytes, 'v'),
@@ -120,9 +122,9 @@ void Worker::post_stop() {
 }
 
 void Worker::deliver(std::uint32_t local, std::uint32_t conn, std::uint32_t peer,
-                     transport::AnyConnection link) {
+                     AnyConnection link) {
   strands_[local]->deliver(conn, peer, std::move(link));
-  engine_.tcp_delivered();
+  ledger_.tcp_delivered();
 }
 
 void Worker::post_deliver(std::uint32_t local, std::uint32_t conn, std::uint32_t peer,
@@ -136,7 +138,7 @@ void Worker::post_deliver(std::uint32_t local, std::uint32_t conn, std::uint32_t
       return;
     }
     strands_[local]->deliver(conn, peer, transport::TcpConnection(std::move(socket)));
-    engine_.tcp_delivered();
+    ledger_.tcp_delivered();
   });
 }
 
@@ -251,14 +253,14 @@ void Worker::strand_done(std::size_t txn) {
   unfinished_.fetch_sub(1, std::memory_order_relaxed);
   if (++done_in_txn_ < strands_.size() || stopping_) return;
   cut_timer_.cancel();
-  engine_.add_step_written(std::move(step_written_));
+  ledger_.add_step_written(std::move(step_written_));
   step_written_.clear();
   // Kept, zeroed, rather than cleared: the next step's connects find their keys without allocating.
   if (!step_connected_.empty()) {
-    engine_.add_step_connected(step_connected_);
+    ledger_.add_step_connected(step_connected_);
     for (auto& entry : step_connected_) entry.second = 0;
   }
-  engine_.worker_finished_txn(txn);
+  ledger_.worker_finished_txn(txn);
 }
 
 void Worker::count_connection(bool established) {

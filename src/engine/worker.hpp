@@ -22,12 +22,14 @@
 #include "volley/engine/engine.hpp"
 #include "volley/engine/slot_stats.hpp"
 #include "volley/engine/step_bytes.hpp"
-#include "volley/transport/connection.hpp"
 #include "connect_gate.hpp"
+#include "protocols.hpp"
 
 namespace volley::engine {
 
+class StepLedger;
 class Strand;
+class StrandCore;
 
 /// Why a strand's pending operation was cancelled, in rising order of force.
 /// kPeerEnded: the peer has ended the step (a slave's strands, at the master's end_step). The
@@ -46,7 +48,7 @@ class Worker {
   /// microseconds, not the rest of a step.
   static constexpr std::uint32_t kYieldBudget = 64;
 
-  explicit Worker(Engine& engine);
+  Worker(Engine& engine, StepLedger& ledger);
   ~Worker();
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
@@ -73,7 +75,7 @@ class Worker {
   /// Worker-affine: hands a connection accepted on this worker's thread to local strand `local`
   /// (connection `conn` of the strand, from slave `peer`: see EngineConfig::peers).
   void deliver(std::uint32_t local, std::uint32_t conn, std::uint32_t peer,
-               transport::AnyConnection link);
+               AnyConnection link);
   /// Hands an accepted connection (a native descriptor, now owned by this worker) to a strand.
   void post_deliver(std::uint32_t local, std::uint32_t conn, std::uint32_t peer,
                     boost::asio::ip::tcp protocol, int fd);
@@ -113,6 +115,7 @@ class Worker {
 
   // Worker-affine, used by strands.
   Engine& engine() { return engine_; }
+  StepLedger& ledger() { return ledger_; }
   const Plan& plan() const { return engine_.plan(); }
   boost::asio::awaitable<void> wait_release(std::size_t txn);
   void strand_done(std::size_t txn);
@@ -124,8 +127,8 @@ class Worker {
   SlotStats& slot(std::uint32_t id) { return interval_[id]; }
   /// An operation or a system call completed: what a slave's quiescence watches.
   /// The strand whose read completed last on this worker, replaced by `s`
-  /// (see Strand::Successor).
-  Strand* exchange_last_resumed(Strand* s) { return std::exchange(last_resumed_, s); }
+  /// (see StrandCore::Successor).
+  StrandCore* exchange_last_resumed(StrandCore* s) { return std::exchange(last_resumed_, s); }
   void count_progress() { progress_.store(progress_local_ += 1, std::memory_order_relaxed); }
   /// Counts one unit of inline work (an operation, a system call); true when the strand running
   /// now has used the worker's budget and must give way with yield(). A compare, no clock read.
@@ -163,6 +166,7 @@ class Worker {
   void fold_interval();
 
   Engine& engine_;
+  StepLedger& ledger_;
   // First: destroyed last, after every strand. One thread, and no lock around a socket's reactor
   // state (UNSAFE_IO; the scheduler's queue and the reactor's registration and timers stay
   // locked, for the post_* entry points): every socket of this context is used only before the
@@ -174,7 +178,7 @@ class Worker {
   std::thread thread_;
   std::atomic<int> tid_{0};  ///< the thread's kernel id, once it runs (runnable())
   std::vector<std::unique_ptr<Strand>> strands_;
-  Strand* last_resumed_ = nullptr;  ///< see exchange_last_resumed
+  StrandCore* last_resumed_ = nullptr;  ///< see exchange_last_resumed
   std::vector<SlotStats> interval_;  ///< recorded into by strands
   std::vector<SlotStats> totals_;    ///< interval_ is folded in at every take
   std::vector<char> buffer_;

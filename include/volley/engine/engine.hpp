@@ -32,6 +32,7 @@
 
 namespace volley::engine {
 
+class StepLedger;
 class Worker;
 
 /// How long a slave step with strands still waiting to accept must be quiet before the cut. When
@@ -157,18 +158,6 @@ class Engine {
                std::chrono::milliseconds quiet_for = std::chrono::milliseconds(30),
                std::optional<std::uint64_t> peer_connected = std::nullopt,
                std::optional<std::vector<ConnectionBytes>> peer_written = std::nullopt);
-  /// After the peer ended a step with its count of connections: some it made have not been
-  /// accepted yet (any thread; relaxed).
-  /// Counted once a connection is in its strand's inbox (on the strand's worker), not when a
-  /// listener routes it: a connection on its way to another worker is still outstanding.
-  [[nodiscard]] bool accepts_outstanding() const {
-    return delivered_tcp_.load(std::memory_order_relaxed) <
-           peer_connected_now_.load(std::memory_order_relaxed);
-  }
-  /// A worker put a TCP data connection in its strand's inbox (worker threads).
-  void tcp_delivered();
-  /// The step awaiting connections (awaiting_connections_) is over: on_txn_done for it, once.
-  void end_awaited_step();
   /// TCP data connections this engine's listeners handed to its strands since the run began
   /// (any thread; relaxed). Compared with the peer's count at the end of a step.
   [[nodiscard]] std::uint64_t accepted_connections() const {
@@ -224,16 +213,6 @@ class Engine {
   void take_interval(boost::asio::io_context& reply_on,
                      std::function<void(std::vector<SlotStats>)> done);
 
-  /// Slave: the master has ended transaction `txn` (any thread; relaxed). A UDP sender stops
-  /// then: its sends never block, so it would never fall quiet for the quiescence cut.
-  [[nodiscard]] bool txn_ended(std::size_t txn) const {
-    return ended_upto_.load(std::memory_order_relaxed) > txn;
-  }
-  /// Used by workers.
-  void worker_finished_txn(std::size_t txn);
-  void add_step_written(std::vector<ConnectionBytes> written);
-  /// A worker's connects of the step that ended, per target (a `targets` entry) and port.
-  void add_step_connected(const std::map<std::pair<const HostTarget*, std::uint16_t>, std::uint64_t>& counts);
   [[nodiscard]] const Plan& plan() const { return plan_; }
   [[nodiscard]] const EngineConfig& config() const { return config_; }
 
@@ -250,6 +229,8 @@ class Engine {
 
   const Plan& plan_;
   EngineConfig config_;
+  /// What the workers report and ask (src/engine/step_ledger.hpp); before workers_, which use it.
+  std::unique_ptr<StepLedger> ledger_;
   std::vector<std::unique_ptr<Worker>> workers_;
   /// (group, strand) -> (worker, index on that worker); strand ids are dense per group.
   /// A strand of another shard has worker kNotHere.
@@ -269,34 +250,16 @@ class Engine {
   std::uint64_t quiesce_generation_ = 0;
   std::optional<std::size_t> quiet_cut_;  ///< which end_txn() the pending poll belongs to
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for late timer handlers
-  std::atomic<std::size_t> workers_pending_{0};
   std::atomic<bool> stopped_{false};
-  std::atomic<std::size_t> ended_upto_{0};  ///< 1 + the last transaction end_txn() was called for
   std::atomic<std::uint64_t> routed_{0};  ///< data connections handed to strands
   std::atomic<std::uint64_t> handed_over_{0};  ///< of those, accepted on another worker
   std::atomic<std::uint64_t> accepted_tcp_{0};  ///< of those, TCP (UDP hellos are not counted)
   std::set<std::uint16_t> tcp_ports_;           ///< every TCP data listener's bound port
   std::optional<std::uint64_t> peer_connected_;  ///< the pending end_txn()'s peer count
-  /// The same count for the workers' threads (accepts_outstanding), 0 before any end_txn() with
-  /// a peer's written bytes.
-  std::atomic<std::uint64_t> peer_connected_now_{0};
-  std::atomic<std::uint64_t> delivered_tcp_{0};  ///< see accepts_outstanding
-  /// 1 + a step every strand of this slave has ended while connections its master made were
-  /// still on their way (0: none): its on_txn_done waits for them (end_awaited_step).
-  std::atomic<std::size_t> awaiting_connections_{0};
-  /// 1 + the last step the quiet cut ended (any thread).
-  std::atomic<std::size_t> quiet_cut_upto_{0};
   std::uint64_t long_accept_waits_ = 0;
   /// Quiescence polls of the current step that found a worker runnable without progress.
   std::int64_t starved_polls_ = 0;
   bool quiet_cut_only_accepts_ = false;
-  std::uint64_t connected_to_peer_ = 0;  ///< see connected_to_peer(); guarded as connected_
-  /// See connected(); guarded by step_written_mutex_.
-  std::map<std::pair<std::string, std::uint16_t>, std::uint64_t> connected_;
-  mutable std::mutex step_written_mutex_;  ///< workers add at the end of a step, control takes
-  std::vector<ConnectionBytes> step_written_;
-  std::vector<std::chrono::steady_clock::time_point> release_times_;
-  std::vector<TxnWindow> windows_;
   std::size_t active_workers_ = 0;
   bool started_ = false;
   bool finished_ = false;

@@ -18,7 +18,6 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "volley/transport/io_result.hpp"
-#include "volley/transport/tcp_connection.hpp"
 
 namespace volley::transport {
 

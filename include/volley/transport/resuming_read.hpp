@@ -37,7 +37,7 @@ struct ReadResult {
   boost::system::error_code ec;
   std::size_t bytes = 0;
   /// Where the read's state lay, for a prefetch of the coroutine's next read (see
-  /// engine::Strand::Successor): the operation's memory (which the next read of the same
+  /// engine::StrandCore::Successor): the operation's memory (which the next read of the same
   /// coroutine gets back from Asio's per-thread cache) and the coroutine's entry frame.
   const void* op = nullptr;
   const void* entry_frame = nullptr;

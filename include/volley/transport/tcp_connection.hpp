@@ -24,12 +24,6 @@
 
 namespace volley::transport {
 
-/// What wait() returns for every connection type: the error, empty when ready.
-using WaitAwaitable = boost::asio::awaitable<std::tuple<boost::system::error_code>>;
-/// What read() returns for every connection type: the error and the bytes read.
-using ReadAwaitable = boost::asio::awaitable<std::tuple<boost::system::error_code, std::size_t>>;
-inline constexpr auto kWaitToken = boost::asio::as_tuple(boost::asio::use_awaitable);
-
 class TcpConnection {
  public:
   using Socket = boost::asio::ip::tcp::socket;
@@ -77,7 +71,7 @@ class TcpConnection {
     return ResumingRead{socket_, *reactor_, boost::asio::buffer(into.data(), into.size()), rule_};
   }
   /// Where the reactor keeps this socket's state (Asio's descriptor_state), which the event loop
-  /// touches first when the socket is ready: for a prefetch (see Strand::Successor).
+  /// touches first when the socket is ready: for a prefetch (see engine::StrandCore::Successor).
   const void* reactor_state() {
     return drained_detail::SocketAccess::implementation(socket_).reactor_data_;
   }

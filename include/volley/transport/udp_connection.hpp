@@ -16,7 +16,6 @@
 
 #include "volley/transport/datagram.hpp"
 #include "volley/transport/io_result.hpp"
-#include "volley/transport/tcp_connection.hpp"
 
 namespace volley::transport {
 

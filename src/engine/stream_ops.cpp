@@ -1,0 +1,279 @@
+#include "stream_ops.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include <boost/asio/error.hpp>
+#include <fmt/format.h>
+
+#include "strand_core.hpp"
+
+namespace volley::engine {
+
+namespace asio = boost::asio;
+using asio::awaitable;
+using boost::system::error_code;
+
+namespace {
+
+/// The most a stream read asks for at once, whatever its flowop's size, when its peer writes
+/// from memory. Its peer's copy into the socket is then the bottleneck, and small reads drain
+/// the receive queue sooner, which on loopback cut the *sender's* kernel time per byte (its send
+/// runs the receiving socket's input): one 64 KiB stream reached 1.46 of stream_ref's throughput
+/// with 16 KiB asks, against 0.44-0.52 with 256 KiB or 64 KiB asks (docs/performance.md,
+/// bench/bulk_vs_stream_ref.sh). A ping-pong's messages are smaller, so nothing changes there.
+constexpr std::size_t kStreamReadAsk = 16 * 1024;
+/// The same when the peer sends with sendfile (the slave's recvfile, the mirror of a sendfile):
+/// the sender copies nothing, the reader is the bottleneck, and fewer, larger reads cost it less
+/// (sendfile: 0.49 of stream_ref -f with 16 KiB asks, 0.93 with 256 KiB).
+constexpr std::size_t kZeroCopyPeerReadAsk = 256 * 1024;
+
+}  // namespace
+
+std::span<char> StreamOps::ask(std::span<char> buffer, const OpPlan& op) {
+  const bool zero_copy_peer = std::holds_alternative<profile::RecvFileOp>(op.spec);
+  return buffer.first(std::min(buffer.size(), zero_copy_peer ? kZeroCopyPeerReadAsk
+                                                             : kStreamReadAsk));
+}
+
+Started StreamOps::write(StrandCore& s, const OpPlan& op, StrandConnection& c, std::uint64_t bytes,
+                         std::optional<std::uint64_t> chunk) {
+  // A write almost always fits the socket buffer: done here, it needs no coroutine frame.
+  std::uint64_t left = bytes;
+  bool blocked = false;
+  if (auto end = write_now(s, op, c, left, chunk, blocked)) return std::move(*end);
+  return send(s, op, left, chunk, blocked);
+}
+
+Started StreamOps::read(StrandCore& s, const OpPlan& op, StrandConnection& c, std::uint64_t bytes,
+                        std::optional<std::uint64_t> chunk) {
+  PendingRead r{&op, &c, bytes, bytes, chunk, false};
+  if (auto end = begin_read(s, r)) return std::move(*end);
+  return r;
+}
+
+std::optional<OpOutcome> StreamOps::write_now(StrandCore& s, const OpPlan& op,
+                                              StrandConnection& c, std::uint64_t& left,
+                                              std::optional<std::uint64_t> chunk, bool& blocked) {
+  const std::span<char> buffer = s.worker_.buffer();
+  const std::uint64_t per_call = std::min<std::uint64_t>(buffer.size(), chunk.value_or(buffer.size()));
+  blocked = false;
+  while (left > 0) {
+    const std::span<char> piece(buffer.data(), static_cast<std::size_t>(std::min(left, per_call)));
+    // Try the system call first: a write almost always fits the socket buffer; going straight to
+    // it saves a trip through the event loop. Only when there is no room does the strand wait.
+    const transport::IoResult io =
+        std::visit([piece](auto& link) { return link.try_write(piece); }, c.link);
+    if (io.would_block()) {
+      blocked = true;
+      return std::nullopt;
+    }
+    s.add_written(op, io.bytes);
+    c.step_written += io.bytes;
+    if (io.ec) return s.failure_from(io.ec, "write");
+    left -= io.bytes;
+    s.worker_.count_progress();
+    if (left > 0 && s.worker_.over_budget()) return std::nullopt;  // give way (see send)
+  }
+  return OpOutcome{};
+}
+
+awaitable<OpOutcome> StreamOps::send(StrandCore& s, const OpPlan& op, std::uint64_t bytes,
+                                     std::optional<std::uint64_t> chunk, bool wait_first) {
+  StrandConnection* c = s.find(op.common.connection);
+  if (c == nullptr) co_return s.not_connected(op);
+  std::uint64_t left = bytes;
+  bool blocked = wait_first;
+  for (;;) {
+    if (blocked) {
+      if (auto stop = co_await s.wait_ready(c->link, transport::Wait::kWritable, "write")) {
+        co_return *stop;
+      }
+    } else if (left > 0) {
+      // A writer that always finds room never suspends: write_now gave way to the others.
+      co_await s.worker_.yield();
+      if (s.cut_short()) co_return s.aborted_outcome();
+    }
+    if (auto end = write_now(s, op, *c, left, chunk, blocked)) co_return *end;
+  }
+}
+
+std::optional<OpOutcome> StreamOps::begin_read(StrandCore& s, PendingRead& r) {
+  StrandConnection& c = *r.c;
+  return with_ops(c.link, [&](auto ops, auto& link) -> std::optional<OpOutcome> {
+    using Ops = decltype(ops);
+    r.ahead = !r.chunk && link.reads_ahead();
+    if constexpr (requires { Ops::before_read(link, r); }) Ops::before_read(link, r);
+    if (const std::uint64_t n = StrandCore::take_stash(c, r.left); n > 0) {
+      s.add_read(*r.op, n);
+      c.step_read += n;
+      r.left -= n;
+    }
+    if (r.left == 0) return OpOutcome{};
+    if constexpr (requires { Ops::read_now(s, r, link); }) {
+      if (r.ahead) return Ops::read_now(s, r, link);
+    }
+    return std::nullopt;
+  });
+}
+
+std::optional<OpOutcome> StreamOps::read_begin(StrandCore& s, PendingRead& r,
+                                               std::span<char>& into) {
+  // A cut that came while this strand was runnable must be seen here (see wait_ready); after
+  // the peer's end of the step, the read goes on only for bytes the peer wrote.
+  if (!s.may_wait(Waiting::kRead, r.c)) return s.aborted_outcome();
+  s.waits_for(Waiting::kRead, r.c);
+  // Without chunk=, ask for kStreamReadAsk, not just this flowop's bytes: a read that returns
+  // less than it asked for tells the reactor the socket is drained, so the next read waits for
+  // epoll instead of trying a read that fails with EAGAIN (one wasted system call per round trip
+  // of a ping-pong otherwise). Bytes beyond the flowop's wait in the stash for the next read.
+  expect(*r.c, r.left);
+  const std::span<char> buffer = s.worker_.buffer();
+  into = r.ahead ? ask(buffer, *r.op)
+                 : buffer.first(static_cast<std::size_t>(std::min(
+                       {r.left, r.chunk.value_or(r.left), std::uint64_t{buffer.size()}})));
+  s.active_ = &r.c->link;
+  s.worker_.budget_renewed();  // a read completes through the event loop, as a wait does
+  return std::nullopt;
+}
+
+transport::ReadAwaitable StreamOps::read_wait(PendingRead& r, std::span<char> into) {
+  return std::visit([into](auto& link) { return link.read(into); }, r.c->link);
+}
+
+std::optional<transport::ResumingRead> StreamOps::resuming_read(PendingRead& r,
+                                                                std::span<char> into) {
+  return std::visit(
+      [into](auto& link) -> std::optional<transport::ResumingRead> {
+        if constexpr (requires { link.read_resuming(into); }) {
+          return link.read_resuming(into);
+        } else {
+          return std::nullopt;
+        }
+      },
+      r.c->link);
+}
+
+void StreamOps::resumed(StrandCore& s, PendingRead& r, const void* frame,
+                        const transport::ReadResult& got) {
+  with_ops(r.c->link, [&](auto ops, auto& link) {
+    if constexpr (requires { decltype(ops)::resumed(s, *r.c, link, frame, got); }) {
+      decltype(ops)::resumed(s, *r.c, link, frame, got);
+    }
+  });
+}
+
+std::optional<OpOutcome> StreamOps::read_end(StrandCore& s, PendingRead& r, const error_code& ec,
+                                             std::size_t got) {
+  s.active_ = nullptr;
+  s.waiting_ = Waiting::kNothing;
+  StrandConnection& c = *r.c;
+  const std::uint64_t used = std::min<std::uint64_t>(got, r.left);
+  c.stash += got - used;
+  s.add_read(*r.op, used);
+  c.step_read += used;
+  r.left -= used;
+  if (ec) [[unlikely]] {
+    // After the peer's end of the step, a connection it closed ends a read as the end does.
+    if (ec == asio::error::eof && s.cut_ == CutReason::kPeerEnded) return s.aborted_outcome();
+    if (ec == asio::error::eof) {
+      return OpOutcome{OpOutcome::Status::kFailed, ErrorKind::kPeerClosed,
+                       fmt::format("read: peer closed the connection with {} of {} bytes "
+                                   "still to come",
+                                   r.left, r.bytes)};
+    }
+    if (ec == asio::error::operation_aborted) return s.aborted_outcome();
+    return s.failure_from(ec, "read");
+  }
+  s.worker_.count_progress();
+  if (r.left == 0) return OpOutcome{};
+  return std::nullopt;
+}
+
+awaitable<OpOutcome> StreamOps::read_rest(StrandCore& s, PendingRead r) {
+  for (;;) {
+    std::span<char> into;
+    if (auto stop = read_begin(s, r, into)) co_return std::move(*stop);
+    transport::ReadResult got;
+    if (auto resuming = resuming_read(r, into)) {
+      got = co_await std::move(*resuming);
+    } else {
+      auto [ec, n] = co_await read_wait(r, into);
+      got = {ec, n};
+    }
+    if (auto end = read_end(s, r, got.ec, got.bytes)) co_return std::move(*end);
+  }
+}
+
+void StreamOps::expect(StrandConnection& c, std::uint64_t bytes) {
+  with_ops(c.link, [bytes](auto ops, auto& link) {
+    if constexpr (requires { decltype(ops)::expect(link, bytes); }) {
+      decltype(ops)::expect(link, bytes);
+    }
+  });
+}
+
+awaitable<OpOutcome> StreamOps::sendfile(StrandCore& s, const OpPlan& op, std::uint64_t nfiles,
+                                         std::optional<std::uint64_t> chunk) {
+  StrandConnection* c = s.find(op.common.connection);
+  if (c == nullptr) co_return s.not_connected(op);
+  const FileSet& set = s.worker_.plan().file_sets.at(*op.file_set);
+  const std::uint64_t per_call = chunk.value_or(std::uint64_t{1} << 30);
+  for (std::uint64_t f = 0; f < nfiles; ++f) {
+    const FileEntry& file = set.files[s.pick_file(op, set)];
+    const int fd = ::open(file.path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      co_return OpOutcome{OpOutcome::Status::kFailed, ErrorKind::kFile,
+                          fmt::format("open {}: {}", file.path, std::strerror(errno))};
+    }
+    off_t offset = 0;
+    std::uint64_t left = file.size_bytes;
+    OpOutcome out;
+    while (left > 0) {
+      const auto want = static_cast<std::size_t>(std::min(left, per_call));
+      const transport::IoResult io = std::visit(
+          [fd, &offset, want](auto& link) { return link.sendfile(fd, &offset, want); }, c->link);
+      if (io.bytes > 0) {
+        const auto n = static_cast<std::uint64_t>(io.bytes);
+        left -= n;
+        s.add_written(op, n);
+        c->step_written += n;
+        s.worker_.count_progress();
+        if (left > 0 && s.worker_.over_budget()) {
+          co_await s.worker_.yield();
+          if (s.cut_short()) {
+            out = s.aborted_outcome();
+            break;
+          }
+        }
+        continue;
+      }
+      if (io.would_block()) {
+        if (auto stop = co_await s.wait_ready(c->link, transport::Wait::kWritable, "sendfile")) {
+          out = std::move(*stop);
+          break;
+        }
+        continue;
+      }
+      if (!io.ec) {
+        // The file shrank since the run was planned: the peer would wait for bytes that will
+        // never come, so this is an error, not a short transfer.
+        out = OpOutcome{OpOutcome::Status::kFailed, ErrorKind::kFile,
+                        fmt::format("sendfile {}: file is shorter than the {} bytes planned",
+                                    file.path, file.size_bytes)};
+      } else {
+        out = s.failure_from(io.ec, "sendfile");
+      }
+      break;
+    }
+    ::close(fd);
+    if (out.status != OpOutcome::Status::kOk) co_return out;
+  }
+  co_return OpOutcome{};
+}
+
+}  // namespace volley::engine

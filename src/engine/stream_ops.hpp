@@ -1,0 +1,75 @@
+#pragma once
+// The executor of byte-stream protocols (TCP, the tests' in-memory connections): writes and reads
+// of a flowop's bytes and sendfile, over the connection surface (transport/connection.hpp). A
+// stream protocol's executor derives from it and adds its own hooks (see protocols.hpp). Its reads
+// and writes are what a ping-pong runs: no coroutine frame unless the operation must wait.
+// Thread: the strand's worker.
+#include <cstdint>
+#include <optional>
+#include <span>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/system/error_code.hpp>
+
+#include "volley/transport/io_result.hpp"
+#include "volley/transport/resuming_read.hpp"
+#include "operation.hpp"
+
+namespace volley::engine {
+
+class StrandCore;
+
+struct StreamOps {
+  /// A write flowop of `bytes` on `c`: written at once if the socket takes it all.
+  static Started write(StrandCore& s, const OpPlan& op, StrandConnection& c, std::uint64_t bytes,
+                       std::optional<std::uint64_t> chunk);
+  /// Reads exactly `bytes` on `c`, at most `chunk` per system call: what the stash holds and what
+  /// the socket has now at once, the rest as a PendingRead.
+  static Started read(StrandCore& s, const OpPlan& op, StrandConnection& c, std::uint64_t bytes,
+                      std::optional<std::uint64_t> chunk);
+  /// Writes what the socket takes now, without waiting, of `left` (lowered by what was written).
+  /// The outcome when the write is over (done or failed); nullopt when the rest must wait, for
+  /// room (`blocked`) or for the worker's other strands (over budget).
+  static std::optional<OpOutcome> write_now(StrandCore& s, const OpPlan& op, StrandConnection& c,
+                                            std::uint64_t& left, std::optional<std::uint64_t> chunk,
+                                            bool& blocked);
+  /// Writes exactly `bytes` on the op's connection, at most `chunk` per system call; waits for
+  /// room first if `wait_first` (write_now found none).
+  static boost::asio::awaitable<OpOutcome> send(StrandCore& s, const OpPlan& op,
+                                                std::uint64_t bytes,
+                                                std::optional<std::uint64_t> chunk,
+                                                bool wait_first);
+  /// The start of every read of `r` (its op, c, bytes, left and chunk set): what the stash holds,
+  /// then (reading ahead, as the connection does without chunk=) what the socket has now. The
+  /// outcome when that was all of it, else nullopt: the rest must wait.
+  static std::optional<OpOutcome> begin_read(StrandCore& s, PendingRead& r);
+  /// Before each read of `r` that waits: the outcome when the strand was cut, else nullopt and
+  /// `into`, the part of the worker's buffer to read into.
+  static std::optional<OpOutcome> read_begin(StrandCore& s, PendingRead& r, std::span<char>& into);
+  /// The read that waits, through the connection's read().
+  static transport::ReadAwaitable read_wait(PendingRead& r, std::span<char> into);
+  /// The same read without Asio's initiation frame (transport/resuming_read.hpp), when the
+  /// connection offers one (read_resuming); then resumed() after it.
+  static std::optional<transport::ResumingRead> resuming_read(PendingRead& r,
+                                                              std::span<char> into);
+  /// A resuming read of `r` completed and the strand resumes (the protocol's `resumed` hook, if
+  /// any). `frame`: an address in the caller's coroutine frame.
+  static void resumed(StrandCore& s, PendingRead& r, const void* frame,
+                      const transport::ReadResult& got);
+  /// After each read of `r`: the outcome when the operation is over, nullopt when more is to come.
+  static std::optional<OpOutcome> read_end(StrandCore& s, PendingRead& r,
+                                           const boost::system::error_code& ec, std::size_t got);
+  /// The whole of `r`, for a caller that is a coroutine anyway.
+  static boost::asio::awaitable<OpOutcome> read_rest(StrandCore& s, PendingRead r);
+  /// sendfile or sendfilev: `nfiles` files of the op's file set, drawn, at most `chunk` per call.
+  static boost::asio::awaitable<OpOutcome> sendfile(StrandCore& s, const OpPlan& op,
+                                                    std::uint64_t nfiles,
+                                                    std::optional<std::uint64_t> chunk);
+  /// Before a wait to read on `c`: the peer will send at least `bytes` more (the protocol's
+  /// `expect` hook, if any: see TcpOps::expect).
+  static void expect(StrandConnection& c, std::uint64_t bytes);
+  /// What a read that reads ahead for flowop `op` asks for, of the worker's `buffer`.
+  static std::span<char> ask(std::span<char> buffer, const OpPlan& op);
+};
+
+}  // namespace volley::engine

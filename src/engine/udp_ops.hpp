@@ -1,0 +1,79 @@
+#pragma once
+// The UDP executor: the connection handshake, and one datagram per write or read, with the header
+// that lets the receiving side count loss, reordering, duplicates and jitter. UDP bytes never
+// count in a connection's step_written/step_read: the end-of-step drain does not wait for
+// datagrams, which may be lost; the receiver's counts say what arrived. Thread: the strand's worker.
+#include <chrono>
+#include <cstdint>
+#include <optional>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/system/error_code.hpp>
+
+#include "volley/profile/model.hpp"
+#include "volley/transport/udp_connection.hpp"
+#include "connect_target.hpp"
+#include "operation.hpp"
+
+namespace volley::engine {
+
+class StrandCore;
+
+struct UdpOps {
+  using Link = transport::UdpConnection;
+  using Clock = std::chrono::steady_clock;
+  static constexpr profile::Protocol kProtocol = profile::Protocol::kUdp;
+  /// A datagram may be lost: what the peer wrote is not bound to arrive.
+  static constexpr bool kReliable = false;
+  /// A read with no timeout= waits this long for a datagram, then counts a timeout and goes on: a
+  /// lost datagram must not stall a run (docs/uperf-compatibility.md).
+  static constexpr std::chrono::milliseconds kReadTimeout{500};
+
+  /// The handshake with the peer's listener at `to`: hello, until the answer names the data port.
+  static boost::asio::awaitable<OpOutcome> connect(StrandCore& s, const OpPlan& op,
+                                                   const profile::ConnectOp& c, ConnectTarget to);
+  /// One datagram of `bytes` written on `c`: done here, without a coroutine frame, when the
+  /// socket takes it (almost always), else awaitable.
+  static Started write(StrandCore& s, const OpPlan& op, StrandConnection& c, std::uint64_t bytes,
+                       std::optional<std::uint64_t> chunk);
+  /// One datagram read on `c`, the same way.
+  static Started read(StrandCore& s, const OpPlan& op, StrandConnection& c, std::uint64_t bytes,
+                      std::optional<std::uint64_t> chunk);
+  /// Runs iterations of a transaction whose every iteration is `op` alone (see Strand::burst_op)
+  /// back to back, in place, from iteration `i` (begun at `from`, the run loop's checks passed),
+  /// each counted and timed as the run loop would, while each datagram goes (or comes) at once.
+  /// Returns with `i` and `from` at the iteration it stopped in: nullopt when that one is not
+  /// begun (the run loop's checks say whether it runs), else what its flowop began (it must wait,
+  /// or it failed), for the run loop to finish and count.
+  static std::optional<Started> burst(StrandCore& s, const TxnPlan& txn, const OpPlan& op,
+                                      StrandConnection& c, std::uint64_t& i, std::uint64_t limit,
+                                      Clock::time_point& from, bool timing);
+
+ private:
+  enum class Direction { kRead, kWrite };
+  /// What one try at a datagram came to (kGiveWay: read on after duplicates, once the worker's
+  /// other strands had their turn).
+  enum class Try { kDone, kBlocked, kGiveWay, kFailed };
+  static Started datagram(StrandCore& s, const OpPlan& op, StrandConnection& c,
+                          Direction direction, std::uint64_t bytes);
+  /// The outcome when the datagram cannot be sent at all (its size, or the step is over).
+  static std::optional<OpOutcome> refused(StrandCore& s, Direction direction, std::uint64_t bytes);
+  /// One try: the outcome, or nullopt when the socket would block (`blocked`) or when the
+  /// strand must give way to the worker's others first (read on after duplicates).
+  static std::optional<OpOutcome> now(StrandCore& s, const OpPlan& op, StrandConnection& c,
+                                      Direction direction, std::uint64_t bytes, bool& blocked);
+  /// now() without an OpOutcome: its error in `ec`. With `stamp_ns`, a write's send time is
+  /// *stamp_ns (a clock read the caller has in hand) and a read's arrival time is stored there;
+  /// without it each reads the clock itself.
+  static Try try_once(StrandCore& s, const OpPlan& op, StrandConnection& c, Direction direction,
+                      std::uint64_t bytes, std::uint64_t* stamp_ns, boost::system::error_code& ec);
+  /// The rest of datagram(): waits (blocked) or yields, then tries again until done.
+  static boost::asio::awaitable<OpOutcome> later(StrandCore& s, const OpPlan& op,
+                                                 Direction direction, std::uint64_t bytes,
+                                                 bool blocked);
+  static const char* name(Direction direction) {
+    return direction == Direction::kWrite ? "udp write" : "udp read";
+  }
+};
+
+}  // namespace volley::engine
