@@ -30,6 +30,7 @@
 #include "volley/control/step_bytes_wire.hpp"
 #include "volley/core/host_port.hpp"
 #include "volley/engine/engine.hpp"
+#include "volley/sampling/resident_memory.hpp"
 #include "volley/process/process_count.hpp"
 #include "volley/profile/flowop_hosts.hpp"
 #include "volley/report/result_checks.hpp"
@@ -93,7 +94,7 @@ using MasterEvent = std::variant<SlaveMessage, SlaveLost, ReaderExited, LocalSte
 
 /// " (cut: group 'g' transaction 't' flowop 'recv' in 3 strands, ...)": the flowops of `step`
 /// that were waiting when it was cut as stuck.
-std::string stuck_flowops(const engine::RunResult& result, std::size_t step) {
+std::string stuck_flowops(const results::RunResult& result, std::size_t step) {
   std::vector<std::string> parts;
   for (const auto& g : result.groups) {
     if (step >= g.transactions.size()) continue;
@@ -449,7 +450,7 @@ awaitable<void> MasterRun::run() {
         st.interrupted_at = Clock::now();
         // In the timed part: its CPU and NIC figures end here, as its rates do.
         if (st.running && st.cpu_before && !report_.master.cpu) {
-          st.rss_after = engine::resident_bytes();
+          st.rss_after = sampling::resident_bytes();
           report_.master.cpu = sampling::cpu_usage(*st.cpu_before, sampling::sample_cpu());
           report_.master.nic = sampling::nic_rates(*st.nic_before, sampling::sample_nics());
           st.kernel.finish();
@@ -477,7 +478,7 @@ awaitable<void> MasterRun::run() {
         // Only counters and a few percentiles are kept: the series must not grow with the
         // histograms' size. The full histograms go to the latency log, if asked for, and go.
         st.engine->take_interval(context_, [this, n, sample = std::move(sample)](
-                                               std::vector<engine::SlotStats> slots) mutable {
+                                               std::vector<results::SlotStats> slots) mutable {
           std::map<std::uint64_t, std::vector<std::pair<std::size_t, IntervalPart>>>& early_parts =
               state_->early_parts;
           report::summarize_interval(report_.slot_names, slots, sample);
@@ -777,7 +778,7 @@ awaitable<void> MasterRun::run() {
         log(fmt::format("the master's side runs in {} processes", st.processes));
       }
     }
-    st.rss_before = engine::resident_bytes();
+    st.rss_before = sampling::resident_bytes();
     st.engine = std::make_unique<engine::Engine>(*st.plan, std::move(config));
     if (auto problem = st.engine->open_listeners(context_); !problem.empty()) fail(problem);
   }
@@ -902,7 +903,7 @@ awaitable<void> MasterRun::run() {
         break;
       }
       if (last_timed && st.cpu_before) {
-        st.rss_after = engine::resident_bytes();
+        st.rss_after = sampling::resident_bytes();
         report_.master.cpu = sampling::cpu_usage(*st.cpu_before, sampling::sample_cpu());
         report_.master.nic = sampling::nic_rates(*st.nic_before, sampling::sample_nics());
         st.kernel.finish();

@@ -16,7 +16,7 @@ using nlohmann::json;
 
 namespace {
 
-json counters_to_json(const engine::SlotCounters& c) {
+json counters_to_json(const results::SlotCounters& c) {
   json j{{"ops", c.ops},
          {"bytes_read", c.bytes_read},
          {"bytes_written", c.bytes_written},
@@ -26,8 +26,8 @@ json counters_to_json(const engine::SlotCounters& c) {
   return j;
 }
 
-engine::SlotCounters counters_from_json(const json& j) {
-  engine::SlotCounters c;
+results::SlotCounters counters_from_json(const json& j) {
+  results::SlotCounters c;
   c.ops = checked_uint(j.at("ops"));
   c.bytes_read = checked_uint(j.at("bytes_read"));
   c.bytes_written = checked_uint(j.at("bytes_written"));
@@ -42,7 +42,7 @@ engine::SlotCounters counters_from_json(const json& j) {
   return c;
 }
 
-json stats_to_json(const engine::SlotStats& s) {
+json stats_to_json(const results::SlotStats& s) {
   json latency;
   stats::to_json(latency, s.latency);
   json out{{"counters", counters_to_json(s.counters)}, {"latency", std::move(latency)}};
@@ -50,8 +50,8 @@ json stats_to_json(const engine::SlotStats& s) {
   return out;
 }
 
-engine::SlotStats stats_from_json(const json& j) {
-  engine::SlotStats s;
+results::SlotStats stats_from_json(const json& j) {
+  results::SlotStats s;
   s.counters = counters_from_json(j.at("counters"));
   auto histogram = stats::histogram_from_json(j.at("latency"));
   if (!histogram) throw json::other_error::create(501, "bad latency histogram", &j);
@@ -210,7 +210,7 @@ std::optional<LoadRequest> load_from_json(const json& m, std::string& error) {
   }
 }
 
-json process_to_json(const engine::ProcessRecord& p) {
+json process_to_json(const results::ProcessRecord& p) {
   return json{{"name", p.name},
               {"pid", p.pid},
               {"strands", p.strands},
@@ -220,17 +220,17 @@ json process_to_json(const engine::ProcessRecord& p) {
               {"cpu_sys_s", p.cpu_sys_s}};
 }
 
-engine::ProcessRecord process_from_json(const json& j) {
-  return engine::ProcessRecord{j.at("name").get<std::string>(),
-                               j.at("pid").get<std::int64_t>(),
-                               j.at("strands").get<std::uint64_t>(),
-                               j.at("connections").get<std::uint64_t>(),
-                               j.at("rss_growth_bytes").get<std::int64_t>(),
-                               j.at("cpu_user_s").get<double>(),
-                               j.at("cpu_sys_s").get<double>()};
+results::ProcessRecord process_from_json(const json& j) {
+  return results::ProcessRecord{j.at("name").get<std::string>(),
+                                j.at("pid").get<std::int64_t>(),
+                                j.at("strands").get<std::uint64_t>(),
+                                j.at("connections").get<std::uint64_t>(),
+                                j.at("rss_growth_bytes").get<std::int64_t>(),
+                                j.at("cpu_user_s").get<double>(),
+                                j.at("cpu_sys_s").get<double>()};
 }
 
-json to_json(const engine::RunResult& r) {
+json to_json(const results::RunResult& r) {
   json groups = json::array();
   for (const auto& g : r.groups) {
     json txns = json::array();
@@ -268,13 +268,13 @@ json to_json(const engine::RunResult& r) {
               {"error_samples", std::move(errors)}};
 }
 
-std::optional<engine::RunResult> run_result_from_json(const json& j, std::string& error) {
+std::optional<results::RunResult> run_result_from_json(const json& j, std::string& error) {
   try {
-    engine::RunResult r;
+    results::RunResult r;
     for (const auto& g : j.at("groups")) {
-      engine::GroupResult gr{g.at("name").get<std::string>(), checked_uint(g.at("strands")), {}};
+      results::GroupResult gr{g.at("name").get<std::string>(), checked_uint(g.at("strands")), {}};
       for (const auto& t : g.at("transactions")) {
-        engine::TxnResult tr{t.at("name").get<std::string>(), stats_from_json(t.at("stats")), {}, {}};
+        results::TxnResult tr{t.at("name").get<std::string>(), stats_from_json(t.at("stats")), {}, {}};
         if (t.contains("uncorrected_latency")) {
           tr.uncorrected_latency = stats::histogram_from_json(t.at("uncorrected_latency"));
         }

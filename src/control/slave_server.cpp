@@ -26,6 +26,7 @@
 #include "volley/control/connected_wire.hpp"
 #include "volley/control/step_bytes_wire.hpp"
 #include "volley/engine/engine.hpp"
+#include "volley/sampling/resident_memory.hpp"
 #include "volley/profile/duration_cap.hpp"
 #include "volley/profile/mirror.hpp"
 #include "volley/profile/parser.hpp"
@@ -558,7 +559,7 @@ asio::awaitable<void> SlaveServer::converse(Session& s) {
         s.run->cpu = sampling::cpu_usage(*s.run->cpu_before, sampling::sample_cpu());
         s.run->nic = sampling::nic_rates(*s.run->nic_before, sampling::sample_nics());
         s.run->kernel.finish();
-        s.run->rss_after = engine::resident_bytes();
+        s.run->rss_after = sampling::resident_bytes();
       }
       // What this side wrote in the step goes before its step_done: the master drains to it.
       bool sent = true;
@@ -799,7 +800,7 @@ asio::awaitable<void> SlaveServer::send_results(Session& s, RunEnd end) {
     run.cpu = sampling::cpu_usage(*run.cpu_before, sampling::sample_cpu());
     run.nic = sampling::nic_rates(*run.nic_before, sampling::sample_nics());
     run.kernel.finish();
-    run.rss_after = engine::resident_bytes();
+    run.rss_after = sampling::resident_bytes();
   }
   engine::Engine& engine = *run.engine;
   engine.stop();  // cuts what still runs; closes the data listeners on this thread
@@ -918,7 +919,7 @@ asio::awaitable<void> SlaveServer::on_interval(Session& s, const json& m) {
   std::optional<sampling::ProtocolCounterMap> kernel;
   if (s.run->kernel_series) kernel = s.run->kernel_series->next();
   s.run->engine->take_interval(context_, [&s, n = *n, kernel = std::move(kernel)](
-                                             std::vector<engine::SlotStats> slots) {
+                                             std::vector<results::SlotStats> slots) {
     if (!s.run) return;
     s.events.push(IntervalTaken{interval_counts_message(n, txn_datagrams(s.run->plan, slots),
                                                         txn_tcp(s.run->plan, slots), kernel)});
@@ -993,7 +994,7 @@ asio::awaitable<void> SlaveServer::on_load(Session& s, const json& m) {
     profile::cap_durations(*parsed.profile, std::chrono::nanoseconds(load->max_duration_ns));
   }
   auto loaded = std::make_unique<LoadedRun>();
-  loaded->rss_before = engine::resident_bytes();
+  loaded->rss_before = sampling::resident_bytes();
   const bool child = load->shard_count > 1 || load->master_side;
   loaded->master_side = load->master_side;
   loaded->host_counters = !child;
@@ -1216,7 +1217,7 @@ asio::awaitable<void> SlaveServer::on_child(Session& s, std::size_t child, const
       if (!co_await send(std::move(out))) s.end_reason = "send failed";
     }
   } else if (type == "results" && children.all_results()) {
-    engine::RunResult merged;
+    results::RunResult merged;
     if (auto problem = children.merge_results(merged); !problem.empty()) {
       s.end_reason = problem;
       json out = message("error", {{"message", fmt::format("slave: {}", problem)}});

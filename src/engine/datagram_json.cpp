@@ -2,7 +2,7 @@
 
 namespace volley::engine {
 
-nlohmann::json datagrams_to_json(const DatagramCounters& d) {
+nlohmann::json datagrams_to_json(const results::DatagramCounters& d) {
   return nlohmann::json{{"sent", d.sent},
                         {"received", d.received},
                         {"lost", d.net_lost()},
@@ -13,9 +13,9 @@ nlohmann::json datagrams_to_json(const DatagramCounters& d) {
                         {"jitter_ns", d.jitter_ns}};
 }
 
-DatagramCounters datagrams_from_json(const nlohmann::json& j) {
+results::DatagramCounters datagrams_from_json(const nlohmann::json& j) {
   const auto get = [&j](const char* key) { return j.value(key, std::uint64_t{0}); };
-  DatagramCounters d;
+  results::DatagramCounters d;
   d.sent = get("sent");
   d.received = get("received");
   d.lost = get("gaps");

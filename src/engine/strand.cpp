@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "source_address.hpp"
+#include "volley/engine/error_kind.hpp"
 #include "volley/profile/flowop_traits.hpp"
 #include "volley/transport/closed_at_header.hpp"
 #include "volley/transport/connection_header.hpp"
@@ -118,7 +119,7 @@ awaitable<void> Strand::run() {
 
 void Strand::sample_tcp(const TxnPlan& txn) { add_tcp_readings(worker_.slot(txn.slot).tcp); }
 
-void Strand::sample_tcp_now(std::vector<SlotStats>& slots) {
+void Strand::sample_tcp_now(std::vector<results::SlotStats>& slots) {
   const auto& txns = worker_.plan().groups[group_].txns;
   if (!in_txn_ || txn_ >= txns.size() || txns[txn_].slot >= slots.size()) return;
   add_tcp_readings(slots[txns[txn_].slot].tcp);
@@ -143,7 +144,7 @@ void Strand::close_all() {
 
 void Strand::count_ok(const OpPlan& op, Clock::time_point from, Clock::time_point done,
                       bool timing) {
-  SlotStats& stats = worker_.slot(op.slot);
+  results::SlotStats& stats = worker_.slot(op.slot);
   ++stats.counters.ops;
   if (timing) stats.latency.record(elapsed_ns(from, done));
 }
@@ -370,7 +371,7 @@ void Strand::resumed_after_read(Connection& c, transport::TcpConnection& tcp, co
 
 bool Strand::account_op(const TxnPlan& txn, const OpPlan& op, OpOutcome& out,
                         Clock::time_point from, Clock::time_point done, bool timing) {
-  SlotStats& stats = worker_.slot(op.slot);
+  results::SlotStats& stats = worker_.slot(op.slot);
   switch (out.status) {
     case OpOutcome::Status::kOk:  // (run_txn counts it itself: count_ok)
       count_ok(op, from, done, timing);
@@ -399,7 +400,7 @@ bool Strand::account_op(const TxnPlan& txn, const OpPlan& op, OpOutcome& out,
 
 void Strand::account_iteration(const TxnPlan& txn, Clock::time_point intended,
                                Clock::time_point started, Clock::time_point ended, bool timing) {
-  SlotStats& stats = worker_.slot(txn.slot);
+  results::SlotStats& stats = worker_.slot(txn.slot);
   ++stats.counters.ops;
   if (timing) {
     stats.latency.record(elapsed_ns(intended, ended));
@@ -501,7 +502,7 @@ awaitable<OpOutcome> Strand::do_connect(const OpPlan& op, const profile::Connect
   } else {
     const auto it = config.targets.find(c.connection.remotehost);
     if (it == config.targets.end()) {
-      co_return OpOutcome{OpOutcome::Status::kFailed, ErrorKind::kUnreachable,
+      co_return OpOutcome{OpOutcome::Status::kFailed, results::ErrorKind::kUnreachable,
                           fmt::format("no slave serves remotehost '{}'", c.connection.remotehost)};
     }
     target = &it->second;
@@ -811,7 +812,7 @@ std::optional<OpOutcome> Strand::read_end(PendingRead& r, const error_code& ec, 
     // After the peer's end of the step, a connection it closed ends a read as the end does.
     if (ec == asio::error::eof && cut_ == CutReason::kPeerEnded) return aborted_outcome();
     if (ec == asio::error::eof) {
-      return OpOutcome{OpOutcome::Status::kFailed, ErrorKind::kPeerClosed,
+      return OpOutcome{OpOutcome::Status::kFailed, results::ErrorKind::kPeerClosed,
                        fmt::format("read: peer closed the connection with {} of {} bytes "
                                    "still to come",
                                    r.left, r.bytes)};
@@ -863,7 +864,7 @@ awaitable<OpOutcome> Strand::do_sendfile(const OpPlan& op, std::uint64_t nfiles,
     const FileEntry& file = set.files[pick_file(op, set)];
     const int fd = ::open(file.path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-      co_return OpOutcome{OpOutcome::Status::kFailed, ErrorKind::kFile,
+      co_return OpOutcome{OpOutcome::Status::kFailed, results::ErrorKind::kFile,
                           fmt::format("open {}: {}", file.path, std::strerror(errno))};
     }
     off_t offset = 0;
@@ -898,7 +899,7 @@ awaitable<OpOutcome> Strand::do_sendfile(const OpPlan& op, std::uint64_t nfiles,
       if (!io.ec) {
         // The file shrank since the run was planned: the peer would wait for bytes that will
         // never come, so this is an error, not a short transfer.
-        out = OpOutcome{OpOutcome::Status::kFailed, ErrorKind::kFile,
+        out = OpOutcome{OpOutcome::Status::kFailed, results::ErrorKind::kFile,
                         fmt::format("sendfile {}: file is shorter than the {} bytes planned",
                                     file.path, file.size_bytes)};
       } else {
@@ -935,7 +936,7 @@ awaitable<OpOutcome> Strand::do_think(const profile::ThinkOp& t) {
   } else if (!co_await sleep_until(until)) {
     co_return aborted_outcome();
   }
-  if (truncated) co_return OpOutcome{OpOutcome::Status::kExpired, ErrorKind::kOther, {}};
+  if (truncated) co_return OpOutcome{OpOutcome::Status::kExpired, results::ErrorKind::kOther, {}};
   co_return OpOutcome{};
 }
 
@@ -1122,12 +1123,12 @@ OpOutcome Strand::failure_from(const error_code& ec, const std::string& what) {
 }
 
 void Strand::refused_at_header(const OpPlan& op, OpOutcome& out) {
-  if (out.error != ErrorKind::kPeerClosed && out.error != ErrorKind::kReset) return;
+  if (out.error != results::ErrorKind::kPeerClosed && out.error != results::ErrorKind::kReset) return;
   if (worker_.engine().config().slave_side) return;  // the master's listener: its own log says
   Connection* c = find(op.common.connection);
   auto* tcp = c == nullptr ? nullptr : std::get_if<transport::TcpConnection>(&c->link);
   if (tcp == nullptr || !transport::closed_at_header(tcp->socket().native_handle())) return;
-  out.error = ErrorKind::kRefused;
+  out.error = results::ErrorKind::kRefused;
   out.message = fmt::format(
       "the slave closed data connection {} before any data passed on it: a slave closes a data "
       "connection whose header did not reach it within its --header-timeout (5s unless volley "
@@ -1146,7 +1147,7 @@ OpOutcome Strand::not_connected(const OpPlan& op) {
                         "earlier, allowed by canfail or by the end of its step)",
                         failed_opens_, failed_opens_ == 1 ? "" : "s",
                         failed_opens_ == 1 ? "was" : "were");
-  return OpOutcome{OpOutcome::Status::kFailed, ErrorKind::kNotConnected,
+  return OpOutcome{OpOutcome::Status::kFailed, results::ErrorKind::kNotConnected,
                    fmt::format("{}: connection {} is not open{}", op.type,
                                op.common.connection == 0 ? std::string("(anonymous)")
                                                          : std::to_string(op.common.connection),
@@ -1155,9 +1156,9 @@ OpOutcome Strand::not_connected(const OpPlan& op) {
 
 OpOutcome Strand::aborted_outcome() {
   if (cut_ == CutReason::kTimeout) {
-    return OpOutcome{OpOutcome::Status::kFailed, ErrorKind::kTimedOut, "timed out"};
+    return OpOutcome{OpOutcome::Status::kFailed, results::ErrorKind::kTimedOut, "timed out"};
   }
-  return OpOutcome{OpOutcome::Status::kExpired, ErrorKind::kOther, {}};
+  return OpOutcome{OpOutcome::Status::kExpired, results::ErrorKind::kOther, {}};
 }
 
 std::string Strand::where(const OpPlan& op) const {

@@ -115,7 +115,7 @@ awaitable<OpOutcome> Strand::connect_udp(const OpPlan& op, const profile::Connec
     }
   }
   close(id);
-  co_return OpOutcome{OpOutcome::Status::kFailed, ErrorKind::kUnreachable,
+  co_return OpOutcome{OpOutcome::Status::kFailed, results::ErrorKind::kUnreachable,
                       fmt::format("udp connect to {}: no answer to {} hellos",
                                   core::format_host_port(address.to_string(), port), kHelloTries)};
 }
@@ -126,7 +126,7 @@ std::optional<OpOutcome> Strand::datagram_refused(Direction direction, std::uint
   if (writing &&
       (bytes < transport::kDatagramHeaderBytes || bytes > kMaxDatagramBytes || bytes > room)) {
     return OpOutcome{
-        OpOutcome::Status::kFailed, ErrorKind::kOther,
+        OpOutcome::Status::kFailed, results::ErrorKind::kOther,
         fmt::format("udp write: a datagram of {} bytes; volley's UDP datagrams are {} to {} bytes "
                     "(each carries a {}-byte header)",
                     bytes, transport::kDatagramHeaderBytes,
@@ -134,7 +134,7 @@ std::optional<OpOutcome> Strand::datagram_refused(Direction direction, std::uint
                     transport::kDatagramHeaderBytes)};
   }
   if (writing && worker_.engine().config().slave_side && worker_.engine().txn_ended(txn_)) {
-    return OpOutcome{OpOutcome::Status::kExpired, ErrorKind::kOther, {}};
+    return OpOutcome{OpOutcome::Status::kExpired, results::ErrorKind::kOther, {}};
   }
   return std::nullopt;
 }
@@ -164,7 +164,7 @@ Strand::DatagramTry Strand::datagram_try(const OpPlan& op, Connection& c, Direct
       return DatagramTry::kFailed;
     }
     worker_.count_progress();
-    DatagramCounters& counts = worker_.slot(op.slot).counters.datagrams;
+    results::DatagramCounters& counts = worker_.slot(op.slot).counters.datagrams;
     if (writing) {
       udp.sent_one();
       ++counts.sent;
@@ -291,8 +291,8 @@ std::optional<Strand::Started> Strand::datagram_stream(const TxnPlan& txn, const
     }
     // account_op and account_iteration for an operation that went: the flowop and the
     // transaction count it, and both record the same interval (one clock read).
-    SlotStats& op_stats = worker_.slot(op.slot);
-    SlotStats& txn_stats = worker_.slot(txn.slot);
+    results::SlotStats& op_stats = worker_.slot(op.slot);
+    results::SlotStats& txn_stats = worker_.slot(txn.slot);
     ++op_stats.counters.ops;
     ++txn_stats.counters.ops;
     if (timing) {
@@ -340,7 +340,7 @@ awaitable<OpOutcome> Strand::datagram_later(const OpPlan& op, Direction directio
       }
       if (ec) {
         if (!writing && cut_ == CutReason::kTimeout) {
-          co_return OpOutcome{OpOutcome::Status::kLost, ErrorKind::kTimedOut, {}};
+          co_return OpOutcome{OpOutcome::Status::kLost, results::ErrorKind::kTimedOut, {}};
         }
         if (ec == asio::error::operation_aborted) co_return aborted_outcome();
         co_return failure_from(ec, writing ? "udp write" : "udp read");

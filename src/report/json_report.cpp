@@ -46,28 +46,28 @@ json latency_json(const stats::LatencyHistogram& h) {
 namespace {
 
 /// Only the kinds that occurred, plus "total".
-json sparse_errors_json(const engine::SlotCounters& c) {
+json sparse_errors_json(const results::SlotCounters& c) {
   json j = json::object();
-  for (std::size_t k = 0; k < engine::kErrorKindCount; ++k) {
+  for (std::size_t k = 0; k < results::kErrorKindCount; ++k) {
     if (c.errors[k] != 0)
-      j[std::string(engine::to_string(static_cast<engine::ErrorKind>(k)))] = c.errors[k];
+      j[std::string(results::to_string(static_cast<results::ErrorKind>(k)))] = c.errors[k];
   }
   j["total"] = c.error_total();
   return j;
 }
 
 /// Every kind (stable keys for wrappers), plus "total".
-json full_errors_json(const std::array<std::uint64_t, engine::kErrorKindCount>& errors,
+json full_errors_json(const std::array<std::uint64_t, results::kErrorKindCount>& errors,
                       std::uint64_t total) {
   json j = json{{"total", total}};
-  for (std::size_t k = 0; k < engine::kErrorKindCount; ++k) {
-    j[std::string(engine::to_string(static_cast<engine::ErrorKind>(k)))] = errors[k];
+  for (std::size_t k = 0; k < results::kErrorKindCount; ++k) {
+    j[std::string(results::to_string(static_cast<results::ErrorKind>(k)))] = errors[k];
   }
   return j;
 }
 
-json flowop_json(const engine::FlowopResult& f, double seconds) {
-  const engine::SlotCounters& c = f.stats.counters;
+json flowop_json(const results::FlowopResult& f, double seconds) {
+  const results::SlotCounters& c = f.stats.counters;
   json j{{"type", f.type},
               {"ops", c.ops},
               {"bytes", c.bytes()},
@@ -82,9 +82,9 @@ json flowop_json(const engine::FlowopResult& f, double seconds) {
   return j;
 }
 
-json transaction_json(const engine::TxnResult& t, std::size_t step, double seconds,
+json transaction_json(const results::TxnResult& t, std::size_t step, double seconds,
                       std::int64_t start_unix_ns) {
-  const engine::SlotCounters ops = flowop_counters(t);
+  const results::SlotCounters ops = flowop_counters(t);
   json j = json{{"name", t.name},
                 {"step", step},
                 {"start_unix_ns", start_unix_ns != 0 ? json(start_unix_ns) : json(nullptr)},
@@ -108,7 +108,7 @@ json transaction_json(const engine::TxnResult& t, std::size_t step, double secon
 
 /// `names`: the master's slot names, to say which slave each master flowop talks to ("host",
 /// "" for think and nop); null for a slave's result.
-json groups_json(const engine::RunResult& result, const std::vector<SlotName>* names = nullptr) {
+json groups_json(const results::RunResult& result, const std::vector<SlotName>* names = nullptr) {
   json groups = json::array();
   for (std::size_t gi = 0; gi < result.groups.size(); ++gi) {
     const auto& g = result.groups[gi];
@@ -132,7 +132,7 @@ json groups_json(const engine::RunResult& result, const std::vector<SlotName>* n
 }
 
 /// Each process of the side: its strands, connections, memory growth and CPU.
-json processes_json(const engine::RunResult& result) {
+json processes_json(const results::RunResult& result) {
   json out = json::array();
   for (const auto& p : result.processes) {
     out.push_back(json{{"name", p.name},
@@ -146,7 +146,7 @@ json processes_json(const engine::RunResult& result) {
   return out;
 }
 
-json totals_json(const Totals& t, const engine::RunResult& result) {
+json totals_json(const Totals& t, const results::RunResult& result) {
   return json{{"transactions", t.transactions},
               {"transactions_per_s", t.transactions_per_s()},
               {"ops", t.ops},
@@ -159,7 +159,7 @@ json totals_json(const Totals& t, const engine::RunResult& result) {
               {"connections_established", result.connections_established},
               {"errors", full_errors_json(t.errors, t.error_total())},
               {"expired", t.expired},
-              {"memory_per_connection_bytes", engine::memory_per_connection(result)},
+              {"memory_per_connection_bytes", results::memory_per_connection(result)},
               {"processes", processes_json(result)}};
 }
 
@@ -227,7 +227,7 @@ json kernel_side_json(const SideReport& side) {
 
 /// An interval's datagram counters: `lost` is the interval's (interval_lost: signed, so the
 /// intervals add up to the run).
-json interval_datagrams_json(const engine::DatagramCounters& d) {
+json interval_datagrams_json(const results::DatagramCounters& d) {
   json j = engine::datagrams_to_json(d);
   j["lost"] = interval_lost(d);
   return j;
@@ -244,7 +244,7 @@ void add_interval_datagrams(const IntervalTxnRow& row, json& txn) {
   for (const DatagramWay& w : datagram_ways(row)) {
     json j{{"way", w.way()}, {"sent", w.sent ? json(*w.sent) : json(nullptr)}};
     if (w.receiver) {
-      const engine::DatagramCounters& r = *w.receiver;
+      const results::DatagramCounters& r = *w.receiver;
       j["received"] = r.received;
       j["gaps"] = r.lost;
       j["late"] = r.late;

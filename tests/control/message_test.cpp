@@ -178,8 +178,8 @@ TEST(Load, NumbersOutOfTheirRangeAreRefusedNotWrapped) {
 
 // ---- results ---------------------------------------------------------------------------------
 
-engine::SlotStats stats_with(std::uint64_t ops, std::initializer_list<std::uint64_t> latencies) {
-  engine::SlotStats s;
+results::SlotStats stats_with(std::uint64_t ops, std::initializer_list<std::uint64_t> latencies) {
+  results::SlotStats s;
   s.counters.ops = ops;
   s.counters.bytes_read = ops * 10;
   s.counters.bytes_written = ops * 20 + 1;
@@ -189,9 +189,9 @@ engine::SlotStats stats_with(std::uint64_t ops, std::initializer_list<std::uint6
   return s;
 }
 
-engine::RunResult sample_result() {
-  engine::RunResult r;
-  engine::TxnResult txn{"txn1", stats_with(7, {100, 2000, 30000, 30000}), {}, {}};
+results::RunResult sample_result() {
+  results::RunResult r;
+  results::TxnResult txn{"txn1", stats_with(7, {100, 2000, 30000, 30000}), {}, {}};
   stats::LatencyHistogram uncorrected;
   uncorrected.record(std::uint64_t{5});
   uncorrected.record(std::uint64_t{1} << 50);  // above the trackable range: the top bucket
@@ -205,7 +205,7 @@ engine::RunResult sample_result() {
   }
   txn.flowops.push_back({"connect", stats_with(1, {123456})});
   txn.flowops.push_back({"write", stats_with(1000, {1, 255, 256, 1000000000})});
-  engine::TxnResult empty_txn{"txn2", {}, {}, {}};
+  results::TxnResult empty_txn{"txn2", {}, {}, {}};
   empty_txn.flowops.push_back({"think", {}});
   r.groups.push_back({"group0", 4, {std::move(txn), std::move(empty_txn)}});
   r.groups.push_back({"g2", 0, {}});
@@ -218,7 +218,7 @@ engine::RunResult sample_result() {
   return r;
 }
 
-void expect_stats_equal(const engine::SlotStats& a, const engine::SlotStats& b,
+void expect_stats_equal(const results::SlotStats& a, const results::SlotStats& b,
                         const std::string& what) {
   EXPECT_EQ(a.counters, b.counters) << what;
   EXPECT_TRUE(a.latency == b.latency) << what;
@@ -228,7 +228,7 @@ void expect_stats_equal(const engine::SlotStats& a, const engine::SlotStats& b,
 }
 
 TEST(Results, RoundTripKeepsEveryField) {
-  const engine::RunResult r = sample_result();
+  const results::RunResult r = sample_result();
   std::string error;
   const auto back = run_result_from_json(json::parse(to_json(r).dump()), error);
   ASSERT_TRUE(back.has_value()) << error;
@@ -273,7 +273,7 @@ TEST(Results, RoundTripKeepsEveryField) {
 
 TEST(Results, EmptyResultRoundTrips) {
   std::string error;
-  const auto back = run_result_from_json(to_json(engine::RunResult{}), error);
+  const auto back = run_result_from_json(to_json(results::RunResult{}), error);
   ASSERT_TRUE(back.has_value()) << error;
   EXPECT_TRUE(back->groups.empty());
   EXPECT_TRUE(back->windows.empty());

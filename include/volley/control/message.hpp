@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "volley/engine/plan.hpp"
-#include "volley/engine/run_result.hpp"
+#include "volley/results/run_result.hpp"
 
 namespace volley::control {
 
@@ -69,10 +69,10 @@ std::string check_hello(const nlohmann::json& message, const std::string& peer);
 nlohmann::json to_json(const LoadRequest& load);
 std::optional<LoadRequest> load_from_json(const nlohmann::json& message, std::string& error);
 
-nlohmann::json process_to_json(const engine::ProcessRecord& p);
-engine::ProcessRecord process_from_json(const nlohmann::json& j);
-nlohmann::json to_json(const engine::RunResult& result);
-std::optional<engine::RunResult> run_result_from_json(const nlohmann::json& j, std::string& error);
+nlohmann::json process_to_json(const results::ProcessRecord& p);
+results::ProcessRecord process_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const results::RunResult& result);
+std::optional<results::RunResult> run_result_from_json(const nlohmann::json& j, std::string& error);
 
 /// A peer's field read without trusting it: the string at `key`, or `fallback` when it is missing
 /// or not a string. Never throws (nlohmann's value() throws on a wrongly typed field).

@@ -2,12 +2,12 @@
 // UDP datagram counters as JSON: the same object on the control wire and in the result document.
 #include <nlohmann/json.hpp>
 
-#include "volley/engine/slot_stats.hpp"
+#include "volley/results/slot_stats.hpp"
 
 namespace volley::engine {
 
-nlohmann::json datagrams_to_json(const DatagramCounters& d);
+nlohmann::json datagrams_to_json(const results::DatagramCounters& d);
 /// Missing keys read as 0.
-DatagramCounters datagrams_from_json(const nlohmann::json& j);
+results::DatagramCounters datagrams_from_json(const nlohmann::json& j);
 
 }  // namespace volley::engine
