@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "volley/control/step_bytes_wire.hpp"
+#include "volley/results/result_json.hpp"
 
 namespace volley::control {
 
@@ -273,7 +274,7 @@ std::string ChildSet::merge_results(results::RunResult& into) const {
   for (std::size_t i = 0; i < children_.size(); ++i) {
     if (!children_[i].results) return fmt::format("{} sent no results", describe(i));
     std::string error;
-    auto part = run_result_from_json(children_[i].results->value("result", json::object()), error);
+    auto part = results::run_result_from_json(children_[i].results->value("result", json::object()), error);
     if (!part) return fmt::format("{}: {}", describe(i), error);
     results::merge_into(into, *part);
   }

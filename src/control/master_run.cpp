@@ -30,6 +30,7 @@
 #include "volley/control/step_bytes_wire.hpp"
 #include "volley/core/host_port.hpp"
 #include "volley/engine/engine.hpp"
+#include "volley/results/result_json.hpp"
 #include "volley/sampling/resident_memory.hpp"
 #include "volley/process/process_count.hpp"
 #include "volley/profile/flowop_hosts.hpp"
@@ -1136,7 +1137,7 @@ awaitable<void> MasterRun::run() {
     side.host = s.address.host;
     if (s.results) {
       std::string error;
-      if (auto r = run_result_from_json(s.results->value("result", json::object()), error)) {
+      if (auto r = results::run_result_from_json(s.results->value("result", json::object()), error)) {
         side.result = std::move(*r);
       } else {
         fail(fmt::format("slave {}: {}", s.address.host, error));

@@ -26,6 +26,7 @@
 #include "volley/control/connected_wire.hpp"
 #include "volley/control/step_bytes_wire.hpp"
 #include "volley/engine/engine.hpp"
+#include "volley/results/result_json.hpp"
 #include "volley/sampling/resident_memory.hpp"
 #include "volley/profile/duration_cap.hpp"
 #include "volley/profile/mirror.hpp"
@@ -825,7 +826,7 @@ asio::awaitable<void> SlaveServer::send_results(Session& s, RunEnd end) {
   log_run_strangers(s);  // the listeners are closed and their last lines in
   s.run.reset();
   log(fmt::format("master {}: run {}", s.who, end == RunEnd::kFinished ? "finished" : "stopped"));
-  json out = message("results", {{"result", to_json(result)}, {"cpu", cpu}, {"nic", nic},
+  json out = message("results", {{"result", results::to_json(result)}, {"cpu", cpu}, {"nic", nic},
                                  {"kernel", kernel}, {"system", system}});
   auto sent = co_await s.channel.send(std::move(out));
   if (!std::holds_alternative<std::monostate>(sent)) s.end_reason = "send failed";
