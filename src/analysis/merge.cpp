@@ -10,13 +10,13 @@
 #include "volley/core/build_info.hpp"
 #include "volley/report/json_report.hpp"
 #include "volley/report/units_format.hpp"
-#include "volley/stats/latency_histogram.hpp"
+#include "volley/results/result_json.hpp"
+#include "volley/results/run_result.hpp"
 
 namespace volley::analysis {
 namespace {
 
 using nlohmann::json;
-using Docs = std::vector<const json*>;
 
 std::uint64_t u64(const json& j, const char* key) {
   const auto it = j.find(key);
@@ -34,166 +34,23 @@ const json& member(const json& j, const char* key) {
   return it != j.end() ? *it : kNull;
 }
 
-/// The same member of every document.
-Docs members(const Docs& docs, const char* key) {
-  Docs out;
-  for (const json* d : docs) out.push_back(&member(*d, key));
-  return out;
-}
-
-/// Element `i` of the same array member of every document.
-Docs elements(const Docs& docs, const char* key, std::size_t i) {
-  Docs out;
-  for (const json* d : docs) out.push_back(&member(*d, key).at(i));
-  return out;
-}
-
-void add_counts(json& out, const Docs& docs, std::initializer_list<const char*> keys) {
-  for (const char* key : keys) {
-    std::uint64_t sum = 0;
-    for (const json* d : docs) sum += u64(*d, key);
-    out[key] = sum;
+/// Why `a` and `b` did not run the same profile shape (groups, transactions, flowops); empty
+/// when they did.
+std::string shape_difference(const results::RunResult& a, const results::RunResult& b) {
+  if (a.groups.size() != b.groups.size()) {
+    return fmt::format("{} groups against {}", a.groups.size(), b.groups.size());
   }
-}
-
-/// Each master's rate over its own window, added up: the rate all of them produced together.
-void add_rates(json& out, const Docs& docs, std::initializer_list<const char*> keys) {
-  for (const char* key : keys) {
-    double sum = 0;
-    for (const json* d : docs) sum += number(*d, key);
-    out[key] = sum;
-  }
-}
-
-/// {kind: n, ..., total}: every kind any document has, added up.
-json add_errors(const Docs& docs) {
-  json out = json::object();
-  for (const json* d : docs) {
-    const json& errors = member(*d, "errors");
-    if (!errors.is_object()) continue;
-    for (const auto& [kind, n] : errors.items()) {
-      if (!n.is_number_unsigned()) continue;
-      out[kind] = (out.contains(kind) ? out[kind].get<std::uint64_t>() : 0) + n.get<std::uint64_t>();
-    }
-  }
-  if (!out.contains("total")) out["total"] = 0;
-  return out;
-}
-
-/// The latency object of the histogram all documents' histograms add up to.
-std::optional<json> merge_latency(const Docs& latencies, std::string& error) {
-  stats::LatencyHistogram merged;
-  for (const json* l : latencies) {
-    const auto h = stats::histogram_from_json(member(*l, "histogram"));
-    if (!h) {
-      error = "a latency has no valid histogram";
-      return std::nullopt;
-    }
-    merged.merge(*h);
-  }
-  return report::latency_json(merged);
-}
-
-std::optional<json> merge_flowop(const Docs& flowops, std::string& error) {
-  json out = json{{"type", member(*flowops.front(), "type")}};
-  add_counts(out, flowops, {"ops", "bytes", "bytes_read", "bytes_written"});
-  out["errors"] = add_errors(flowops);
-  add_counts(out, flowops, {"expired"});
-  add_rates(out, flowops, {"ops_per_s", "bytes_per_s"});
-  auto latency = merge_latency(members(flowops, "latency_ns"), error);
-  if (!latency) return std::nullopt;
-  out["latency_ns"] = std::move(*latency);
-  return out;
-}
-
-std::optional<json> merge_transaction(const Docs& txns, std::string& error) {
-  json out = json{{"name", member(*txns.front(), "name")}, {"step", member(*txns.front(), "step")}};
-  std::optional<std::int64_t> start;
-  double elapsed = 0;
-  for (const json* t : txns) {
-    const json& s = member(*t, "start_unix_ns");
-    if (s.is_number_integer()) start = std::min(start.value_or(s.get<std::int64_t>()), s.get<std::int64_t>());
-    elapsed = std::max(elapsed, number(*t, "elapsed_s"));
-  }
-  out["start_unix_ns"] = start ? json(*start) : json(nullptr);
-  out["elapsed_s"] = elapsed;
-  add_counts(out, txns, {"transactions"});
-  add_rates(out, txns, {"transactions_per_s"});
-  add_counts(out, txns, {"ops", "bytes"});
-  add_rates(out, txns, {"bytes_per_s", "bits_per_s"});
-  out["errors"] = add_errors(txns);
-  add_counts(out, txns, {"expired"});
-  auto latency = merge_latency(members(txns, "latency_ns"), error);
-  if (!latency) return std::nullopt;
-  out["latency_ns"] = std::move(*latency);
-  if (txns.front()->contains("latency_uncorrected_ns")) {
-    auto uncorrected = merge_latency(members(txns, "latency_uncorrected_ns"), error);
-    if (!uncorrected) return std::nullopt;
-    out["latency_uncorrected_ns"] = std::move(*uncorrected);
-  }
-  json flowops = json::array();
-  for (std::size_t f = 0; f < member(*txns.front(), "flowops").size(); ++f) {
-    auto merged = merge_flowop(elements(txns, "flowops", f), error);
-    if (!merged) return std::nullopt;
-    flowops.push_back(std::move(*merged));
-  }
-  out["flowops"] = std::move(flowops);
-  return out;
-}
-
-std::optional<json> merge_groups(const Docs& docs, std::string& error) {
-  json groups = json::array();
-  for (std::size_t g = 0; g < member(*docs.front(), "groups").size(); ++g) {
-    const Docs group = elements(docs, "groups", g);
-    std::uint64_t strands = 0;
-    for (const json* d : group) strands += u64(*d, "strands");
-    json txns = json::array();
-    for (std::size_t t = 0; t < member(*group.front(), "transactions").size(); ++t) {
-      auto merged = merge_transaction(elements(group, "transactions", t), error);
-      if (!merged) return std::nullopt;
-      txns.push_back(std::move(*merged));
-    }
-    groups.push_back(
-        json{{"name", member(*group.front(), "name")}, {"strands", strands}, {"transactions", txns}});
-  }
-  return groups;
-}
-
-json merge_totals(const Docs& totals, double overlap_seconds) {
-  json out = json::object();
-  add_counts(out, totals, {"transactions"});
-  add_rates(out, totals, {"transactions_per_s"});
-  add_counts(out, totals, {"ops"});
-  add_rates(out, totals, {"ops_per_s"});
-  add_counts(out, totals, {"bytes"});
-  add_rates(out, totals, {"bytes_per_s", "bits_per_s"});
-  out["seconds"] = overlap_seconds;
-  add_counts(out, totals, {"connections_requested", "connections_established"});
-  out["errors"] = add_errors(totals);
-  add_counts(out, totals, {"expired"});
-  return out;
-}
-
-/// Why `a` and `b` did not run the same profile shape (groups, transactions, flowops, timed
-/// steps); empty when they did.
-std::string shape_difference(const json& a, const json& b) {
-  if (member(a, "timed_steps") != member(b, "timed_steps")) return "the timed steps differ";
-  const json& ga = member(a, "groups");
-  const json& gb = member(b, "groups");
-  if (ga.size() != gb.size()) return fmt::format("{} groups against {}", ga.size(), gb.size());
-  for (std::size_t g = 0; g < ga.size(); ++g) {
-    const json& ta = member(ga[g], "transactions");
-    const json& tb = member(gb[g], "transactions");
-    if (member(ga[g], "name") != member(gb[g], "name") || ta.size() != tb.size()) {
+  for (std::size_t g = 0; g < a.groups.size(); ++g) {
+    const auto& ta = a.groups[g].transactions;
+    const auto& tb = b.groups[g].transactions;
+    if (a.groups[g].name != b.groups[g].name || ta.size() != tb.size()) {
       return fmt::format("group {} differs", g);
     }
     for (std::size_t t = 0; t < ta.size(); ++t) {
-      const json& fa = member(ta[t], "flowops");
-      const json& fb = member(tb[t], "flowops");
-      bool same = member(ta[t], "name") == member(tb[t], "name") && fa.size() == fb.size();
-      for (std::size_t f = 0; same && f < fa.size(); ++f) {
-        same = member(fa[f], "type") == member(fb[f], "type");
-      }
+      const auto& fa = ta[t].flowops;
+      const auto& fb = tb[t].flowops;
+      bool same = ta[t].name == tb[t].name && fa.size() == fb.size();
+      for (std::size_t f = 0; same && f < fa.size(); ++f) same = fa[f].type == fb[f].type;
       if (!same) return fmt::format("transaction {} of group {} differs", t, g);
     }
   }
@@ -206,24 +63,19 @@ struct Window {
   [[nodiscard]] double seconds() const { return static_cast<double>(end_ns - start_ns) / 1e9; }
 };
 
-/// The wall-clock span of a document's timed steps: from the first one's release to the end of
-/// the last one's window.
-std::optional<Window> timed_window(const json& doc) {
+/// The wall-clock span of a result's timed steps: from the first one's release to the end of
+/// the last one's window. nullopt when none of them started.
+std::optional<Window> timed_window(const results::RunResult& result,
+                                   const std::vector<std::size_t>& timed_steps) {
   std::optional<Window> w;
-  for (const json& step : member(doc, "timed_steps")) {
-    if (!step.is_number_unsigned()) continue;
-    for (const json& group : member(doc, "groups")) {
-      const json& txns = member(group, "transactions");
-      const std::size_t i = step.get<std::size_t>();
-      if (!txns.is_array() || i >= txns.size()) continue;
-      const json& start = member(txns[i], "start_unix_ns");
-      if (!start.is_number_integer()) continue;
-      const std::int64_t s = start.get<std::int64_t>();
-      const auto e = s + static_cast<std::int64_t>(number(txns[i], "elapsed_s") * 1e9);
-      if (!w) w = Window{s, e};
-      w->start_ns = std::min(w->start_ns, s);
-      w->end_ns = std::max(w->end_ns, e);
-    }
+  for (const std::size_t step : timed_steps) {
+    if (step >= result.windows.size() || result.windows[step].start_unix_ns == 0) continue;
+    const results::TxnWindow& tw = result.windows[step];
+    const std::int64_t s = tw.start_unix_ns;
+    const std::int64_t e = s + tw.elapsed.count();
+    if (!w) w = Window{s, e};
+    w->start_ns = std::min(w->start_ns, s);
+    w->end_ns = std::max(w->end_ns, e);
   }
   return w;
 }
@@ -236,10 +88,24 @@ json window_json(const Window& w) {
               {"seconds", w.seconds()}};
 }
 
-/// Why `doc` cannot be merged at all; empty when it can.
+/// The document's timed steps; nullopt when they are not a list of step numbers.
+std::optional<std::vector<std::size_t>> timed_steps_of(const json& doc) {
+  const json& steps = member(doc, "timed_steps");
+  if (!steps.is_array()) return std::nullopt;
+  std::vector<std::size_t> out;
+  for (const json& step : steps) {
+    const bool whole = step.is_number_unsigned() ||
+                       (step.is_number_integer() && step.get<std::int64_t>() >= 0);
+    if (!whole) return std::nullopt;
+    out.push_back(step.get<std::size_t>());
+  }
+  return out;
+}
+
+/// Why `doc` cannot be merged at all, judged from its envelope; empty when it can.
 std::string unmergeable(const json& doc) {
   if (!doc.is_object() || !member(doc, "groups").is_array() || !member(doc, "totals").is_object() ||
-      !member(doc, "timed_steps").is_array()) {
+      !timed_steps_of(doc)) {
     return "is not a volley run result document";
   }
   if (member(doc, "kind") == "merge") return "is already a merged document; merge the masters' own";
@@ -276,25 +142,41 @@ MergeOutcome merge_run_documents(const std::vector<MergeSource>& sources) {
     outcome.error = "merge needs the result documents of two or more masters";
     return outcome;
   }
+  std::vector<results::RunResult> parts;
   std::vector<Window> windows;
+  std::vector<std::size_t> timed_steps;
   for (const MergeSource& s : sources) {
     if (auto why = unmergeable(s.document); !why.empty()) {
       outcome.error = fmt::format("{} {}", s.name, why);
       return outcome;
     }
-    if (auto diff = shape_difference(sources.front().document, s.document); !diff.empty()) {
+    std::string error;
+    auto result = results::run_result_from_json(s.document, error);
+    if (!result) {
+      outcome.error = fmt::format("{} has no results volley merge can read (written by an older "
+                                  "volley, or edited): {}",
+                                  s.name, error);
+      return outcome;
+    }
+    const std::vector<std::size_t> steps = *timed_steps_of(s.document);
+    if (parts.empty()) timed_steps = steps;
+    const results::RunResult& reference = parts.empty() ? *result : parts.front();
+    const std::string diff =
+        steps != timed_steps ? "the timed steps differ" : shape_difference(reference, *result);
+    if (!diff.empty()) {
       outcome.error = fmt::format("{} and {} did not run the same profile: {}",
                                   sources.front().name, s.name, diff);
       return outcome;
     }
-    const auto w = timed_window(s.document);
+    const auto w = timed_window(*result, timed_steps);
     if (!w) {
-      outcome.error = fmt::format("{} has no start times for its timed steps (written by a volley "
-                                  "older than 'volley merge', or the timed part never ran)",
+      outcome.error = fmt::format("{} has no start times for its timed steps (the timed part never "
+                                  "ran)",
                                   s.name);
       return outcome;
     }
     windows.push_back(*w);
+    parts.push_back(std::move(*result));
   }
   Window overlap{std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max()};
   for (const Window& w : windows) {
@@ -314,16 +196,10 @@ MergeOutcome merge_run_documents(const std::vector<MergeSource>& sources) {
         spans);
     return outcome;
   }
-
-  Docs docs;
-  for (const MergeSource& s : sources) docs.push_back(&s.document);
-  std::string error;
-  auto groups = merge_groups(docs, error);
-  if (!groups) {
-    outcome.error = fmt::format("cannot merge the latencies: {} (every document needs the "
-                                "histograms a volley with 'volley merge' writes)", error);
-    return outcome;
-  }
+  // The same merge as a side spread over processes: counts and histograms add, each step's
+  // window runs from the first release to the last end.
+  results::RunResult merged;
+  for (const results::RunResult& part : parts) results::merge_into(merged, part);
 
   std::string status = "ok";
   std::vector<std::string> failures;
@@ -359,7 +235,7 @@ MergeOutcome merge_run_documents(const std::vector<MergeSource>& sources) {
   }
 
   const json& first = sources.front().document;
-  json doc;
+  json doc = report::side_json(merged, timed_steps);
   doc["schema_version"] = 1;
   doc["kind"] = "merge";
   doc["volley_version"] = std::string(core::version());
@@ -369,9 +245,7 @@ MergeOutcome merge_run_documents(const std::vector<MergeSource>& sources) {
                         {"sha256", member(member(first, "profile"), "sha256")}};
   doc["masters"] = sources.size();
   doc["window"] = window_json(overlap);
-  doc["timed_steps"] = member(first, "timed_steps");
-  doc["groups"] = std::move(*groups);
-  doc["totals"] = merge_totals(members(docs, "totals"), overlap.seconds());
+  doc["timed_steps"] = timed_steps;
   doc["sources"] = std::move(source_list);
   doc["cpu"] = per_host(sources, "cpu");
   doc["nic"] = per_host(sources, "nic");
@@ -398,7 +272,8 @@ std::string format_merged(const json& merged) {
                                                         offset.get<double>() / 1e6)
                                           : std::string());
   }
-  out += "\nTransactions, all masters (* = timed step; rates are the masters' rates added up)\n";
+  out += "\nTransactions, all masters (* = timed step; rates over each step's window, from the first\n"
+         "master's release to the last one's end)\n";
   out += fmt::format("{:<12}{:>12} {:>8} {:>9} {:>10} {:>7} {:>7} {:>7} {:>6}\n", "", "Iterations",
                      "Txn/s", "Bytes", "Bits/s", "p50", "p99", "p99.9", "Errors");
   const json& timed = member(merged, "timed_steps");

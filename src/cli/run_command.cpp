@@ -233,7 +233,7 @@ int run_command(const RunOptions& options, int argc, char** argv) {
     report::write_latency_log_header(*latency_out);
     request.on_interval_histograms = [latency_out](const report::RunReport& r,
                                                    const report::IntervalSample&,
-                                                   const std::vector<engine::SlotStats>& slots) {
+                                                   const std::vector<results::SlotStats>& slots) {
       report::write_interval_histograms(r, r.intervals.size() - 1, slots, *latency_out);
     };
   }

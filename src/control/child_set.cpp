@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "volley/control/step_bytes_wire.hpp"
+#include "volley/results/result_json.hpp"
 
 namespace volley::control {
 
@@ -47,10 +48,10 @@ asio::awaitable<std::variant<json, ChannelError>> receive_within(asio::io_contex
 
 }  // namespace
 
-engine::ProcessRecord process_record(std::string name, const engine::RunResult& result,
-                                     std::int64_t rss_before, std::int64_t rss_after,
-                                     const std::optional<sampling::CpuUsage>& cpu) {
-  engine::ProcessRecord record;
+results::ProcessRecord process_record(std::string name, const results::RunResult& result,
+                                      std::int64_t rss_before, std::int64_t rss_after,
+                                      const std::optional<sampling::CpuUsage>& cpu) {
+  results::ProcessRecord record;
   record.name = std::move(name);
   record.pid = ::getpid();
   for (const auto& g : result.groups) record.strands += g.strands;
@@ -275,13 +276,13 @@ bool ChildSet::all_results() const {
   return std::all_of(children_.begin(), children_.end(), [](const Child& c) { return c.results.has_value(); });
 }
 
-std::string ChildSet::merge_results(engine::RunResult& into) const {
+std::string ChildSet::merge_results(results::RunResult& into) const {
   for (std::size_t i = 0; i < children_.size(); ++i) {
     if (!children_[i].results) return fmt::format("{} sent no results", describe(i));
     std::string error;
-    auto part = run_result_from_json(children_[i].results->value("result", json::object()), error);
+    auto part = results::run_result_from_json(children_[i].results->value("result", json::object()), error);
     if (!part) return fmt::format("{}: {}", describe(i), error);
-    engine::merge_into(into, *part);
+    results::merge_into(into, *part);
   }
   return {};
 }

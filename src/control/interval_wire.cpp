@@ -21,12 +21,12 @@ std::optional<std::uint64_t> interval_requested(const json& message) {
 }
 
 std::vector<TxnDatagrams> txn_datagrams(const engine::Plan& plan,
-                                        const std::vector<engine::SlotStats>& slots) {
-  std::map<std::pair<std::size_t, std::size_t>, engine::DatagramCounters> by_txn;
+                                        const std::vector<results::SlotStats>& slots) {
+  std::map<std::pair<std::size_t, std::size_t>, results::DatagramCounters> by_txn;
   const std::size_t n = std::min(plan.slots.size(), slots.size());
   for (std::size_t i = 0; i < n; ++i) {
     const engine::SlotInfo& info = plan.slots[i];
-    const engine::DatagramCounters& d = slots[i].counters.datagrams;
+    const results::DatagramCounters& d = slots[i].counters.datagrams;
     if (!info.flowop || info.uncorrected || !d.any()) continue;
     by_txn[{info.group, info.txn}].merge(d);
   }
@@ -39,7 +39,7 @@ std::vector<TxnDatagrams> txn_datagrams(const engine::Plan& plan,
   return out;
 }
 
-std::vector<TxnTcp> txn_tcp(const engine::Plan& plan, const std::vector<engine::SlotStats>& slots) {
+std::vector<TxnTcp> txn_tcp(const engine::Plan& plan, const std::vector<results::SlotStats>& slots) {
   std::map<std::pair<std::size_t, std::size_t>, stats::TcpSummary> by_txn;
   const std::size_t n = std::min(plan.slots.size(), slots.size());
   for (std::size_t i = 0; i < n; ++i) {
@@ -67,7 +67,7 @@ json interval_counts_message(std::uint64_t interval, const std::vector<TxnDatagr
   }
   json list = json::array();
   for (const TxnDatagrams& t : txns) {
-    const engine::DatagramCounters& d = t.counts;
+    const results::DatagramCounters& d = t.counts;
     list.push_back(json::array({t.group, t.txn, d.sent, d.received, d.lost, d.late, d.duplicates,
                                 d.timeouts, d.jitter_ns}));
   }
@@ -106,7 +106,7 @@ std::optional<IntervalPart> interval_part_from_json(const json& message) {
       TxnDatagrams t;
       t.group = static_cast<std::uint32_t>(detail::checked_uint(e[0], UINT32_MAX));
       t.txn = static_cast<std::uint32_t>(detail::checked_uint(e[1], UINT32_MAX));
-      engine::DatagramCounters& d = t.counts;
+      results::DatagramCounters& d = t.counts;
       d.sent = detail::checked_uint(e[2]);
       d.received = detail::checked_uint(e[3]);
       d.lost = detail::checked_uint(e[4]);

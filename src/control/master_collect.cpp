@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "master_state.hpp"
+#include "volley/results/result_json.hpp"
 #include "volley/control/message.hpp"
 #include "volley/control/sampling_wire.hpp"
 
@@ -25,7 +26,7 @@ constexpr auto kResultsTimeout = std::chrono::seconds(60);
 
 /// " (cut: group 'g' transaction 't' flowop 'recv' in 3 strands, ...)": the flowops of `step`
 /// that were waiting when it was cut as stuck.
-std::string stuck_flowops(const engine::RunResult& result, std::size_t step) {
+std::string stuck_flowops(const results::RunResult& result, std::size_t step) {
   std::vector<std::string> parts;
   for (const auto& g : result.groups) {
     if (step >= g.transactions.size()) continue;
@@ -142,7 +143,7 @@ void MasterRun::State::add_slave_reports() {
     side.host = s.address.host;
     if (s.results) {
       std::string error;
-      if (auto r = run_result_from_json(s.results->value("result", json::object()), error)) {
+      if (auto r = results::run_result_from_json(s.results->value("result", json::object()), error)) {
         side.result = std::move(*r);
       } else {
         fail(fmt::format("slave {}: {}", s.address.host, error));

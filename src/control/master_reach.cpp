@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "master_state.hpp"
+#include "volley/sampling/resident_memory.hpp"
 #include "volley/control/child_wire.hpp"
 #include "volley/control/codec.hpp"
 #include "volley/control/message.hpp"
@@ -195,7 +196,7 @@ awaitable<void> MasterRun::State::build_local_side() {
       log(fmt::format("the master's side runs in {} processes", processes));
     }
   }
-  rss_before = engine::resident_bytes();
+  rss_before = sampling::resident_bytes();
   engine = std::make_unique<engine::Engine>(*plan, std::move(config));
   if (auto problem = engine->open_listeners(context); !problem.empty()) fail(problem);
 }

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "master_state.hpp"
+#include "volley/sampling/resident_memory.hpp"
 #include "volley/control/child_wire.hpp"
 #include "volley/control/connected_wire.hpp"
 #include "volley/control/message.hpp"
@@ -134,7 +135,7 @@ awaitable<bool> MasterRun::State::run_step(std::size_t step) {
 }
 
 void MasterRun::State::measure_timed_end() {
-  rss_after = engine::resident_bytes();
+  rss_after = sampling::resident_bytes();
   report.master.cpu = sampling::cpu_usage(*cpu_before, sampling::sample_cpu());
   report.master.nic = sampling::nic_rates(*nic_before, sampling::sample_nics());
   kernel.finish();

@@ -6,63 +6,11 @@
 
 #include "volley/core/printable.hpp"
 #include "json_number.hpp"
-#include "volley/engine/datagram_json.hpp"
 
 namespace volley::control {
 
-using detail::checked_int;
 using detail::checked_uint;
 using nlohmann::json;
-
-namespace {
-
-json counters_to_json(const engine::SlotCounters& c) {
-  json j{{"ops", c.ops},
-         {"bytes_read", c.bytes_read},
-         {"bytes_written", c.bytes_written},
-         {"expired", c.expired},
-         {"errors", c.errors}};
-  if (c.datagrams.any()) j["datagrams"] = engine::datagrams_to_json(c.datagrams);
-  return j;
-}
-
-engine::SlotCounters counters_from_json(const json& j) {
-  engine::SlotCounters c;
-  c.ops = checked_uint(j.at("ops"));
-  c.bytes_read = checked_uint(j.at("bytes_read"));
-  c.bytes_written = checked_uint(j.at("bytes_written"));
-  c.expired = checked_uint(j.at("expired"));
-  const auto& errors = j.at("errors");
-  for (std::size_t i = 0; i < c.errors.size() && i < errors.size(); ++i) {
-    c.errors[i] = checked_uint(errors[i]);
-  }
-  if (const auto it = j.find("datagrams"); it != j.end()) {
-    c.datagrams = engine::datagrams_from_json(*it);
-  }
-  return c;
-}
-
-json stats_to_json(const engine::SlotStats& s) {
-  json latency;
-  stats::to_json(latency, s.latency);
-  json out{{"counters", counters_to_json(s.counters)}, {"latency", std::move(latency)}};
-  if (!s.tcp.empty()) out["tcp"] = s.tcp;
-  return out;
-}
-
-engine::SlotStats stats_from_json(const json& j) {
-  engine::SlotStats s;
-  s.counters = counters_from_json(j.at("counters"));
-  auto histogram = stats::histogram_from_json(j.at("latency"));
-  if (!histogram) throw json::other_error::create(501, "bad latency histogram", &j);
-  s.latency = std::move(*histogram);
-  if (const auto it = j.find("tcp"); it != j.end() && !stats::tcp_summary_from_json(*it, s.tcp)) {
-    throw json::other_error::create(501, "bad tcp summary", &j);
-  }
-  return s;
-}
-
-}  // namespace
 
 std::string text_field(const json& m, std::string_view key, std::string_view fallback) {
   if (!m.is_object()) return std::string(fallback);
@@ -206,103 +154,6 @@ std::optional<LoadRequest> load_from_json(const json& m, std::string& error) {
     return load;
   } catch (const json::exception& e) {
     error = fmt::format("malformed load message: {}", e.what());
-    return std::nullopt;
-  }
-}
-
-json process_to_json(const engine::ProcessRecord& p) {
-  return json{{"name", p.name},
-              {"pid", p.pid},
-              {"strands", p.strands},
-              {"connections", p.connections},
-              {"rss_growth_bytes", p.rss_growth_bytes},
-              {"cpu_user_s", p.cpu_user_s},
-              {"cpu_sys_s", p.cpu_sys_s}};
-}
-
-engine::ProcessRecord process_from_json(const json& j) {
-  return engine::ProcessRecord{j.at("name").get<std::string>(),
-                               j.at("pid").get<std::int64_t>(),
-                               j.at("strands").get<std::uint64_t>(),
-                               j.at("connections").get<std::uint64_t>(),
-                               j.at("rss_growth_bytes").get<std::int64_t>(),
-                               j.at("cpu_user_s").get<double>(),
-                               j.at("cpu_sys_s").get<double>()};
-}
-
-json to_json(const engine::RunResult& r) {
-  json groups = json::array();
-  for (const auto& g : r.groups) {
-    json txns = json::array();
-    for (const auto& t : g.transactions) {
-      json flowops = json::array();
-      for (const auto& f : t.flowops) flowops.push_back({{"type", f.type}, {"stats", stats_to_json(f.stats)}});
-      json tj{{"name", t.name}, {"stats", stats_to_json(t.stats)}, {"flowops", std::move(flowops)}};
-      if (t.uncorrected_latency) {
-        json u;
-        stats::to_json(u, *t.uncorrected_latency);
-        tj["uncorrected_latency"] = std::move(u);
-      }
-      txns.push_back(std::move(tj));
-    }
-    groups.push_back({{"name", g.name}, {"strands", g.strands}, {"transactions", std::move(txns)}});
-  }
-  json windows = json::array();
-  for (const auto& w : r.windows) {
-    windows.push_back({{"start_unix_ns", w.start_unix_ns},
-                       {"elapsed_ns", w.elapsed.count()},
-                       {"is_duration", w.is_duration}});
-  }
-  json errors = json::array();
-  for (const auto& e : r.error_samples) {
-    errors.push_back({{"where", e.where}, {"message", e.message}, {"stopped", e.stopped}});
-  }
-  json processes = json::array();
-  for (const auto& p : r.processes) processes.push_back(process_to_json(p));
-  return json{{"groups", std::move(groups)},
-              {"windows", std::move(windows)},
-              {"processes", std::move(processes)},
-              {"connections_requested", r.connections_requested},
-              {"connections_established", r.connections_established},
-              {"failed_strands", r.failed_strands},
-              {"error_samples", std::move(errors)}};
-}
-
-std::optional<engine::RunResult> run_result_from_json(const json& j, std::string& error) {
-  try {
-    engine::RunResult r;
-    for (const auto& g : j.at("groups")) {
-      engine::GroupResult gr{g.at("name").get<std::string>(), checked_uint(g.at("strands")), {}};
-      for (const auto& t : g.at("transactions")) {
-        engine::TxnResult tr{t.at("name").get<std::string>(), stats_from_json(t.at("stats")), {}, {}};
-        if (t.contains("uncorrected_latency")) {
-          tr.uncorrected_latency = stats::histogram_from_json(t.at("uncorrected_latency"));
-        }
-        for (const auto& f : t.at("flowops")) {
-          tr.flowops.push_back({f.at("type").get<std::string>(), stats_from_json(f.at("stats"))});
-        }
-        gr.transactions.push_back(std::move(tr));
-      }
-      r.groups.push_back(std::move(gr));
-    }
-    for (const auto& w : j.at("windows")) {
-      r.windows.push_back({checked_int(w.at("start_unix_ns")),
-                           std::chrono::nanoseconds(checked_int(w.at("elapsed_ns"))),
-                           w.at("is_duration").get<bool>()});
-    }
-    r.connections_requested = checked_uint(j.at("connections_requested"));
-    r.connections_established = checked_uint(j.at("connections_established"));
-    r.failed_strands = checked_uint(j.at("failed_strands"));
-    for (const auto& e : j.at("error_samples")) {
-      r.error_samples.push_back({e.at("where").get<std::string>(),
-                                 e.at("message").get<std::string>(), e.value("stopped", false)});
-    }
-    if (const auto p = j.find("processes"); p != j.end()) {
-      for (const auto& record : *p) r.processes.push_back(process_from_json(record));
-    }
-    return r;
-  } catch (const json::exception& e) {
-    error = fmt::format("malformed results: {}", e.what());
     return std::nullopt;
   }
 }

@@ -37,6 +37,7 @@
 #include "volley/sampling/system_snapshot.hpp"
 #include "volley/transport/address_family.hpp"
 #include "slave_session.hpp"
+#include "volley/sampling/resident_memory.hpp"
 
 namespace volley::control {
 
@@ -134,7 +135,7 @@ Prepared prepare(const LoadRequest& load, const SlaveLimits& limits, std::size_t
     profile::cap_durations(*parsed.profile, std::chrono::nanoseconds(load.max_duration_ns));
   }
   auto run = std::make_unique<LoadedRun>();
-  run->rss_before = engine::resident_bytes();
+  run->rss_before = sampling::resident_bytes();
   run->master_side = load.master_side;
   run->host_counters = !(load.shard_count > 1 || load.master_side);
   run->profile = load.master_side ? *parsed.profile : profile::mirror(*parsed.profile, load.host);

@@ -36,6 +36,8 @@
 #include "volley/sampling/system_snapshot.hpp"
 #include "volley/transport/address_family.hpp"
 #include "slave_session.hpp"
+#include "volley/sampling/resident_memory.hpp"
+#include "volley/results/result_json.hpp"
 
 namespace volley::control {
 
@@ -199,7 +201,7 @@ asio::awaitable<void> SlaveServer::send_results(Session& s, RunEnd end) {
     run.cpu = sampling::cpu_usage(*run.cpu_before, sampling::sample_cpu());
     run.nic = sampling::nic_rates(*run.nic_before, sampling::sample_nics());
     run.kernel.finish();
-    run.rss_after = engine::resident_bytes();
+    run.rss_after = sampling::resident_bytes();
   }
   engine::Engine& engine = *run.engine;
   engine.stop();  // cuts what still runs; closes the data listeners on this thread
@@ -227,7 +229,7 @@ asio::awaitable<void> SlaveServer::send_results(Session& s, RunEnd end) {
   s.run.reset();
   s.phase = served_next(s.phase, end == RunEnd::kFinished ? MessageType::kFinish : MessageType::kStop);
   log(fmt::format("master {}: run {}", s.who, end == RunEnd::kFinished ? "finished" : "stopped"));
-  json out = message("results", {{"result", to_json(result)}, {"cpu", cpu}, {"nic", nic},
+  json out = message("results", {{"result", results::to_json(result)}, {"cpu", cpu}, {"nic", nic},
                                  {"kernel", kernel}, {"system", system}});
   auto sent = co_await s.channel.send(std::move(out));
   if (!std::holds_alternative<std::monostate>(sent)) s.end_reason = "send failed";
@@ -257,7 +259,7 @@ asio::awaitable<void> SlaveServer::on_interval(Session& s, const json& m) {
   std::optional<sampling::ProtocolCounterMap> kernel;
   if (s.run->kernel_series) kernel = s.run->kernel_series->next();
   s.run->engine->take_interval(context_, [&s, n = *n, kernel = std::move(kernel)](
-                                             std::vector<engine::SlotStats> slots) {
+                                             std::vector<results::SlotStats> slots) {
     if (!s.run) return;
     s.events.push(IntervalTaken{interval_counts_message(n, txn_datagrams(s.run->plan, slots),
                                                         txn_tcp(s.run->plan, slots), kernel)});

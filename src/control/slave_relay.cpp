@@ -36,6 +36,7 @@
 #include "volley/sampling/system_snapshot.hpp"
 #include "volley/transport/address_family.hpp"
 #include "slave_session.hpp"
+#include "volley/results/result_json.hpp"
 
 namespace volley::control {
 
@@ -106,7 +107,7 @@ asio::awaitable<void> SlaveServer::on_child(Session& s, std::size_t child, const
       if (!co_await send(std::move(out))) s.end_reason = "send failed";
     }
   } else if (type == "results" && children.all_results()) {
-    engine::RunResult merged;
+    results::RunResult merged;
     if (auto problem = children.merge_results(merged); !problem.empty()) {
       s.end_reason = problem;
       json out = message("error", {{"message", fmt::format("slave: {}", problem)}});
@@ -132,7 +133,7 @@ asio::awaitable<void> SlaveServer::on_child(Session& s, std::size_t child, const
     log(fmt::format("master {}: run finished ({} processes)", s.who, children.size()));
     json kernel = nullptr;
     if (s.proxied_kernel.deltas()) sampling::to_json(kernel, *s.proxied_kernel.deltas());
-    json out = message("results", {{"result", to_json(merged)},
+    json out = message("results", {{"result", results::to_json(merged)},
                                    {"cpu", cpu},
                                    {"nic", parts.front().value("nic", json())},
                                    {"kernel", kernel},

@@ -36,6 +36,7 @@
 #include "volley/sampling/system_snapshot.hpp"
 #include "volley/transport/address_family.hpp"
 #include "slave_session.hpp"
+#include "volley/sampling/resident_memory.hpp"
 
 namespace volley::control {
 
@@ -388,7 +389,7 @@ asio::awaitable<void> SlaveServer::converse(Session& s) {
         s.run->cpu = sampling::cpu_usage(*s.run->cpu_before, sampling::sample_cpu());
         s.run->nic = sampling::nic_rates(*s.run->nic_before, sampling::sample_nics());
         s.run->kernel.finish();
-        s.run->rss_after = engine::resident_bytes();
+        s.run->rss_after = sampling::resident_bytes();
       }
       // What this side wrote in the step goes before its step_done: the master drains to it.
       bool sent = true;

@@ -28,7 +28,7 @@ constexpr int kUdpPortAttempts = 8;
 
 Engine::Engine(const Plan& plan, EngineConfig config)
     : plan_(plan), config_(std::move(config)) {
-  std::vector<TxnWindow> windows(plan.txn_count);
+  std::vector<results::TxnWindow> windows(plan.txn_count);
   for (std::size_t t = 0; t < plan.txn_count; ++t) {
     for (const auto& group : plan.groups) {
       if (t < group.txns.size() && std::holds_alternative<profile::Duration>(group.txns[t].bound)) {
@@ -327,21 +327,21 @@ bool Engine::thinking() const {
 }
 
 void Engine::take_interval(asio::io_context& reply_on,
-                           std::function<void(std::vector<SlotStats>)> done) {
+                           std::function<void(std::vector<results::SlotStats>)> done) {
   // Each worker swaps its interval counters out when it next runs a handler (within one yield
   // budget) and posts them back here; the last part to arrive completes the sum. The control
   // thread never waits for a worker.
   struct Gather {
-    std::vector<SlotStats> sum;
+    std::vector<results::SlotStats> sum;
     std::size_t pending = 0;
-    std::function<void(std::vector<SlotStats>)> done;
+    std::function<void(std::vector<results::SlotStats>)> done;
   };
   auto gather = std::make_shared<Gather>();
   gather->sum.resize(plan_.slots.size());
   gather->pending = workers_.size();
   gather->done = std::move(done);
   for (auto& w : workers_) {
-    w->post_take_interval([&reply_on, gather, alive = alive_](std::vector<SlotStats> part) {
+    w->post_take_interval([&reply_on, gather, alive = alive_](std::vector<results::SlotStats> part) {
       asio::post(reply_on, [gather, alive, part = std::move(part)]() mutable {
         if (!*alive) return;
         for (std::size_t i = 0; i < part.size(); ++i) gather->sum[i].merge(part[i]);
@@ -391,13 +391,13 @@ void Engine::route_udp(const transport::ConnectionHeader& header, asio::ip::udp:
   workers_[worker]->post_deliver_udp(local, header.conn, peer, protocol, fd);
 }
 
-RunResult Engine::finish() {
+results::RunResult Engine::finish() {
   if (finished_) return {};
   finished_ = true;
   close_listeners();  // before the join: a listener's pending accept keeps its worker running
   for (auto& w : workers_) w->join();
-  std::vector<SlotStats> totals(plan_.slots.size());
-  RunResult result;
+  std::vector<results::SlotStats> totals(plan_.slots.size());
+  results::RunResult result;
   for (auto& w : workers_) {
     auto part = w->take_totals();
     for (std::size_t i = 0; i < part.size(); ++i) totals[i].merge(part[i]);
@@ -408,12 +408,12 @@ RunResult Engine::finish() {
   }
   for (std::size_t g = 0; g < plan_.groups.size(); ++g) {
     const GroupPlan& gp = plan_.groups[g];
-    GroupResult gr{group_display_name(gp, g), local_strands_[g], {}};
+    results::GroupResult gr{group_display_name(gp, g), local_strands_[g], {}};
     for (std::size_t t = 0; t < gp.txns.size(); ++t) {
       const TxnPlan& tp = gp.txns[t];
-      TxnResult tr{txn_display_name(tp, t), std::move(totals[tp.slot]), {}, {}};
+      results::TxnResult tr{txn_display_name(tp, t), std::move(totals[tp.slot]), {}, {}};
       if (tp.uncorrected_slot) tr.uncorrected_latency = std::move(totals[*tp.uncorrected_slot].latency);
-      for (const auto& op : tp.ops) tr.flowops.push_back(FlowopResult{op.type, std::move(totals[op.slot])});
+      for (const auto& op : tp.ops) tr.flowops.push_back(results::FlowopResult{op.type, std::move(totals[op.slot])});
       gr.transactions.push_back(std::move(tr));
     }
     result.groups.push_back(std::move(gr));

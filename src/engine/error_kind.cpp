@@ -4,8 +4,9 @@
 
 namespace volley::engine {
 
-ErrorKind classify(const boost::system::error_code& ec) {
+results::ErrorKind classify(const boost::system::error_code& ec) {
   namespace e = boost::asio::error;
+  using results::ErrorKind;
   if (ec == e::connection_refused) return ErrorKind::kRefused;
   if (ec == e::connection_reset || ec == e::connection_aborted) return ErrorKind::kReset;
   if (ec == e::eof || ec == e::broken_pipe || ec == e::shut_down) return ErrorKind::kPeerClosed;

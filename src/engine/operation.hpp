@@ -20,7 +20,7 @@ struct OpOutcome {
   /// kLost: a UDP read that ended with no datagram (timeout=); counted, and the strand goes on.
   enum class Status { kOk, kFailed, kExpired, kLost };
   Status status = Status::kOk;
-  ErrorKind error = ErrorKind::kOther;
+  results::ErrorKind error = results::ErrorKind::kOther;
   OpMessage message;  ///< for failures: what happened, for the error log
 };
 

@@ -2,7 +2,7 @@
 
 namespace volley::engine {
 
-StepLedger::StepLedger(const EngineConfig& config, std::vector<TxnWindow> windows,
+StepLedger::StepLedger(const EngineConfig& config, std::vector<results::TxnWindow> windows,
                        const std::atomic<bool>& stopped, std::function<void()> all_delivered)
     : config_(config),
       stopped_(stopped),

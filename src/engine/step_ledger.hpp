@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "volley/engine/engine.hpp"
-#include "volley/engine/run_result.hpp"
+#include "volley/results/run_result.hpp"
 #include "volley/engine/step_bytes.hpp"
 
 namespace volley::engine {
@@ -29,7 +29,7 @@ class StepLedger {
   /// `windows`: one per transaction, is_duration set. `stopped`: the engine's stop (no
   /// on_txn_done after it). `all_delivered`: called on a worker's thread when the last connection
   /// the peer said it made reaches its strand (Engine::end_txn's peer_connected).
-  StepLedger(const EngineConfig& config, std::vector<TxnWindow> windows,
+  StepLedger(const EngineConfig& config, std::vector<results::TxnWindow> windows,
              const std::atomic<bool>& stopped, std::function<void()> all_delivered);
 
   // The workers (their threads).
@@ -73,14 +73,14 @@ class StepLedger {
   [[nodiscard]] std::map<std::pair<std::string, std::uint16_t>, std::uint64_t> connected() const;
   [[nodiscard]] std::uint64_t connected_to_peer() const;
   /// Each transaction's window; complete once every worker is joined.
-  [[nodiscard]] const std::vector<TxnWindow>& windows() const { return windows_; }
+  [[nodiscard]] const std::vector<results::TxnWindow>& windows() const { return windows_; }
 
  private:
   const EngineConfig& config_;
   const std::atomic<bool>& stopped_;
   std::function<void()> all_delivered_;
   std::vector<Clock::time_point> release_times_;
-  std::vector<TxnWindow> windows_;
+  std::vector<results::TxnWindow> windows_;
   std::atomic<std::size_t> workers_pending_{0};
   std::atomic<std::size_t> ended_upto_{0};  ///< 1 + the last transaction end_txn() was called for
   /// The peer's count of connections for the workers' threads (accepts_outstanding), 0 before any

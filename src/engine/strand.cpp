@@ -75,7 +75,7 @@ awaitable<void> Strand::run() {
 
 void Strand::sample_tcp(const TxnPlan& txn) { add_tcp_readings(worker_.slot(txn.slot).tcp); }
 
-void Strand::sample_tcp_now(std::vector<SlotStats>& slots) {
+void Strand::sample_tcp_now(std::vector<results::SlotStats>& slots) {
   const auto& txns = worker_.plan().groups[group_].txns;
   if (!in_txn_ || txn_ >= txns.size() || txns[txn_].slot >= slots.size()) return;
   add_tcp_readings(slots[txns[txn_].slot].tcp);
@@ -94,7 +94,7 @@ void Strand::close_all() {
 
 void Strand::count_ok(const OpPlan& op, Clock::time_point from, Clock::time_point done,
                       bool timing) {
-  SlotStats& stats = worker_.slot(op.slot);
+  results::SlotStats& stats = worker_.slot(op.slot);
   ++stats.counters.ops;
   if (timing) stats.latency.record(elapsed_ns(from, done));
 }
@@ -277,7 +277,7 @@ awaitable<void> Strand::run_txn(const TxnPlan& txn) {
 
 bool Strand::account_op(const TxnPlan& txn, const OpPlan& op, OpOutcome& out,
                         Clock::time_point from, Clock::time_point done, bool timing) {
-  SlotStats& stats = worker_.slot(op.slot);
+  results::SlotStats& stats = worker_.slot(op.slot);
   switch (out.status) {
     case OpOutcome::Status::kOk:  // (run_txn counts it itself: count_ok)
       count_ok(op, from, done, timing);
@@ -306,7 +306,7 @@ bool Strand::account_op(const TxnPlan& txn, const OpPlan& op, OpOutcome& out,
 
 void Strand::account_iteration(const TxnPlan& txn, Clock::time_point intended,
                                Clock::time_point started, Clock::time_point ended, bool timing) {
-  SlotStats& stats = worker_.slot(txn.slot);
+  results::SlotStats& stats = worker_.slot(txn.slot);
   ++stats.counters.ops;
   if (timing) {
     stats.latency.record(elapsed_ns(intended, ended));
@@ -467,7 +467,7 @@ Started Strand::do_connect(const OpPlan& op, const profile::ConnectOp& c) {
   } else {
     const auto it = config.targets.find(c.connection.remotehost);
     if (it == config.targets.end()) {
-      return OpOutcome{OpOutcome::Status::kFailed, ErrorKind::kUnreachable,
+      return OpOutcome{OpOutcome::Status::kFailed, results::ErrorKind::kUnreachable,
                        fmt::format("no slave serves remotehost '{}'", c.connection.remotehost)};
     }
     target = &it->second;
@@ -476,7 +476,7 @@ Started Strand::do_connect(const OpPlan& op, const profile::ConnectOp& c) {
   const ConnectTarget to{target, target->address,
                          c.connection.port.value_or(target->port_for(index_)), who};
   if (auto begun = connect(c.connection.protocol, *this, op, c, to)) return std::move(*begun);
-  return OpOutcome{OpOutcome::Status::kFailed, ErrorKind::kOther,
+  return OpOutcome{OpOutcome::Status::kFailed, results::ErrorKind::kOther,
                    fmt::format("connect: no executor for protocol {}",
                                static_cast<int>(c.connection.protocol))};
 }
@@ -540,7 +540,7 @@ awaitable<OpOutcome> Strand::do_think(const profile::ThinkOp& t) {
   } else if (!co_await sleep_until(until)) {
     co_return aborted_outcome();
   }
-  if (truncated) co_return OpOutcome{OpOutcome::Status::kExpired, ErrorKind::kOther, {}};
+  if (truncated) co_return OpOutcome{OpOutcome::Status::kExpired, results::ErrorKind::kOther, {}};
   co_return OpOutcome{};
 }
 

@@ -46,7 +46,7 @@ class Strand : private StrandCore {
   void stop();
   /// At an interval's end, inside a transaction: the TCP state of its open TCP connections joins
   /// `slots`' summary of that transaction (the worker's interval sample).
-  void sample_tcp_now(std::vector<SlotStats>& slots);
+  void sample_tcp_now(std::vector<results::SlotStats>& slots);
   [[nodiscard]] bool failed() const { return failed_; }
   /// Between steps, before the drain (see Worker::post_drain): every connection the peer made
   /// that this strand never accepted joins its pool, numbered as the peer numbered it.
@@ -63,7 +63,7 @@ class Strand : private StrandCore {
   /// At a step's release: the step's byte counts start at 0, and its random streams afresh.
   void begin_step();
   /// When the strand ends transaction `txn`: the TCP state of each of its open TCP connections
-  /// joins the transaction's summary (SlotStats::tcp).
+  /// joins the transaction's summary (results::SlotStats::tcp).
   void sample_tcp(const TxnPlan& txn);
   /// Each open connection's TCP_INFO into `into` (the protocols that have one).
   void add_tcp_readings(stats::TcpSummary& into);

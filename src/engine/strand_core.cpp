@@ -140,11 +140,11 @@ OpOutcome StrandCore::failure_from(const error_code& ec, const std::string& what
 }
 
 void StrandCore::refused_at_header(const OpPlan& op, OpOutcome& out) {
-  if (out.error != ErrorKind::kPeerClosed && out.error != ErrorKind::kReset) return;
+  if (out.error != results::ErrorKind::kPeerClosed && out.error != results::ErrorKind::kReset) return;
   if (worker_.engine().config().slave_side) return;  // the master's listener: its own log says
   Connection* c = find(op.common.connection);
   if (c == nullptr || !closed_at_header(c->link)) return;
-  out.error = ErrorKind::kRefused;
+  out.error = results::ErrorKind::kRefused;
   out.message = fmt::format(
       "the slave closed data connection {} before any data passed on it: a slave closes a data "
       "connection whose header did not reach it within its --header-timeout (5s unless volley "
@@ -163,7 +163,7 @@ OpOutcome StrandCore::not_connected(const OpPlan& op) {
                         "earlier, allowed by canfail or by the end of its step)",
                         failed_opens_, failed_opens_ == 1 ? "" : "s",
                         failed_opens_ == 1 ? "was" : "were");
-  return OpOutcome{OpOutcome::Status::kFailed, ErrorKind::kNotConnected,
+  return OpOutcome{OpOutcome::Status::kFailed, results::ErrorKind::kNotConnected,
                    fmt::format("{}: connection {} is not open{}", op.type,
                                op.common.connection == 0 ? std::string("(anonymous)")
                                                          : std::to_string(op.common.connection),
@@ -172,9 +172,9 @@ OpOutcome StrandCore::not_connected(const OpPlan& op) {
 
 OpOutcome StrandCore::aborted_outcome() {
   if (cut_ == CutReason::kTimeout) {
-    return OpOutcome{OpOutcome::Status::kFailed, ErrorKind::kTimedOut, "timed out"};
+    return OpOutcome{OpOutcome::Status::kFailed, results::ErrorKind::kTimedOut, "timed out"};
   }
-  return OpOutcome{OpOutcome::Status::kExpired, ErrorKind::kOther, {}};
+  return OpOutcome{OpOutcome::Status::kExpired, results::ErrorKind::kOther, {}};
 }
 
 }  // namespace volley::engine

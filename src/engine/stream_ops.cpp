@@ -181,7 +181,7 @@ std::optional<OpOutcome> StreamOps::read_end(StrandCore& s, PendingRead& r, cons
     // After the peer's end of the step, a connection it closed ends a read as the end does.
     if (ec == asio::error::eof && s.cut_ == CutReason::kPeerEnded) return s.aborted_outcome();
     if (ec == asio::error::eof) {
-      return OpOutcome{OpOutcome::Status::kFailed, ErrorKind::kPeerClosed,
+      return OpOutcome{OpOutcome::Status::kFailed, results::ErrorKind::kPeerClosed,
                        fmt::format("read: peer closed the connection with {} of {} bytes "
                                    "still to come",
                                    r.left, r.bytes)};
@@ -227,7 +227,7 @@ awaitable<OpOutcome> StreamOps::sendfile(StrandCore& s, const OpPlan& op, std::u
     const FileEntry& file = set.files[s.pick_file(op, set)];
     const int fd = ::open(file.path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-      co_return OpOutcome{OpOutcome::Status::kFailed, ErrorKind::kFile,
+      co_return OpOutcome{OpOutcome::Status::kFailed, results::ErrorKind::kFile,
                           fmt::format("open {}: {}", file.path, std::strerror(errno))};
     }
     off_t offset = 0;
@@ -262,7 +262,7 @@ awaitable<OpOutcome> StreamOps::sendfile(StrandCore& s, const OpPlan& op, std::u
       if (!io.ec) {
         // The file shrank since the run was planned: the peer would wait for bytes that will
         // never come, so this is an error, not a short transfer.
-        out = OpOutcome{OpOutcome::Status::kFailed, ErrorKind::kFile,
+        out = OpOutcome{OpOutcome::Status::kFailed, results::ErrorKind::kFile,
                         fmt::format("sendfile {}: file is shorter than the {} bytes planned",
                                     file.path, file.size_bytes)};
       } else {

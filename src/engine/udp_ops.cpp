@@ -120,7 +120,7 @@ awaitable<OpOutcome> UdpOps::connect(StrandCore& s, const OpPlan& op, const prof
     }
   }
   s.close(id);
-  co_return OpOutcome{OpOutcome::Status::kFailed, ErrorKind::kUnreachable,
+  co_return OpOutcome{OpOutcome::Status::kFailed, results::ErrorKind::kUnreachable,
                       fmt::format("udp connect to {}: no answer to {} hellos",
                                   core::format_host_port(to.address.to_string(), to.port),
                                   kHelloTries)};
@@ -142,7 +142,7 @@ std::optional<OpOutcome> UdpOps::refused(StrandCore& s, Direction direction, std
   if (writing &&
       (bytes < transport::kDatagramHeaderBytes || bytes > kMaxDatagramBytes || bytes > room)) {
     return OpOutcome{
-        OpOutcome::Status::kFailed, ErrorKind::kOther,
+        OpOutcome::Status::kFailed, results::ErrorKind::kOther,
         fmt::format("udp write: a datagram of {} bytes; volley's UDP datagrams are {} to {} bytes "
                     "(each carries a {}-byte header)",
                     bytes, transport::kDatagramHeaderBytes,
@@ -150,7 +150,7 @@ std::optional<OpOutcome> UdpOps::refused(StrandCore& s, Direction direction, std
                     transport::kDatagramHeaderBytes)};
   }
   if (writing && s.worker_.engine().config().slave_side && s.worker_.ledger().txn_ended(s.txn_)) {
-    return OpOutcome{OpOutcome::Status::kExpired, ErrorKind::kOther, {}};
+    return OpOutcome{OpOutcome::Status::kExpired, results::ErrorKind::kOther, {}};
   }
   return std::nullopt;
 }
@@ -180,7 +180,7 @@ UdpOps::Try UdpOps::try_once(StrandCore& s, const OpPlan& op, StrandConnection& 
       return Try::kFailed;
     }
     s.worker_.count_progress();
-    DatagramCounters& counts = s.worker_.slot(op.slot).counters.datagrams;
+    results::DatagramCounters& counts = s.worker_.slot(op.slot).counters.datagrams;
     if (writing) {
       udp.sent_one();
       ++counts.sent;
@@ -287,8 +287,8 @@ std::optional<Started> UdpOps::burst(StrandCore& s, const TxnPlan& txn, const Op
     }
     // The run loop's counts for an operation that went and its iteration: the flowop and the
     // transaction count it, and both record the same interval (one clock read).
-    SlotStats& op_stats = s.worker_.slot(op.slot);
-    SlotStats& txn_stats = s.worker_.slot(txn.slot);
+    results::SlotStats& op_stats = s.worker_.slot(op.slot);
+    results::SlotStats& txn_stats = s.worker_.slot(txn.slot);
     ++op_stats.counters.ops;
     ++txn_stats.counters.ops;
     if (timing) {
@@ -337,7 +337,7 @@ awaitable<OpOutcome> UdpOps::later(StrandCore& s, const OpPlan& op, Direction di
       }
       if (ec) {
         if (!writing && s.cut_ == CutReason::kTimeout) {
-          co_return OpOutcome{OpOutcome::Status::kLost, ErrorKind::kTimedOut, {}};
+          co_return OpOutcome{OpOutcome::Status::kLost, results::ErrorKind::kTimedOut, {}};
         }
         if (ec == asio::error::operation_aborted) co_return s.aborted_outcome();
         co_return s.failure_from(ec, name(direction));

@@ -159,14 +159,14 @@ void Worker::post_deliver_udp(std::uint32_t local, std::uint32_t conn, std::uint
   });
 }
 
-void Worker::post_take_interval(std::function<void(std::vector<SlotStats>)> deliver) {
+void Worker::post_take_interval(std::function<void(std::vector<results::SlotStats>)> deliver) {
   auto take = [this, deliver = std::move(deliver)] {
-    std::vector<SlotStats> taken = std::move(interval_);
-    interval_ = std::vector<SlotStats>(taken.size());
+    std::vector<results::SlotStats> taken = std::move(interval_);
+    interval_ = std::vector<results::SlotStats>(taken.size());
     for (std::size_t i = 0; i < taken.size(); ++i) totals_[i].merge(taken[i]);
     // The interval's TCP figures are its connections as it ends, never added to the totals
     // (whose TCP figures are the transactions' ends): a connection's counts run from its opening.
-    for (SlotStats& s : taken) s.tcp = stats::TcpSummary{};
+    for (results::SlotStats& s : taken) s.tcp = stats::TcpSummary{};
     for (const auto& strand : strands_) strand->sample_tcp_now(taken);
     deliver(std::move(taken));
   };
@@ -184,7 +184,7 @@ void Worker::fold_interval() {
   }
 }
 
-std::vector<SlotStats> Worker::take_totals() {
+std::vector<results::SlotStats> Worker::take_totals() {
   fold_interval();
   return std::move(totals_);
 }
@@ -274,9 +274,9 @@ void Worker::count_connection(bool established) {
 void Worker::note_error(std::string where, std::string message, bool stopped) {
   const bool first_stop =
       stopped && std::none_of(error_samples_.begin(), error_samples_.end(),
-                              [](const ErrorSample& e) { return e.stopped; });
+                              [](const results::ErrorSample& e) { return e.stopped; });
   if (error_samples_.size() < kMaxErrorSamples || first_stop) {
-    error_samples_.push_back(ErrorSample{std::move(where), std::move(message), stopped});
+    error_samples_.push_back(results::ErrorSample{std::move(where), std::move(message), stopped});
   }
 }
 

@@ -20,7 +20,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "volley/engine/engine.hpp"
-#include "volley/engine/slot_stats.hpp"
+#include "volley/results/slot_stats.hpp"
 #include "volley/engine/step_bytes.hpp"
 #include "connect_gate.hpp"
 #include "protocols.hpp"
@@ -90,7 +90,7 @@ class Worker {
                   std::function<void(std::vector<DrainShortfall>)> deliver);
   /// Swaps this worker's interval counters out on its own thread and hands them to `deliver`
   /// there (at once when the thread is not running).
-  void post_take_interval(std::function<void(std::vector<SlotStats>)> deliver);
+  void post_take_interval(std::function<void(std::vector<results::SlotStats>)> deliver);
 
   [[nodiscard]] std::uint64_t progress() const {
     return progress_.load(std::memory_order_relaxed);
@@ -124,7 +124,7 @@ class Worker {
   std::span<char> buffer() { return buffer_; }
   /// What this worker's strands wrote on each open connection in the step now ending.
   std::vector<ConnectionBytes>& step_written() { return step_written_; }
-  SlotStats& slot(std::uint32_t id) { return interval_[id]; }
+  results::SlotStats& slot(std::uint32_t id) { return interval_[id]; }
   /// An operation or a system call completed: what a slave's quiescence watches.
   /// The strand whose read completed last on this worker, replaced by `s`
   /// (see StrandCore::Successor).
@@ -149,11 +149,11 @@ class Worker {
   void note_error(std::string where, std::string message, bool stopped = false);
 
   /// Results gathered on this worker; call after join().
-  std::vector<SlotStats> take_totals();
+  std::vector<results::SlotStats> take_totals();
   std::uint64_t connections_requested() const { return connections_requested_; }
   std::uint64_t connections_established() const { return connections_established_; }
   std::uint64_t failed_strands() const;
-  std::vector<ErrorSample>& error_samples() { return error_samples_; }
+  std::vector<results::ErrorSample>& error_samples() { return error_samples_; }
 
  private:
   /// The drain after a duration deadline: cut at `at` unless operations completed since
@@ -179,8 +179,8 @@ class Worker {
   std::atomic<int> tid_{0};  ///< the thread's kernel id, once it runs (runnable())
   std::vector<std::unique_ptr<Strand>> strands_;
   StrandCore* last_resumed_ = nullptr;  ///< see exchange_last_resumed
-  std::vector<SlotStats> interval_;  ///< recorded into by strands
-  std::vector<SlotStats> totals_;    ///< interval_ is folded in at every take
+  std::vector<results::SlotStats> interval_;  ///< recorded into by strands
+  std::vector<results::SlotStats> totals_;    ///< interval_ is folded in at every take
   std::vector<char> buffer_;
   boost::asio::steady_timer release_timer_;
   boost::asio::steady_timer cut_timer_;
@@ -197,7 +197,7 @@ class Worker {
   std::uint32_t inline_work_ = 0;
   std::uint64_t connections_requested_ = 0;
   std::uint64_t connections_established_ = 0;
-  std::vector<ErrorSample> error_samples_;
+  std::vector<results::ErrorSample> error_samples_;
   std::vector<ConnectionBytes> step_written_;
   /// This step's successful TCP connects per target and port (a handful of keys: one per
   /// listener of the peer's this worker's strands connect to).

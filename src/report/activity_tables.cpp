@@ -16,14 +16,14 @@ double rate(std::uint64_t n, double seconds) {
   return seconds > 0 ? static_cast<double>(n) / seconds : 0;
 }
 
-std::string txn_path(const engine::GroupResult& g, const engine::TxnResult& t, std::size_t step) {
+std::string txn_path(const results::GroupResult& g, const results::TxnResult& t, std::size_t step) {
   return fmt::format("{}/{} (step {})", g.name, t.name, step);
 }
 
 }  // namespace
 
 std::string transactions_section(const RunReport& report) {
-  const engine::RunResult& r = report.master.result;
+  const results::RunResult& r = report.master.result;
   if (r.groups.empty()) return {};
   std::string out =
       "Transactions, master (* = timed step; latency per iteration)\n" +
@@ -32,9 +32,9 @@ std::string transactions_section(const RunReport& report) {
   for (const auto& g : r.groups) {
     out += fmt::format("{} ({} strand{})\n", g.name, g.strands, g.strands == 1 ? "" : "s");
     for (std::size_t step = 0; step < g.transactions.size(); ++step) {
-      const engine::TxnResult& t = g.transactions[step];
+      const results::TxnResult& t = g.transactions[step];
       const double s = window_seconds(r, step);
-      const engine::SlotCounters ops = flowop_counters(t);
+      const results::SlotCounters ops = flowop_counters(t);
       const auto& h = t.stats.latency;
       const std::string rest = fmt::format(
           "{:>10}{:>8}{:>10}{:>11}{:>7}{:>7}{:>7}{:>7}", fit_count(t.stats.counters.ops, 10),
@@ -51,16 +51,16 @@ std::string transactions_section(const RunReport& report) {
 }
 
 std::string flowops_section(const RunReport& report) {
-  const engine::RunResult& r = report.master.result;
+  const results::RunResult& r = report.master.result;
   std::string body;
   for (const auto& g : r.groups) {
     for (std::size_t step = 0; step < g.transactions.size(); ++step) {
-      const engine::TxnResult& t = g.transactions[step];
+      const results::TxnResult& t = g.transactions[step];
       if (t.flowops.empty()) continue;
       const double s = window_seconds(r, step);
       body += txn_path(g, t, step) + "\n";
       for (std::size_t f = 0; f < t.flowops.size(); ++f) {
-        const engine::SlotCounters& c = t.flowops[f].stats.counters;
+        const results::SlotCounters& c = t.flowops[f].stats.counters;
         body += labelled_row(fmt::format("  {} {}", f, t.flowops[f].type), kFlowopLabel,
                              fmt::format("{:>12}{:>10}{:>11}{:>10}{:>10}", fit_count(c.ops, 12),
                                          format_count(rate(c.ops, s)), format_bytes(c.bytes()),
@@ -79,7 +79,7 @@ std::string flowop_latency_section(const RunReport& report) {
   std::string body;
   for (const auto& g : report.master.result.groups) {
     for (std::size_t step = 0; step < g.transactions.size(); ++step) {
-      const engine::TxnResult& t = g.transactions[step];
+      const results::TxnResult& t = g.transactions[step];
       if (t.flowops.empty()) continue;
       body += txn_path(g, t, step) + "\n";
       for (std::size_t f = 0; f < t.flowops.size(); ++f) {

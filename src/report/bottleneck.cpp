@@ -80,7 +80,7 @@ void tcp_rules(const SideReport& side, const std::vector<std::size_t>& timed,
       {BottleneckRule::kSendBuffer, &TcpShares::sndbuf_limited_pct, "the send buffer",
        "tcpi_sndbuf_limited", "raise this host's send buffer (wndsz=, net.ipv4.tcp_wmem)"},
   }};
-  for (const engine::GroupResult& g : side.result.groups) {
+  for (const results::GroupResult& g : side.result.groups) {
     for (const std::size_t step : timed) {
       if (step >= g.transactions.size()) continue;
       const stats::TcpSummary& tcp = g.transactions[step].stats.tcp;

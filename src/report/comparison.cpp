@@ -43,7 +43,7 @@ std::optional<double> difference_pct(double master, double slave) {
 
 Totals master_share(const RunReport& report, std::string_view host,
                     const std::vector<std::size_t>* steps, Traffic traffic) {
-  const engine::RunResult& r = report.master.result;
+  const results::RunResult& r = report.master.result;
   const auto take = [&](std::size_t step) {
     return steps == nullptr || std::find(steps->begin(), steps->end(), step) != steps->end();
   };
@@ -58,7 +58,7 @@ Totals master_share(const RunReport& report, std::string_view host,
     if (n.group >= r.groups.size() || n.txn >= r.groups[n.group].transactions.size()) continue;
     const auto& flowops = r.groups[n.group].transactions[n.txn].flowops;
     if (*n.flowop >= flowops.size()) continue;
-    const engine::SlotCounters& c = flowops[*n.flowop].stats.counters;
+    const results::SlotCounters& c = flowops[*n.flowop].stats.counters;
     if (!counts_in(c, traffic)) continue;
     t.ops += c.ops;
     t.bytes_read += c.bytes_read;
@@ -89,9 +89,9 @@ std::optional<std::size_t> peer_flowop(const RunReport& report, std::string_view
   return std::nullopt;
 }
 
-engine::DatagramCounters peer_datagrams(const RunReport& report, std::size_t g, std::size_t t,
-                                        std::size_t f) {
-  engine::DatagramCounters sum;
+results::DatagramCounters peer_datagrams(const RunReport& report, std::size_t g, std::size_t t,
+                                         std::size_t f) {
+  results::DatagramCounters sum;
   for (const SideReport& s : report.slaves) {
     const auto at = peer_flowop(report, s.host, g, t, f);
     const auto& groups = s.result.groups;

@@ -28,7 +28,7 @@ namespace {
 /// The slaves' UDP columns: empty when the run asked for none (no UDP) or some are missing.
 std::string slave_udp(const IntervalTxnRow& row) {
   if (!row.peers.complete()) return ",,,,,,";
-  const engine::DatagramCounters& p = row.peer_datagrams;
+  const results::DatagramCounters& p = row.peer_datagrams;
   return fmt::format("{},{},{},{},{},{},{}", p.sent, p.received, interval_lost(p), p.late,
                      p.duplicates, p.timeouts, p.jitter_ns);
 }
@@ -51,7 +51,7 @@ void write_interval_csv(const RunReport& report, std::ostream& out) {
     const double t_s = std::chrono::duration<double>(sample.since_run_start).count();
     const double length_s = std::chrono::duration<double>(sample.length).count();
     for (const IntervalTxnRow& row : interval_txn_rows(report, sample)) {
-      const engine::DatagramCounters& d = row.datagrams;
+      const results::DatagramCounters& d = row.datagrams;
       const std::optional<TcpBrief> slave_tcp = row.peers.complete() ? row.peer_tcp : std::nullopt;
       out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
                          sample.start_unix_ns, t_s, length_s, sample.step,

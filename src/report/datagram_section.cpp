@@ -78,22 +78,22 @@ std::string interval_rows_text(const RunReport& report) {
 }  // namespace
 
 std::string datagram_section(const RunReport& report) {
-  const engine::RunResult& master = report.master.result;
+  const results::RunResult& master = report.master.result;
   std::string rows;
   for (std::size_t g = 0; g < master.groups.size(); ++g) {
     for (std::size_t t = 0; t < master.groups[g].transactions.size(); ++t) {
       const auto& txn = master.groups[g].transactions[t];
       for (std::size_t f = 0; f < txn.flowops.size(); ++f) {
-        const engine::DatagramCounters& mine = txn.flowops[f].stats.counters.datagrams;
+        const results::DatagramCounters& mine = txn.flowops[f].stats.counters.datagrams;
         // Peers found by peer_flowop: a two-host profile's mirrors hold only their host's flowops.
-        const engine::DatagramCounters theirs = peer_datagrams(report, g, t, f);
+        const results::DatagramCounters theirs = peer_datagrams(report, g, t, f);
         const bool all_reported = std::all_of(report.slaves.begin(), report.slaves.end(),
                                               [](const SideReport& s) { return s.missing.empty(); });
         if (!mine.any() && !theirs.any()) continue;
         // The sender is the side that sent; the receiver the other one.
         const bool master_sends = mine.sent != 0 || theirs.received != 0;
-        const engine::DatagramCounters& sender = master_sends ? mine : theirs;
-        const engine::DatagramCounters& receiver = master_sends ? theirs : mine;
+        const results::DatagramCounters& sender = master_sends ? mine : theirs;
+        const results::DatagramCounters& receiver = master_sends ? theirs : mine;
         const std::string where = fmt::format("{}/{}/{}", master.groups[g].name,
                                               txn.name.empty() ? fmt::format("txn{}", t) : txn.name,
                                               txn.flowops[f].type);

@@ -55,7 +55,7 @@ std::string wrapped_words(std::string head, std::string_view text, std::size_t i
 }
 
 /// One side's first errors, one line each, a run of the same error folded into its first line.
-std::string first_errors(const std::string& side, const std::vector<engine::ErrorSample>& samples) {
+std::string first_errors(const std::string& side, const std::vector<results::ErrorSample>& samples) {
   if (samples.empty()) return {};
   std::string out = fmt::format("  first errors{}:\n", side);
   std::string last;
@@ -120,7 +120,7 @@ std::string run_header_section(const RunReport& report) {
 
 std::string totals_section(const RunReport& report) {
   const Totals t = timed_totals(report.master.result, report.timed_steps);
-  const engine::RunResult& r = report.master.result;
+  const results::RunResult& r = report.master.result;
   std::string out = fmt::format("Totals, master, timed steps {} ({:.2f}s, set-up excluded)\n",
                                 steps_text(report.timed_steps), t.seconds);
   out += fmt::format("  transactions  {:>14}  {:>9} txn/s\n", t.transactions,
@@ -133,20 +133,20 @@ std::string totals_section(const RunReport& report) {
                      r.connections_established);
   // Resident growth per connection, each side (0 connections: nothing to divide by).
   std::vector<std::string> memory;
-  const auto add_memory = [&memory](const std::string& who, const engine::RunResult& side) {
+  const auto add_memory = [&memory](const std::string& who, const results::RunResult& side) {
     if (side.processes.empty() || side.connections_established == 0) return;
     memory.push_back(fmt::format("{} {:.0f} B/connection ({} process{})", who,
-                                 engine::memory_per_connection(side), side.processes.size(),
+                                 results::memory_per_connection(side), side.processes.size(),
                                  side.processes.size() == 1 ? "" : "es"));
   };
   add_memory("master", r);
   for (const auto& slave : report.slaves) add_memory("slave " + slave.host, slave.result);
   if (!memory.empty()) out += fmt::format("  memory        {}\n", fmt::join(memory, "; "));
   std::vector<std::string> kinds;
-  for (std::size_t k = 0; k < engine::kErrorKindCount; ++k) {
+  for (std::size_t k = 0; k < results::kErrorKindCount; ++k) {
     if (t.errors[k] == 0) continue;
     kinds.push_back(
-        fmt::format("{} {}", engine::to_string(static_cast<engine::ErrorKind>(k)), t.errors[k]));
+        fmt::format("{} {}", results::to_string(static_cast<results::ErrorKind>(k)), t.errors[k]));
   }
   if (kinds.empty()) {
     out += "  errors 0\n";

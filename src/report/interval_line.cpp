@@ -71,7 +71,7 @@ std::string format_interval_line(const RunReport& report, const IntervalSample& 
       line += " rcvd ? (slave counts missing)";
       continue;
     }
-    const engine::DatagramCounters& r = *w.receiver;
+    const results::DatagramCounters& r = *w.receiver;
     const std::int64_t lost = interval_lost(r);
     line += fmt::format(" rcvd {} lost {}{} ({:.2f}%) late {} dup {} jitter {}",
                         compact_count(r.received), lost < 0 ? "-" : "",

@@ -26,17 +26,17 @@ void fill_names(const RunReport& report, IntervalTxnRow& row) {
 }
 
 /// Whether `d` shows anything arriving (or awaited) at its side.
-bool receives(const engine::DatagramCounters& d) {
+bool receives(const results::DatagramCounters& d) {
   return d.received + d.lost + d.duplicates + d.timeouts != 0;
 }
 
 }  // namespace
 
-std::int64_t interval_lost(const engine::DatagramCounters& receiver) {
+std::int64_t interval_lost(const results::DatagramCounters& receiver) {
   return static_cast<std::int64_t>(receiver.lost) - static_cast<std::int64_t>(receiver.late);
 }
 
-double interval_loss_pct(const engine::DatagramCounters& receiver) {
+double interval_loss_pct(const results::DatagramCounters& receiver) {
   const std::int64_t accounted = static_cast<std::int64_t>(receiver.received) + interval_lost(receiver);
   return accounted <= 0 ? 0.0
                         : 100.0 * static_cast<double>(interval_lost(receiver)) /

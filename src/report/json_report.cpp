@@ -9,11 +9,11 @@
 #include <functional>
 #include <ostream>
 
-#include "volley/engine/datagram_json.hpp"
 #include "volley/report/comparison.hpp"
 #include "volley/report/interval_rows.hpp"
 #include "volley/report/service_demand.hpp"
 #include "volley/report/tcp_figures.hpp"
+#include "volley/results/result_json.hpp"
 
 namespace volley::report {
 namespace {
@@ -27,126 +27,66 @@ json optional_number(const std::optional<double>& v) { return v ? json(*v) : jso
 
 json string_or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
 
-}  // namespace
-
-json latency_json(const stats::LatencyHistogram& h) {
-  return json{{"count", h.count()},
-              {"min", h.min()},
-              {"mean", h.mean()},
-              {"stddev", h.stddev()},
-              {"p50", h.percentile(50)},
-              {"p90", h.percentile(90)},
-              {"p99", h.percentile(99)},
-              {"p99_9", h.percentile(99.9)},
-              {"p99_99", h.percentile(99.99)},
-              {"max", h.max()},
-              {"histogram", h}};
-}
-
-namespace {
-
-/// Only the kinds that occurred, plus "total".
-json sparse_errors_json(const engine::SlotCounters& c) {
-  json j = json::object();
-  for (std::size_t k = 0; k < engine::kErrorKindCount; ++k) {
-    if (c.errors[k] != 0)
-      j[std::string(engine::to_string(static_cast<engine::ErrorKind>(k)))] = c.errors[k];
-  }
-  j["total"] = c.error_total();
-  return j;
+/// The figures a `latency_ns` object shows beside its histogram (results::to_json's form).
+void add_latency_figures(json& latency, const stats::LatencyHistogram& h) {
+  latency["count"] = h.count();
+  latency["min"] = h.min();
+  latency["mean"] = h.mean();
+  latency["stddev"] = h.stddev();
+  latency["p50"] = h.percentile(50);
+  latency["p90"] = h.percentile(90);
+  latency["p99"] = h.percentile(99);
+  latency["p99_9"] = h.percentile(99.9);
+  latency["p99_99"] = h.percentile(99.99);
+  latency["max"] = h.max();
 }
 
 /// Every kind (stable keys for wrappers), plus "total".
-json full_errors_json(const std::array<std::uint64_t, engine::kErrorKindCount>& errors,
+json full_errors_json(const std::array<std::uint64_t, results::kErrorKindCount>& errors,
                       std::uint64_t total) {
   json j = json{{"total", total}};
-  for (std::size_t k = 0; k < engine::kErrorKindCount; ++k) {
-    j[std::string(engine::to_string(static_cast<engine::ErrorKind>(k)))] = errors[k];
+  for (std::size_t k = 0; k < results::kErrorKindCount; ++k) {
+    j[std::string(results::to_string(static_cast<results::ErrorKind>(k)))] = errors[k];
   }
   return j;
 }
 
-json flowop_json(const engine::FlowopResult& f, double seconds) {
-  const engine::SlotCounters& c = f.stats.counters;
-  json j{{"type", f.type},
-              {"ops", c.ops},
-              {"bytes", c.bytes()},
-              {"bytes_read", c.bytes_read},
-              {"bytes_written", c.bytes_written},
-              {"errors", sparse_errors_json(c)},
-              {"expired", c.expired},
-              {"ops_per_s", per_s(c.ops, seconds)},
-              {"bytes_per_s", per_s(c.bytes(), seconds)},
-              {"latency_ns", latency_json(f.stats.latency)}};
-  if (c.datagrams.any()) j["datagrams"] = engine::datagrams_to_json(c.datagrams);
-  return j;
+void add_flowop_figures(json& j, const results::FlowopResult& f, double seconds) {
+  const results::SlotCounters& c = f.stats.counters;
+  j["bytes"] = c.bytes();
+  j["ops_per_s"] = per_s(c.ops, seconds);
+  j["bytes_per_s"] = per_s(c.bytes(), seconds);
+  add_latency_figures(j["latency_ns"], f.stats.latency);
 }
 
-json transaction_json(const engine::TxnResult& t, std::size_t step, double seconds,
-                      std::int64_t start_unix_ns) {
-  const engine::SlotCounters ops = flowop_counters(t);
-  json j = json{{"name", t.name},
-                {"step", step},
-                {"start_unix_ns", start_unix_ns != 0 ? json(start_unix_ns) : json(nullptr)},
-                {"elapsed_s", seconds},
-                {"transactions", t.stats.counters.ops},
-                {"transactions_per_s", per_s(t.stats.counters.ops, seconds)},
-                {"ops", ops.ops},
-                {"bytes", ops.bytes()},
-                {"bytes_per_s", per_s(ops.bytes(), seconds)},
-                {"bits_per_s", 8.0 * per_s(ops.bytes(), seconds)},
-                {"errors", sparse_errors_json(ops)},
-                {"expired", ops.expired},
-                {"latency_ns", latency_json(t.stats.latency)}};
-  if (t.uncorrected_latency) j["latency_uncorrected_ns"] = latency_json(*t.uncorrected_latency);
-  if (!t.stats.tcp.empty()) j["tcp"] = tcp_json(t.stats.tcp);
-  json flowops = json::array();
-  for (const auto& f : t.flowops) flowops.push_back(flowop_json(f, seconds));
-  j["flowops"] = std::move(flowops);
-  return j;
-}
-
-/// `names`: the master's slot names, to say which slave each master flowop talks to ("host",
-/// "" for think and nop); null for a slave's result.
-json groups_json(const engine::RunResult& result, const std::vector<SlotName>* names = nullptr) {
-  json groups = json::array();
-  for (std::size_t gi = 0; gi < result.groups.size(); ++gi) {
-    const auto& g = result.groups[gi];
-    json txns = json::array();
-    for (std::size_t step = 0; step < g.transactions.size(); ++step) {
-      const std::int64_t start =
-          step < result.windows.size() ? result.windows[step].start_unix_ns : 0;
-      txns.push_back(
-          transaction_json(g.transactions[step], step, window_seconds(result, step), start));
-      if (names == nullptr) continue;
-      json& flowops = txns.back()["flowops"];
-      for (const SlotName& n : *names) {
-        if (n.flowop && !n.uncorrected && n.group == gi && n.txn == step && *n.flowop < flowops.size()) {
-          flowops[*n.flowop]["host"] = n.host;
-        }
-      }
-    }
-    groups.push_back(json{{"name", g.name}, {"strands", g.strands}, {"transactions", txns}});
+/// A transaction's figures: its step and window, its iterations, its flowops' operations, bytes,
+/// errors and expired added up, their rates, and the latency percentiles.
+void add_transaction_figures(json& j, const results::TxnResult& t, std::size_t step,
+                             double seconds, std::int64_t start_unix_ns) {
+  const results::SlotCounters ops = flowop_counters(t);
+  j["step"] = step;
+  j["start_unix_ns"] = start_unix_ns != 0 ? json(start_unix_ns) : json(nullptr);
+  j["elapsed_s"] = seconds;
+  j["transactions"] = t.stats.counters.ops;
+  j["transactions_per_s"] = per_s(t.stats.counters.ops, seconds);
+  j["ops"] = ops.ops;
+  j["bytes"] = ops.bytes();
+  j["bytes_per_s"] = per_s(ops.bytes(), seconds);
+  j["bits_per_s"] = 8.0 * per_s(ops.bytes(), seconds);
+  j["errors"] = results::errors_to_json(ops);
+  j["expired"] = ops.expired;
+  add_latency_figures(j["latency_ns"], t.stats.latency);
+  if (t.uncorrected_latency) {
+    add_latency_figures(j["latency_uncorrected_ns"], *t.uncorrected_latency);
   }
-  return groups;
-}
-
-/// Each process of the side: its strands, connections, memory growth and CPU.
-json processes_json(const engine::RunResult& result) {
-  json out = json::array();
-  for (const auto& p : result.processes) {
-    out.push_back(json{{"name", p.name},
-                       {"pid", p.pid},
-                       {"strands", p.strands},
-                       {"connections", p.connections},
-                       {"rss_growth_bytes", p.rss_growth_bytes},
-                       {"cpu_user_s", p.cpu_user_s},
-                       {"cpu_sys_s", p.cpu_sys_s}});
+  if (!t.stats.tcp.empty()) add_tcp_figures(j["tcp"], t.stats.tcp);
+  for (std::size_t f = 0; f < t.flowops.size(); ++f) {
+    add_flowop_figures(j["flowops"][f], t.flowops[f], seconds);
   }
-  return out;
 }
 
-json totals_json(const Totals& t, const engine::RunResult& result) {
+/// `processes`: the side's process records in their JSON form.
+json totals_json(const Totals& t, const results::RunResult& result, const json& processes) {
   return json{{"transactions", t.transactions},
               {"transactions_per_s", t.transactions_per_s()},
               {"ops", t.ops},
@@ -159,9 +99,38 @@ json totals_json(const Totals& t, const engine::RunResult& result) {
               {"connections_established", result.connections_established},
               {"errors", full_errors_json(t.errors, t.error_total())},
               {"expired", t.expired},
-              {"memory_per_connection_bytes", engine::memory_per_connection(result)},
-              {"processes", processes_json(result)}};
+              {"memory_per_connection_bytes", results::memory_per_connection(result)},
+              {"processes", processes}};
 }
+
+}  // namespace
+
+json side_json(const results::RunResult& result, const std::vector<std::size_t>& timed_steps,
+               const std::vector<SlotName>* names) {
+  json side = results::to_json(result);
+  for (std::size_t gi = 0; gi < result.groups.size(); ++gi) {
+    const auto& g = result.groups[gi];
+    json& txns = side["groups"][gi]["transactions"];
+    for (std::size_t step = 0; step < g.transactions.size(); ++step) {
+      const std::int64_t start =
+          step < result.windows.size() ? result.windows[step].start_unix_ns : 0;
+      add_transaction_figures(txns[step], g.transactions[step], step, window_seconds(result, step),
+                              start);
+      if (names == nullptr) continue;
+      json& flowops = txns[step]["flowops"];
+      for (const SlotName& n : *names) {
+        if (n.flowop && !n.uncorrected && n.group == gi && n.txn == step &&
+            *n.flowop < flowops.size()) {
+          flowops[*n.flowop]["host"] = n.host;
+        }
+      }
+    }
+  }
+  side["totals"] = totals_json(timed_totals(result, timed_steps), result, side.at("processes"));
+  return side;
+}
+
+namespace {
 
 json comparison_json(const RunReport& report) {
   json out = json::array();
@@ -227,8 +196,8 @@ json kernel_side_json(const SideReport& side) {
 
 /// An interval's datagram counters: `lost` is the interval's (interval_lost: signed, so the
 /// intervals add up to the run).
-json interval_datagrams_json(const engine::DatagramCounters& d) {
-  json j = engine::datagrams_to_json(d);
+json interval_datagrams_json(const results::DatagramCounters& d) {
+  json j = results::datagrams_to_json(d);
   j["lost"] = interval_lost(d);
   return j;
 }
@@ -244,7 +213,7 @@ void add_interval_datagrams(const IntervalTxnRow& row, json& txn) {
   for (const DatagramWay& w : datagram_ways(row)) {
     json j{{"way", w.way()}, {"sent", w.sent ? json(*w.sent) : json(nullptr)}};
     if (w.receiver) {
-      const engine::DatagramCounters& r = *w.receiver;
+      const results::DatagramCounters& r = *w.receiver;
       j["received"] = r.received;
       j["gaps"] = r.lost;
       j["late"] = r.late;
@@ -350,21 +319,27 @@ json to_json_document(const RunReport& report) {
   doc["duration_s"] = std::chrono::duration<double>(report.duration).count();
   doc["timed_steps"] = report.timed_steps;
   doc["start_at"] = start_at_json(report);
-  doc["groups"] = groups_json(report.master.result, &report.slot_names);
-  doc["totals"] = totals_json(master_timed, report.master.result);
+  doc.update(side_json(report.master.result, report.timed_steps, &report.slot_names));
   json slaves = json::array();
   json cpu_remote = json::array();
   json nic_remote = json::array();
   json kernel_remote = json::array();
   for (const SideReport& s : report.slaves) {
     // A slave without results is missing, never a row of zeros.
-    const bool missing = !s.missing.empty();
-    slaves.push_back(json{
-        {"host", s.host},
-        {"missing", string_or_null(s.missing)},
-        {"totals", missing ? json(nullptr)
-                           : totals_json(timed_totals(s.result, report.timed_steps), s.result)},
-        {"groups", missing ? json::array() : groups_json(s.result)}});
+    json side;
+    if (s.missing.empty()) {
+      side = side_json(s.result, report.timed_steps);
+      side["missing"] = nullptr;
+    } else {
+      side = results::to_json(results::RunResult{});
+      for (const char* count : {"connections_requested", "connections_established", "failed_strands"}) {
+        side[count] = nullptr;
+      }
+      side["missing"] = s.missing;
+      side["totals"] = nullptr;
+    }
+    side["host"] = s.host;
+    slaves.push_back(std::move(side));
     cpu_remote.push_back(cpu_side_json(s, master_timed));
     nic_remote.push_back(nic_side_json(s));
     kernel_remote.push_back(kernel_side_json(s));

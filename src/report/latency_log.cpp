@@ -66,7 +66,7 @@ void write_latency_log_header(std::ostream& out) {
 }
 
 void write_interval_histograms(const RunReport& report, std::size_t index,
-                               const std::vector<engine::SlotStats>& slots, std::ostream& out) {
+                               const std::vector<results::SlotStats>& slots, std::ostream& out) {
   RowKey key{std::to_string(index), "master", "master", {}, {}, {}};
   const std::size_t n = std::min(report.slot_names.size(), slots.size());
   for (std::size_t i = 0; i < n; ++i) {

@@ -13,7 +13,7 @@ namespace {
 
 constexpr std::string_view kAllowEmpty = " (--allow-empty accepts that)";
 
-std::string txn_name(const engine::GroupResult& g, std::size_t step) {
+std::string txn_name(const results::GroupResult& g, std::size_t step) {
   const std::string& name = g.transactions[step].name;
   return name.empty() ? fmt::format("txn{}", step) : name;
 }
@@ -21,7 +21,7 @@ std::string txn_name(const engine::GroupResult& g, std::size_t step) {
 /// A timed step where no group completed an iteration, then a group that completed none of one
 /// of its transactions.
 std::string find_empty_work(const RunReport& report) {
-  const engine::RunResult& r = report.master.result;
+  const results::RunResult& r = report.master.result;
   for (const std::size_t step : report.timed_steps) {
     std::uint64_t transactions = 0;
     bool any_group = false;
@@ -50,7 +50,7 @@ std::string find_empty_work(const RunReport& report) {
 /// connect with no local port) moved nothing, and excuse nothing.
 std::uint64_t errors_losing_bytes(const Totals& t) {
   std::uint64_t n = t.error_total();
-  for (const auto kind : {engine::ErrorKind::kNotConnected, engine::ErrorKind::kAddrUnavailable}) {
+  for (const auto kind : {results::ErrorKind::kNotConnected, results::ErrorKind::kAddrUnavailable}) {
     n -= t.errors[static_cast<std::size_t>(kind)];
   }
   return n;
@@ -95,7 +95,7 @@ std::string find_byte_disagreement(const RunReport& report) {
 /// datagrams than the sending side sent (duplicates are counted apart). Fewer is loss, which the
 /// report shows; more is a counting fault. Its peers are found by peer_flowop().
 std::string find_datagram_excess(const RunReport& report) {
-  const engine::RunResult& master = report.master.result;
+  const results::RunResult& master = report.master.result;
   for (const SideReport& s : report.slaves) {
     if (!s.missing.empty()) return {};  // the peers' counts are incomplete
   }
@@ -103,10 +103,10 @@ std::string find_datagram_excess(const RunReport& report) {
     for (std::size_t t = 0; t < master.groups[g].transactions.size(); ++t) {
       const auto& flowops = master.groups[g].transactions[t].flowops;
       for (std::size_t f = 0; f < flowops.size(); ++f) {
-        const engine::DatagramCounters& mine = flowops[f].stats.counters.datagrams;
-        const engine::DatagramCounters theirs = peer_datagrams(report, g, t, f);
-        const auto excess = [&](const engine::DatagramCounters& sender,
-                                const engine::DatagramCounters& receiver, std::string_view way) {
+        const results::DatagramCounters& mine = flowops[f].stats.counters.datagrams;
+        const results::DatagramCounters theirs = peer_datagrams(report, g, t, f);
+        const auto excess = [&](const results::DatagramCounters& sender,
+                                const results::DatagramCounters& receiver, std::string_view way) {
           if (receiver.received <= sender.sent) return std::string();
           return fmt::format(
               "datagrams disagree in group '{}' step {} flowop {} ({}): {} sent, {} received",
@@ -126,7 +126,7 @@ std::string find_datagram_excess(const RunReport& report) {
 /// operations rules share.
 template <class Counted, class Check>
 std::string first_peer_disagreement(const RunReport& report, Counted counted, Check check) {
-  const engine::RunResult& master = report.master.result;
+  const results::RunResult& master = report.master.result;
   for (const SideReport& slave : report.slaves) {
     if (!slave.missing.empty()) continue;
     for (std::size_t g = 0; g < master.groups.size() && g < slave.result.groups.size(); ++g) {
@@ -166,17 +166,17 @@ std::string find_connection_disagreement(const RunReport& report) {
   return first_peer_disagreement(
       report, [](const SideReport&, std::size_t) { return true; },
       [&](const SideReport& slave, std::size_t g, std::size_t t, std::size_t f,
-          const engine::FlowopResult& mine, const engine::FlowopResult& peer) -> std::string {
+          const results::FlowopResult& mine, const results::FlowopResult& peer) -> std::string {
         if (!is_connection(mine.type) || !is_connection(peer.type)) return {};
-        const engine::SlotCounters& a = mine.stats.counters;
-        const engine::SlotCounters& b = peer.stats.counters;
-        constexpr auto kTimedOut = static_cast<std::size_t>(engine::ErrorKind::kTimedOut);
+        const results::SlotCounters& a = mine.stats.counters;
+        const results::SlotCounters& b = peer.stats.counters;
+        constexpr auto kTimedOut = static_cast<std::size_t>(results::ErrorKind::kTimedOut);
         if (a.errors[kTimedOut] != 0 || b.errors[kTimedOut] != 0) return {};
         const bool master_connects = mine.type == "connect";
-        const engine::SlotCounters& acceptor = master_connects ? b : a;
+        const results::SlotCounters& acceptor = master_connects ? b : a;
         const std::uint64_t connected = master_connects ? a.ops : b.ops;
         if (connected == acceptor.ops + acceptor.error_total()) return {};
-        const auto failed = [](const engine::SlotCounters& c) {
+        const auto failed = [](const results::SlotCounters& c) {
           return c.error_total() == 0 ? std::string()
                                       : fmt::format(" and failed {} time(s)", c.error_total());
         };
@@ -205,13 +205,13 @@ std::string find_operation_disagreement(const RunReport& report) {
                errors_losing_bytes(timed_totals(slave.result, only, Traffic::kStreams)) == 0;
       },
       [&](const SideReport& slave, std::size_t g, std::size_t t, std::size_t f,
-          const engine::FlowopResult& mine, const engine::FlowopResult& peer) -> std::string {
+          const results::FlowopResult& mine, const results::FlowopResult& peer) -> std::string {
         if (mine.type == "connect" || mine.type == "accept" || mine.type == "think" ||
             mine.type == "nop") {
           return {};
         }
-        const engine::SlotCounters& a = mine.stats.counters;
-        const engine::SlotCounters& b = peer.stats.counters;
+        const results::SlotCounters& a = mine.stats.counters;
+        const results::SlotCounters& b = peer.stats.counters;
         if (a.datagrams.any() || b.datagrams.any() || a.ops == b.ops) return {};
         return fmt::format(
             "operations disagree with slave {} in step {}: group '{}' flowop {} ({}) completed "
@@ -223,10 +223,10 @@ std::string find_operation_disagreement(const RunReport& report) {
 }  // namespace
 
 std::string find_stopped_strands(const RunReport& report) {
-  const auto stopped = [](const std::string& side, const engine::RunResult& r) -> std::string {
+  const auto stopped = [](const std::string& side, const results::RunResult& r) -> std::string {
     if (r.failed_strands == 0) return {};
     const auto first = std::find_if(r.error_samples.begin(), r.error_samples.end(),
-                                    [](const engine::ErrorSample& e) { return e.stopped; });
+                                    [](const results::ErrorSample& e) { return e.stopped; });
     return fmt::format("{} strand(s) of {} stopped on an error of a flowop without canfail{}",
                        r.failed_strands, side,
                        first == r.error_samples.end()
@@ -247,13 +247,13 @@ std::string find_stopped_strands(const RunReport& report) {
 
 std::string failed_operations_by_kind(const RunReport& report) {
   std::vector<std::string> sides;
-  const auto add = [&sides](const std::string& side, const engine::RunResult& r) {
+  const auto add = [&sides](const std::string& side, const results::RunResult& r) {
     const Totals t = all_totals(r);
     std::vector<std::string> kinds;
-    for (std::size_t k = 0; k < engine::kErrorKindCount; ++k) {
+    for (std::size_t k = 0; k < results::kErrorKindCount; ++k) {
       if (t.errors[k] == 0) continue;
       kinds.push_back(
-          fmt::format("{} {}", engine::to_string(static_cast<engine::ErrorKind>(k)), t.errors[k]));
+          fmt::format("{} {}", results::to_string(static_cast<results::ErrorKind>(k)), t.errors[k]));
     }
     if (!kinds.empty()) sides.push_back(fmt::format("{}: {}", side, fmt::join(kinds, ", ")));
   };

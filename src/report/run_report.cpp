@@ -9,9 +9,9 @@ namespace {
 
 /// Adds transaction `txn` of barrier step `step` to `totals` (iterations from the transaction
 /// slot, everything else from its flowops so nothing is counted twice).
-void add_transaction(Totals& totals, const engine::TxnResult& txn, Traffic traffic) {
+void add_transaction(Totals& totals, const results::TxnResult& txn, Traffic traffic) {
   totals.transactions += txn.stats.counters.ops;
-  const engine::SlotCounters ops = flowop_counters(txn, traffic);
+  const results::SlotCounters ops = flowop_counters(txn, traffic);
   totals.ops += ops.ops;
   totals.bytes_read += ops.bytes_read;
   totals.bytes_written += ops.bytes_written;
@@ -21,7 +21,7 @@ void add_transaction(Totals& totals, const engine::TxnResult& txn, Traffic traff
 }
 
 template <typename Pred>
-Totals totals_where(const engine::RunResult& result, Pred&& take_step,
+Totals totals_where(const results::RunResult& result, Pred&& take_step,
                     Traffic traffic = Traffic::kAll) {
   Totals totals;
   for (std::size_t step = 0; step < result.windows.size(); ++step) {
@@ -53,7 +53,7 @@ std::uint64_t Totals::error_total() const {
   return std::accumulate(errors.begin(), errors.end(), std::uint64_t{0});
 }
 
-Totals timed_totals(const engine::RunResult& result, const std::vector<std::size_t>& timed_steps,
+Totals timed_totals(const results::RunResult& result, const std::vector<std::size_t>& timed_steps,
                     Traffic traffic) {
   return totals_where(
       result,
@@ -63,21 +63,21 @@ Totals timed_totals(const engine::RunResult& result, const std::vector<std::size
       traffic);
 }
 
-Totals all_totals(const engine::RunResult& result, Traffic traffic) {
+Totals all_totals(const results::RunResult& result, Traffic traffic) {
   return totals_where(result, [](std::size_t) { return true; }, traffic);
 }
 
-double window_seconds(const engine::RunResult& result, std::size_t step) {
+double window_seconds(const results::RunResult& result, std::size_t step) {
   if (step >= result.windows.size()) return 0;
   return std::chrono::duration<double>(result.windows[step].elapsed).count();
 }
 
-bool counts_in(const engine::SlotCounters& flowop, Traffic traffic) {
+bool counts_in(const results::SlotCounters& flowop, Traffic traffic) {
   return traffic == Traffic::kAll || !flowop.datagrams.any();
 }
 
-engine::SlotCounters flowop_counters(const engine::TxnResult& txn, Traffic traffic) {
-  engine::SlotCounters sum;
+results::SlotCounters flowop_counters(const results::TxnResult& txn, Traffic traffic) {
+  results::SlotCounters sum;
   for (const auto& f : txn.flowops) {
     if (counts_in(f.stats.counters, traffic)) sum.merge(f.stats.counters);
   }
@@ -107,7 +107,7 @@ LatencySummary summary_of(const stats::LatencyHistogram& h) {
 }  // namespace
 
 void summarize_interval(const std::vector<SlotName>& slot_names,
-                        const std::vector<engine::SlotStats>& slots, IntervalSample& sample) {
+                        const std::vector<results::SlotStats>& slots, IntervalSample& sample) {
   const std::size_t n = std::min(slot_names.size(), slots.size());
   sample.txns.clear();
   stats::LatencyHistogram step_latency;
@@ -130,7 +130,7 @@ void summarize_interval(const std::vector<SlotName>& slot_names,
     const auto it = row_of.find({name.group, name.txn});
     if (it == row_of.end()) continue;
     IntervalTxnCounters& row = sample.txns[it->second];
-    const engine::SlotCounters& c = slots[i].counters;
+    const results::SlotCounters& c = slots[i].counters;
     row.ops += c.ops;
     row.bytes += c.bytes();
     row.errors += c.error_total();
@@ -160,7 +160,7 @@ IntervalTxnCounters* txn_row(const std::vector<SlotName>& slot_names, std::size_
 }  // namespace
 
 bool add_peer_datagrams(const std::vector<SlotName>& slot_names, std::size_t group, std::size_t txn,
-                        const engine::DatagramCounters& counts, IntervalSample& sample) {
+                        const results::DatagramCounters& counts, IntervalSample& sample) {
   IntervalTxnCounters* row = txn_row(slot_names, group, txn, sample);
   if (row != nullptr) row->peer_datagrams.merge(counts);
   return row != nullptr;

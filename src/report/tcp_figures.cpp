@@ -33,20 +33,16 @@ nlohmann::json tcp_brief_json(const TcpBrief& b) {
           {"sndbuf_limited_pct", b.shares.sndbuf_limited_pct}};
 }
 
-nlohmann::json tcp_json(const stats::TcpSummary& s) {
-  nlohmann::json j{{"connections", s.connections()}};
+void add_tcp_figures(nlohmann::json& tcp, const stats::TcpSummary& s) {
+  tcp["connections"] = s.connections();
   for (const auto& [name, gauge] : stats::kTcpGauges) {
     const stats::ValueSketch& v = s.*gauge;
-    if (v.empty()) continue;
-    j[std::string(name)] = {
-        {"n", v.count()}, {"min", v.min()}, {"median", v.quantile(0.5)}, {"max", v.max()}};
+    if (!v.empty()) tcp[std::string(name)]["median"] = v.quantile(0.5);
   }
-  for (const auto& [name, count] : stats::kTcpCounts) j[std::string(name)] = s.*count;
   const TcpShares shares = tcp_shares(s);
-  j["rwnd_limited_pct"] = shares.rwnd_limited_pct;
-  j["sndbuf_limited_pct"] = shares.sndbuf_limited_pct;
-  j["retransmit_pct"] = shares.retransmit_pct;
-  return j;
+  tcp["rwnd_limited_pct"] = shares.rwnd_limited_pct;
+  tcp["sndbuf_limited_pct"] = shares.sndbuf_limited_pct;
+  tcp["retransmit_pct"] = shares.retransmit_pct;
 }
 
 }  // namespace volley::report

@@ -24,8 +24,8 @@ std::string row(const std::string& name, const stats::TcpSummary& s) {
 
 std::string side_rows(const SideReport& side) {
   std::string rows;
-  for (const engine::GroupResult& g : side.result.groups) {
-    for (const engine::TxnResult& t : g.transactions) {
+  for (const results::GroupResult& g : side.result.groups) {
+    for (const results::TxnResult& t : g.transactions) {
       if (!t.stats.tcp.empty()) rows += row(g.name + "/" + t.name, t.stats.tcp);
     }
   }

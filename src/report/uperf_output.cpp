@@ -166,7 +166,7 @@ std::int64_t run_end_ns(const RunReport& report) {
 
 /// uperf's name for group `index`: its name attribute (lower-cased, as uperf reads the whole
 /// profile) or `Group0`.
-std::string group_name(const engine::GroupResult& group, std::size_t index) {
+std::string group_name(const results::GroupResult& group, std::size_t index) {
   if (group.name.empty() || group.name == fmt::format("group{}", index)) {
     return fmt::format("Group{}", index);
   }
@@ -182,8 +182,8 @@ std::string group_details(const RunReport& report) {
   std::string body;
   const auto& groups = report.master.result.groups;
   for (std::size_t g = 0; g < groups.size(); ++g) {
-    engine::SlotCounters sum;
-    for (const engine::TxnResult& txn : groups[g].transactions) sum.merge(flowop_counters(txn));
+    results::SlotCounters sum;
+    for (const results::TxnResult& txn : groups[g].transactions) sum.merge(flowop_counters(txn));
     body += format_uperf_raw_line(end, group_name(groups[g], g), sum.bytes(), sum.ops);
   }
   return details_section("Group Details", body);
@@ -195,7 +195,7 @@ std::string strand_details() {
       "volley keeps no per-strand counters; Group Details has each group's strands summed\n");
 }
 
-std::string average_row(std::string_view name, const engine::SlotStats& stats) {
+std::string average_row(std::string_view name, const results::SlotStats& stats) {
   const stats::LatencyHistogram& latency = stats.latency;
   std::string row = fmt::format("{:<15} {:>8} ", name, stats.counters.ops);
   if (latency.count() == 0) return row + missing(11) + missing(11) + missing(11) + missing(11) + "\n";
@@ -213,9 +213,9 @@ std::string averages_header(std::string_view label) {
 /// table names them), skipping transactions that never completed.
 std::string transaction_averages(const RunReport& report) {
   std::string out = averages_header("Txn");
-  for (const engine::GroupResult& group : report.master.result.groups) {
+  for (const results::GroupResult& group : report.master.result.groups) {
     for (std::size_t t = 0; t < group.transactions.size(); ++t) {
-      const engine::TxnResult& txn = group.transactions[t];
+      const results::TxnResult& txn = group.transactions[t];
       if (txn.stats.counters.ops == 0) continue;
       out += average_row(fmt::format("Txn{}", t), txn.stats);
     }
@@ -225,9 +225,9 @@ std::string transaction_averages(const RunReport& report) {
 
 std::string flowop_averages(const RunReport& report) {
   std::string out = averages_header("Flowop");
-  for (const engine::GroupResult& group : report.master.result.groups) {
-    for (const engine::TxnResult& txn : group.transactions) {
-      for (const engine::FlowopResult& flowop : txn.flowops) {
+  for (const results::GroupResult& group : report.master.result.groups) {
+    for (const results::TxnResult& txn : group.transactions) {
+      for (const results::FlowopResult& flowop : txn.flowops) {
         if (flowop.stats.counters.ops == 0) continue;
         out += average_row(flowop.type, flowop.stats);
       }
@@ -267,7 +267,7 @@ struct SideFigures {
   }
 };
 
-SideFigures side_figures(const engine::RunResult& result) {
+SideFigures side_figures(const results::RunResult& result) {
   const Totals t = all_totals(result);
   return {t.seconds, t.bytes, t.ops, t.error_total()};
 }

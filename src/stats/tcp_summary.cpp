@@ -39,7 +39,9 @@ void TcpSummary::merge(const TcpSummary& other) {
 
 void to_json(nlohmann::json& j, const TcpSummary& s) {
   j = nlohmann::json::object();
-  for (const auto& [name, gauge] : kTcpGauges) j[std::string(name)] = s.*gauge;
+  for (const auto& [name, gauge] : kTcpGauges) {
+    if (gauge == &TcpSummary::rtt_us || !(s.*gauge).empty()) j[std::string(name)] = s.*gauge;
+  }
   for (const auto& [name, count] : kTcpCounts) j[std::string(name)] = s.*count;
 }
 
@@ -48,7 +50,9 @@ bool tcp_summary_from_json(const nlohmann::json& j, TcpSummary& out) {
   TcpSummary s;
   for (const auto& [name, gauge] : kTcpGauges) {
     const auto it = j.find(name);
-    if (it == j.end() || !ValueSketch::from_json(*it, s.*gauge)) return false;
+    if (it == j.end() ? gauge == &TcpSummary::rtt_us : !ValueSketch::from_json(*it, s.*gauge)) {
+      return false;
+    }
   }
   for (const auto& [name, count] : kTcpCounts) {
     const auto it = j.find(name);

@@ -7,6 +7,8 @@
 #include "report/report_fixture.hpp"
 #include "volley/analysis/sweep_document.hpp"
 #include "volley/report/json_report.hpp"
+#include "volley/results/result_json.hpp"
+#include "volley/results/run_result.hpp"
 #include "volley/stats/latency_histogram.hpp"
 
 namespace volley::analysis {
@@ -87,9 +89,12 @@ TEST(Merge, CountsAddAndPercentilesEqualOneHistogramFedEverySample) {
   EXPECT_EQ(rr["flowops"][0]["bytes_written"], 2 * rr1["flowops"][0]["bytes_written"].get<std::uint64_t>());
   EXPECT_EQ(rr["latency_uncorrected_ns"]["count"], 2000);
   EXPECT_EQ(d["groups"][0]["strands"], 8);
+  // The step's window runs from A's release to B's end, 1.5 ms later than A's: the rates divide
+  // the sums by it, as for one master spread over processes.
+  EXPECT_NEAR(rr["elapsed_s"].get<double>(), 5.0 + 0.0015, 1e-9);
+  EXPECT_EQ(rr["start_unix_ns"], one["groups"][0]["transactions"][1]["start_unix_ns"]);
   EXPECT_DOUBLE_EQ(rr["transactions_per_s"].get<double>(),
-                   rr1["transactions_per_s"].get<double>() +
-                       report::to_json_document(b)["groups"][0]["transactions"][1]["transactions_per_s"].get<double>());
+                   static_cast<double>(a_samples.size() + b_samples.size()) / rr["elapsed_s"].get<double>());
   EXPECT_EQ(d["totals"]["transactions"].get<std::uint64_t>(),
             one["totals"]["transactions"].get<std::uint64_t>() +
                 report::to_json_document(b)["totals"]["transactions"].get<std::uint64_t>());
@@ -97,7 +102,7 @@ TEST(Merge, CountsAddAndPercentilesEqualOneHistogramFedEverySample) {
   EXPECT_EQ(d["totals"]["connections_established"], 10);
   // The window is the overlap: the timed step (5 s) minus the 1.5 ms B started late.
   EXPECT_NEAR(d["window"]["seconds"].get<double>(), 5.0 - 0.0015, 1e-9);
-  EXPECT_DOUBLE_EQ(d["totals"]["seconds"].get<double>(), d["window"]["seconds"].get<double>());
+  EXPECT_NEAR(d["totals"]["seconds"].get<double>(), 5.0 + 0.0015, 1e-9);
   // CPU and NIC stay per host: both masters and both slaves, each tagged with its file.
   ASSERT_EQ(d["cpu"].size(), 4U);
   EXPECT_EQ(d["cpu"][0]["source"], "a.json");
@@ -163,11 +168,21 @@ TEST(Merge, RefusesWhatCannotBeMergedExactly) {
   json old = doc;  // a document from before histograms were written
   old["groups"][0]["transactions"][1]["latency_ns"].erase("histogram");
   EXPECT_NE(merge_run_documents({{"a", doc}, {"b", old}}).error.find("histogram"), std::string::npos);
-  old = doc;
-  for (auto& g : old["groups"]) {
-    for (auto& t : g["transactions"]) t.erase("start_unix_ns");
-  }
+  old = doc;  // its timed step never started
+  for (auto& w : old["windows"]) w["start_unix_ns"] = 0;
   EXPECT_NE(merge_run_documents({{"a", doc}, {"old", old}}).error.find("old has no start times"),
+            std::string::npos);
+  old = doc;  // a document from before the results were written in their own form
+  for (auto& g : old["groups"]) {
+    for (auto& t : g["transactions"]) t.erase("counters");
+  }
+  const std::string why = merge_run_documents({{"a", doc}, {"old", old}}).error;
+  EXPECT_NE(why.find("old has no results volley merge can read (written by an older volley"),
+            std::string::npos) << why;
+  EXPECT_NE(why.find("/groups/0/transactions/0/counters: missing"), std::string::npos) << why;
+  other = doc;
+  other["timed_steps"] = json::array({0, 1});
+  EXPECT_NE(merge_run_documents({{"a", doc}, {"b", other}}).error.find("the timed steps differ"),
             std::string::npos);
 
   const MergeOutcome merged = merge_run_documents({{"a", doc}, {"b", doc}});
@@ -175,6 +190,40 @@ TEST(Merge, RefusesWhatCannotBeMergedExactly) {
             std::string::npos);
   EXPECT_NE(merge_run_documents({{"a", doc}, {"x", json{{"hello", 1}}}}).error.find("x is not a volley run result"),
             std::string::npos);
+}
+
+// `volley merge` reads each document's results back and merges them with the merge a side spread
+// over processes uses: the merged document's result is exactly that merge.
+TEST(Merge, TheMergedResultIsMergeIntoOfTheDocumentsResults) {
+  report::RunReport a = make_report();
+  report::RunReport b = make_report();
+  shift(b, 2'000'000);
+  stats::TcpReading reading;
+  reading.rtt_us = 40;
+  a.master.result.groups[0].transactions[1].stats.tcp.add(reading);
+  reading.rtt_us = 90;
+  b.master.result.groups[0].transactions[1].stats.tcp.add(reading);
+  b.master.result.groups[1].transactions[1].flowops[0].stats.counters.datagrams.sent = 77;
+  b.master.result.error_samples.push_back({"g1/stream/write", "write: Broken pipe", true});
+  b.master.result.failed_strands = 1;
+  const MergeOutcome m = merge_run_documents(
+      {{"a.json", report::to_json_document(a)}, {"b.json", report::to_json_document(b)}});
+  ASSERT_EQ(m.error, "");
+  results::RunResult expected;
+  results::merge_into(expected, a.master.result);
+  results::merge_into(expected, b.master.result);
+  std::string error;
+  const auto merged = results::run_result_from_json(m.document, error);
+  ASSERT_TRUE(merged.has_value()) << error;
+  EXPECT_EQ(results::to_json(*merged), results::to_json(expected));
+  // What adds up exactly is kept: the TCP summaries and the datagram counts too.
+  const json& rr = m.document["groups"][0]["transactions"][1];
+  EXPECT_EQ(rr["tcp"]["connections"], 2);
+  EXPECT_EQ(rr["tcp"]["rtt_us"]["max"], 90);
+  EXPECT_EQ(m.document["groups"][1]["transactions"][1]["flowops"][0]["datagrams"]["sent"], 77);
+  EXPECT_EQ(m.document["failed_strands"], 1);
+  EXPECT_EQ(m.document["error_samples"].size(), 1U);
+  EXPECT_EQ(m.document["totals"]["processes"].size(), merged->processes.size());
 }
 
 TEST(Merge, AFailedMasterIsMergedButSaysSo) {

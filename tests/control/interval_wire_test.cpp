@@ -19,8 +19,8 @@ using nlohmann::json;
 TxnDatagrams worst(std::uint32_t i) {
   // The largest values: the worst case for the encoded size.
   return {UINT32_MAX - i, UINT32_MAX,
-          engine::DatagramCounters{UINT64_MAX, UINT64_MAX - 1, UINT64_MAX - 2, UINT64_MAX - 3,
-                                   UINT64_MAX - 4, UINT64_MAX - 5, UINT64_MAX - 6}};
+          results::DatagramCounters{UINT64_MAX, UINT64_MAX - 1, UINT64_MAX - 2, UINT64_MAX - 3,
+                                    UINT64_MAX - 4, UINT64_MAX - 5, UINT64_MAX - 6}};
 }
 
 TEST(IntervalWire, RequestCarriesItsNumber) {
@@ -34,8 +34,8 @@ TEST(IntervalWire, RequestCarriesItsNumber) {
 
 TEST(IntervalWire, CountsReadBackExactly) {
   const std::vector<TxnDatagrams> txns = {
-      {0, 1, engine::DatagramCounters{10, 0, 0, 0, 0, 0, 0}},
-      {2, 3, engine::DatagramCounters{0, 95, 7, 2, 1, 4, 12345}},
+      {0, 1, results::DatagramCounters{10, 0, 0, 0, 0, 0, 0}},
+      {2, 3, results::DatagramCounters{0, 95, 7, 2, 1, 4, 12345}},
       worst(0),
   };
   const json m = interval_counts_message(9, txns);
@@ -65,7 +65,7 @@ stats::TcpSummary tcp_of(std::uint64_t rtt_us, std::size_t connections) {
 }
 
 TEST(IntervalWire, TcpStateReadsBackExactlyBesideTheCounts) {
-  const std::vector<TxnDatagrams> udp = {{0, 2, engine::DatagramCounters{1, 2, 3, 4, 5, 6, 7}}};
+  const std::vector<TxnDatagrams> udp = {{0, 2, results::DatagramCounters{1, 2, 3, 4, 5, 6, 7}}};
   const std::vector<TxnTcp> tcp = {{0, 1, tcp_of(40, 3)}, {1, 4, tcp_of(900, 1)}};
   const json m = interval_counts_message(6, udp, tcp);
   const auto part = interval_part_from_json(json::parse(encode_frame(m).substr(4)));
@@ -103,7 +103,7 @@ TEST(IntervalWire, TcpStateIsMergedPerTransactionAcrossItsSlots) {
   plan.slots[2].txn = 1;
   plan.slots[2].flowop = 0;  // a flowop slot: its TCP state is not a transaction's
   plan.slots[3].group = 1;
-  std::vector<engine::SlotStats> slots(4);
+  std::vector<results::SlotStats> slots(4);
   slots[1].tcp = tcp_of(50, 2);
   slots[2].tcp = tcp_of(70, 5);
   slots[3].tcp = tcp_of(60, 1);
@@ -149,7 +149,7 @@ TEST(IntervalWire, MissingSaysWhy) {
 }
 
 TEST(IntervalWire, MalformedAnswersAreRefused) {
-  const json good = interval_counts_message(1, {{0, 0, engine::DatagramCounters{1, 2, 3, 4, 5, 6, 7}}});
+  const json good = interval_counts_message(1, {{0, 0, results::DatagramCounters{1, 2, 3, 4, 5, 6, 7}}});
   ASSERT_TRUE(interval_part_from_json(good));
   auto with = [&](const char* key, json value) {
     json m = good;

@@ -67,8 +67,8 @@ Plan plan_of(bool accepting, std::optional<std::uint16_t> port, std::size_t grou
 }
 
 struct Outcome {
-  RunResult accepted;
-  RunResult connected;
+  results::RunResult accepted;
+  results::RunResult connected;
   std::uint64_t handed_over = 0;
   std::size_t listener_ports = 0;
   /// What the connecting side says it established (Engine::connected()), and what the accepting
@@ -216,7 +216,7 @@ TEST(AcceptOnWorkers, AConnectionLateAfterTheMastersStepEndIsStillAccepted) {
     control.run_for(20ms);
   }
   slave.stop();
-  const RunResult r = slave.finish();
+  const results::RunResult r = slave.finish();
   EXPECT_EQ(r.connections_established, kStrands);
   EXPECT_EQ(r.failed_strands, 0U);
 }
@@ -261,7 +261,7 @@ std::uint64_t end_with_master_count(std::uint64_t master_count, std::uint64_t& a
   accepted = slave.accepted_connections();
   const std::uint64_t waits = slave.long_accept_waits();
   slave.stop();
-  const RunResult r = slave.finish();
+  const results::RunResult r = slave.finish();
   EXPECT_EQ(r.connections_established, kStrands);
   return waits;
 }
@@ -316,7 +316,7 @@ TEST(ConnectGate, AWorkerHasNoMoreConnectsInFlightThanTheGateAndAStopEndsTheQueu
   connector.release(0);
   std::this_thread::sleep_for(1s);  // every strand has run up to its connect or the gate
   connector.stop();
-  const RunResult r = connector.finish();  // a hang here: a strand the stop did not reach
+  const results::RunResult r = connector.finish();  // a hang here: a strand the stop did not reach
   EXPECT_LE(r.connections_requested, 128U + 8U)
       << "connects started: at most the gate's slots, and those whose handshake completed";
   EXPECT_GE(r.connections_requested, 128U) << "the gate's slots were all used";

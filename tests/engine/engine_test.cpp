@@ -30,7 +30,7 @@ namespace {
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
 
-constexpr std::size_t kRefused = static_cast<std::size_t>(ErrorKind::kRefused);
+constexpr std::size_t kRefused = static_cast<std::size_t>(results::ErrorKind::kRefused);
 
 /// A loopback port nobody listens on: bound once by us, then released.
 std::uint16_t closed_port() {
@@ -75,8 +75,8 @@ Plan compile_or_fail(const profile::Profile& p) {
 
 /// Runs every transaction of `plan` in turn; returns the result, or fails the test if a
 /// transaction is not done within `limit`.
-RunResult run_all(const Plan& plan, EngineConfig config, std::chrono::milliseconds limit,
-                  std::vector<std::chrono::milliseconds>* took = nullptr) {
+results::RunResult run_all(const Plan& plan, EngineConfig config, std::chrono::milliseconds limit,
+                           std::vector<std::chrono::milliseconds>* took = nullptr) {
   std::vector<std::promise<void>> done(plan.txn_count);
   config.on_txn_done = [&done](std::size_t txn) { done.at(txn).set_value(); };
   Engine engine(plan, std::move(config));
@@ -107,16 +107,16 @@ EngineConfig config_for_x(std::uint16_t port) {
 
 TEST(Engine, RefusedConnectWithCanfailGoesOn) {
   const Plan plan = compile_or_fail(connect_profile(/*canfail=*/true));
-  const RunResult r = run_all(plan, config_for_x(closed_port()), 5000ms);
+  const results::RunResult r = run_all(plan, config_for_x(closed_port()), 5000ms);
 
   ASSERT_EQ(r.groups.size(), 1U);
   EXPECT_EQ(r.groups[0].name, "g");
   EXPECT_EQ(r.groups[0].strands, 2U);
   ASSERT_EQ(r.groups[0].transactions.size(), 1U);
-  const TxnResult& txn = r.groups[0].transactions[0];
+  const results::TxnResult& txn = r.groups[0].transactions[0];
   ASSERT_EQ(txn.flowops.size(), 2U);
-  const SlotCounters& connect = txn.flowops[0].stats.counters;
-  const SlotCounters& nop = txn.flowops[1].stats.counters;
+  const results::SlotCounters& connect = txn.flowops[0].stats.counters;
+  const results::SlotCounters& nop = txn.flowops[1].stats.counters;
   EXPECT_EQ(txn.flowops[0].type, "connect");
   EXPECT_EQ(connect.errors[kRefused], 6U);  // 2 strands x 3 iterations
   EXPECT_EQ(connect.error_total(), 6U);
@@ -136,10 +136,10 @@ TEST(Engine, RefusedConnectWithCanfailGoesOn) {
 
 TEST(Engine, RefusedConnectWithoutCanfailStopsTheStrand) {
   const Plan plan = compile_or_fail(connect_profile(/*canfail=*/false));
-  const RunResult r = run_all(plan, config_for_x(closed_port()), 5000ms);
+  const results::RunResult r = run_all(plan, config_for_x(closed_port()), 5000ms);
 
   ASSERT_EQ(r.groups.size(), 1U);
-  const TxnResult& txn = r.groups[0].transactions[0];
+  const results::TxnResult& txn = r.groups[0].transactions[0];
   ASSERT_EQ(txn.flowops.size(), 2U);
   EXPECT_EQ(txn.flowops[0].stats.counters.errors[kRefused], 2U);
   EXPECT_EQ(txn.flowops[0].stats.counters.error_total(), 2U);
@@ -158,9 +158,9 @@ TEST(Engine, UnknownRemotehostIsUnreachable) {
   EngineConfig config = config_for_x(closed_port());
   config.targets.clear();
   config.targets["y"] = HostTarget{asio::ip::make_address("127.0.0.1"), 1};
-  const RunResult r = run_all(plan, config, 5000ms);
+  const results::RunResult r = run_all(plan, config, 5000ms);
   const auto& connect = r.groups.at(0).transactions.at(0).flowops.at(0).stats.counters;
-  EXPECT_EQ(connect.errors[static_cast<std::size_t>(ErrorKind::kUnreachable)], 6U);
+  EXPECT_EQ(connect.errors[static_cast<std::size_t>(results::ErrorKind::kUnreachable)], 6U);
   EXPECT_EQ(r.groups[0].transactions[0].flowops[1].stats.counters.ops, 6U);
 }
 
@@ -179,14 +179,14 @@ TEST(Engine, DurationTransactionWithThinkIsCutAtTheDeadline) {
   config.workers = 1;
   config.drain_grace = 50ms;
   std::vector<std::chrono::milliseconds> took;
-  const RunResult r = run_all(plan, config, 10s, &took);  // a hang guard, not a timing check
+  const results::RunResult r = run_all(plan, config, 10s, &took);  // a hang guard, not a timing check
 
   ASSERT_EQ(took.size(), 1U);
   EXPECT_GE(took[0], 290ms);
   ASSERT_EQ(r.groups.size(), 1U);
   EXPECT_EQ(r.groups[0].name, "group0");
-  const TxnResult& t = r.groups[0].transactions.at(0);
-  const SlotCounters& think = t.flowops.at(0).stats.counters;
+  const results::TxnResult& t = r.groups[0].transactions.at(0);
+  const results::SlotCounters& think = t.flowops.at(0).stats.counters;
   EXPECT_GT(t.stats.counters.ops, 0U);
   EXPECT_LE(t.stats.counters.ops, 2U * 30U);  // at most one iteration per 10 ms per strand
   EXPECT_EQ(think.ops, t.stats.counters.ops);
@@ -209,7 +209,7 @@ TEST(Engine, StopBeforeReleaseFinishesWithoutWork) {
   Engine engine(plan, config_for_x(closed_port()));
   engine.start();
   engine.stop();
-  const RunResult r = engine.finish();
+  const results::RunResult r = engine.finish();
   EXPECT_EQ(r.connections_requested, 0U);
   EXPECT_EQ(r.groups.at(0).transactions.at(0).stats.counters.ops, 0U);
 }
@@ -270,37 +270,37 @@ TEST(Engine, SlaveCutOfAStepIsNotLostToTheStaleQuiescencePollOfThePreviousStep) 
 
 TEST(Classify, KnownErrors) {
   namespace e = asio::error;
-  EXPECT_EQ(classify(make_error_code(e::connection_refused)), ErrorKind::kRefused);
-  EXPECT_EQ(classify(make_error_code(e::connection_reset)), ErrorKind::kReset);
-  EXPECT_EQ(classify(make_error_code(e::connection_aborted)), ErrorKind::kReset);
-  EXPECT_EQ(classify(make_error_code(e::eof)), ErrorKind::kPeerClosed);
-  EXPECT_EQ(classify(make_error_code(e::broken_pipe)), ErrorKind::kPeerClosed);
-  EXPECT_EQ(classify(make_error_code(e::timed_out)), ErrorKind::kTimedOut);
-  EXPECT_EQ(classify(make_error_code(e::not_connected)), ErrorKind::kNotConnected);
-  EXPECT_EQ(classify(make_error_code(e::host_unreachable)), ErrorKind::kUnreachable);
-  EXPECT_EQ(classify(make_error_code(e::network_unreachable)), ErrorKind::kUnreachable);
-  EXPECT_EQ(classify(make_error_code(e::access_denied)), ErrorKind::kOther);
+  EXPECT_EQ(classify(make_error_code(e::connection_refused)), results::ErrorKind::kRefused);
+  EXPECT_EQ(classify(make_error_code(e::connection_reset)), results::ErrorKind::kReset);
+  EXPECT_EQ(classify(make_error_code(e::connection_aborted)), results::ErrorKind::kReset);
+  EXPECT_EQ(classify(make_error_code(e::eof)), results::ErrorKind::kPeerClosed);
+  EXPECT_EQ(classify(make_error_code(e::broken_pipe)), results::ErrorKind::kPeerClosed);
+  EXPECT_EQ(classify(make_error_code(e::timed_out)), results::ErrorKind::kTimedOut);
+  EXPECT_EQ(classify(make_error_code(e::not_connected)), results::ErrorKind::kNotConnected);
+  EXPECT_EQ(classify(make_error_code(e::host_unreachable)), results::ErrorKind::kUnreachable);
+  EXPECT_EQ(classify(make_error_code(e::network_unreachable)), results::ErrorKind::kUnreachable);
+  EXPECT_EQ(classify(make_error_code(e::access_denied)), results::ErrorKind::kOther);
 }
 
 TEST(Classify, ErrnoValuesFromTheSystemCategory) {
   const auto sys = [](int value) {
     return boost::system::error_code(value, boost::system::system_category());
   };
-  EXPECT_EQ(classify(sys(ECONNREFUSED)), ErrorKind::kRefused);
-  EXPECT_EQ(classify(sys(ECONNRESET)), ErrorKind::kReset);
-  EXPECT_EQ(classify(sys(ETIMEDOUT)), ErrorKind::kTimedOut);
-  EXPECT_EQ(classify(sys(EADDRNOTAVAIL)), ErrorKind::kAddrUnavailable);
-  EXPECT_EQ(classify(sys(EHOSTUNREACH)), ErrorKind::kUnreachable);
-  EXPECT_EQ(classify(sys(EPIPE)), ErrorKind::kPeerClosed);
+  EXPECT_EQ(classify(sys(ECONNREFUSED)), results::ErrorKind::kRefused);
+  EXPECT_EQ(classify(sys(ECONNRESET)), results::ErrorKind::kReset);
+  EXPECT_EQ(classify(sys(ETIMEDOUT)), results::ErrorKind::kTimedOut);
+  EXPECT_EQ(classify(sys(EADDRNOTAVAIL)), results::ErrorKind::kAddrUnavailable);
+  EXPECT_EQ(classify(sys(EHOSTUNREACH)), results::ErrorKind::kUnreachable);
+  EXPECT_EQ(classify(sys(EPIPE)), results::ErrorKind::kPeerClosed);
 }
 
 TEST(ErrorKindNames, AreStable) {
-  EXPECT_EQ(to_string(ErrorKind::kRefused), "refused");
-  EXPECT_EQ(to_string(ErrorKind::kReset), "reset");
-  EXPECT_EQ(to_string(ErrorKind::kPeerClosed), "peer_closed");
-  EXPECT_EQ(to_string(ErrorKind::kTimedOut), "timed_out");
-  EXPECT_EQ(to_string(ErrorKind::kOther), "other");
-  EXPECT_EQ(to_string(ErrorKind::kAddrUnavailable), "addr_unavailable");
+  EXPECT_EQ(to_string(results::ErrorKind::kRefused), "refused");
+  EXPECT_EQ(to_string(results::ErrorKind::kReset), "reset");
+  EXPECT_EQ(to_string(results::ErrorKind::kPeerClosed), "peer_closed");
+  EXPECT_EQ(to_string(results::ErrorKind::kTimedOut), "timed_out");
+  EXPECT_EQ(to_string(results::ErrorKind::kOther), "other");
+  EXPECT_EQ(to_string(results::ErrorKind::kAddrUnavailable), "addr_unavailable");
 }
 
 /// Pins the calling thread to `cpu`; false when it cannot be.
@@ -397,7 +397,7 @@ TEST(EngineQuiescence, AWorkerWaitingForACpuIsNotCutAtTheStepsEnd) {
   hog.join();
   EXPECT_TRUE(done[1]);
   engine.stop();
-  const RunResult r = engine.finish();
+  const results::RunResult r = engine.finish();
   EXPECT_EQ(r.groups.at(0).transactions.at(1).stats.counters.ops, kIterations)
       << "the slave cut a strand whose worker was only waiting for a CPU";
   EXPECT_EQ(r.failed_strands, 0U);
@@ -438,7 +438,7 @@ TEST(EngineQuiescence, ACutThatComesBeforeTheStrandEnteredItsStepEndsTheStep) {
   EXPECT_TRUE(done[1]);
   EXPECT_EQ(engine.quiet_cut(), std::optional<std::size_t>(1));
   engine.stop();
-  const RunResult r = engine.finish();
+  const results::RunResult r = engine.finish();
   EXPECT_EQ(r.groups.at(0).transactions.at(1).stats.counters.ops, 0U)
       << "a strand ran a step whose cut came before it entered it";
 }
@@ -477,7 +477,7 @@ void expect_prompt_stop(const Plan& plan, bool slave_side) {
     std::fprintf(stderr, "Engine::stop() + finish() hung\n");
     std::_Exit(1);
   }
-  const RunResult r = stopped.get();
+  const results::RunResult r = stopped.get();
   EXPECT_EQ(r.failed_strands, 0U);
 }
 
@@ -519,7 +519,7 @@ TEST(EngineInterval, TakesDoNotWaitForASpinningWorker) {
   engine.release(0);
   std::vector<int> answered;
   for (int i = 0; i < 5; ++i) {
-    engine.take_interval(control, [&answered, i](std::vector<SlotStats> slots) {
+    engine.take_interval(control, [&answered, i](std::vector<results::SlotStats> slots) {
       EXPECT_FALSE(slots.empty());
       answered.push_back(i);
     });

@@ -124,7 +124,7 @@ Counts run_pingpong(std::uint64_t iterations) {
     server.stop();
     client.stop();
   }
-  const RunResult result = client.finish();
+  const results::RunResult result = client.finish();
   server.finish();
   counts.whole_run = aligned_allocs.load() - at_start;
   counts.round_trips = result.groups.at(0).transactions.at(1).flowops.at(1).stats.counters.ops;

@@ -22,7 +22,7 @@ namespace {
 using namespace std::chrono_literals;
 using test::FaultyConnections;
 
-std::size_t kind(ErrorKind k) { return static_cast<std::size_t>(k); }
+std::size_t kind(results::ErrorKind k) { return static_cast<std::size_t>(k); }
 
 profile::Flowop flowop(std::string type, profile::FlowopSpec spec, bool canfail = false,
                        std::optional<profile::Nanoseconds> timeout = {}) {
@@ -70,7 +70,7 @@ Plan connect_then(std::vector<profile::Flowop> flowops, std::uint64_t iterations
 }
 
 /// Runs every transaction; a transaction not done within 20 s fails the test (a hang guard).
-RunResult run(const Plan& plan, const FaultyConnections& faults) {
+results::RunResult run(const Plan& plan, const FaultyConnections& faults) {
   EngineConfig config;
   config.workers = 1;
   faults.install(config);
@@ -89,7 +89,7 @@ RunResult run(const Plan& plan, const FaultyConnections& faults) {
   return engine.finish();
 }
 
-const SlotCounters& counters(const RunResult& r, std::size_t flowop) {
+const results::SlotCounters& counters(const results::RunResult& r, std::size_t flowop) {
   return r.groups.at(0).transactions.at(1).flowops.at(flowop).stats.counters;
 }
 
@@ -98,7 +98,7 @@ TEST(StrandIo, PartialTransfersAndWouldBlockStillMoveEveryByte) {
   faults.script.max_per_call = 7;
   faults.script.would_block_every = 3;
   const Plan plan = connect_then({write_op(1000), read_op(1000)}, 50);
-  const RunResult r = run(plan, faults);
+  const results::RunResult r = run(plan, faults);
 
   EXPECT_EQ(counters(r, 0).bytes_written, 50'000U);
   EXPECT_EQ(counters(r, 1).bytes_read, 50'000U);
@@ -116,11 +116,11 @@ TEST(StrandIo, ResetOnTheNthCallStopsTheStrandWithReset) {
   // Calls alternate write, read: the 10th is the 5th read.
   const auto faults = FaultyConnections::failing_on(10, boost::asio::error::connection_reset);
   const Plan plan = connect_then({write_op(64), read_op(64)}, 100);
-  const RunResult r = run(plan, faults);
+  const results::RunResult r = run(plan, faults);
 
   EXPECT_EQ(counters(r, 0).ops, 5U);
   EXPECT_EQ(counters(r, 1).ops, 4U);
-  EXPECT_EQ(counters(r, 1).errors[kind(ErrorKind::kReset)], 1U);
+  EXPECT_EQ(counters(r, 1).errors[kind(results::ErrorKind::kReset)], 1U);
   EXPECT_EQ(counters(r, 1).error_total(), 1U);
   EXPECT_EQ(r.failed_strands, 1U);
 }
@@ -128,11 +128,11 @@ TEST(StrandIo, ResetOnTheNthCallStopsTheStrandWithReset) {
 TEST(StrandIo, ResetWithCanfailIsCountedAndTheStrandGoesOn) {
   const auto faults = FaultyConnections::failing_on(10, boost::asio::error::connection_reset);
   const Plan plan = connect_then({write_op(64), read_op(64, /*canfail=*/true)}, 100);
-  const RunResult r = run(plan, faults);
+  const results::RunResult r = run(plan, faults);
 
   EXPECT_EQ(counters(r, 0).ops, 100U);
   EXPECT_EQ(counters(r, 1).ops, 99U);
-  EXPECT_EQ(counters(r, 1).errors[kind(ErrorKind::kReset)], 1U);
+  EXPECT_EQ(counters(r, 1).errors[kind(results::ErrorKind::kReset)], 1U);
   EXPECT_EQ(r.failed_strands, 0U);
 }
 
@@ -140,11 +140,11 @@ TEST(StrandIo, EndOfFileInsideAReadIsPeerClosed) {
   FaultyConnections faults;
   faults.script.readable_bytes = 100;
   const Plan plan = connect_then({read_op(64)}, 5);
-  const RunResult r = run(plan, faults);
+  const results::RunResult r = run(plan, faults);
 
   EXPECT_EQ(counters(r, 0).ops, 1U);
   EXPECT_EQ(counters(r, 0).bytes_read, 100U);  // the 36 bytes that did come are counted
-  EXPECT_EQ(counters(r, 0).errors[kind(ErrorKind::kPeerClosed)], 1U);
+  EXPECT_EQ(counters(r, 0).errors[kind(results::ErrorKind::kPeerClosed)], 1U);
   EXPECT_EQ(r.failed_strands, 1U);
 }
 
@@ -155,22 +155,22 @@ TEST(StrandIo, ReadingAheadKeepsTheRestForTheNextReads) {
   faults.script.reads_ahead = true;
   faults.script.readable_bytes = 300;
   const Plan plan = connect_then({read_op(100)}, 4);
-  const RunResult r = run(plan, faults);
+  const results::RunResult r = run(plan, faults);
 
   EXPECT_EQ(counters(r, 0).ops, 3U);
   EXPECT_EQ(counters(r, 0).bytes_read, 300U);
   EXPECT_EQ(faults.tally->bytes_read, 300U);
   EXPECT_EQ(faults.tally->calls, 2U);  // one read for three flowops, one that sees end of file
-  EXPECT_EQ(counters(r, 0).errors[kind(ErrorKind::kPeerClosed)], 1U);
+  EXPECT_EQ(counters(r, 0).errors[kind(results::ErrorKind::kPeerClosed)], 1U);
 }
 
 TEST(StrandIo, TimeoutEndsAWaitThatNeverCompletes) {
   const auto faults = FaultyConnections::never_ready();
   const Plan plan = connect_then({read_op(64, /*canfail=*/true, 20ms)}, 3);
-  const RunResult r = run(plan, faults);
+  const results::RunResult r = run(plan, faults);
 
   EXPECT_EQ(counters(r, 0).ops, 0U);
-  EXPECT_EQ(counters(r, 0).errors[kind(ErrorKind::kTimedOut)], 3U);
+  EXPECT_EQ(counters(r, 0).errors[kind(results::ErrorKind::kTimedOut)], 3U);
   EXPECT_EQ(faults.tally->cancels, 3U);  // each timeout cancelled the wait in progress
   EXPECT_EQ(r.failed_strands, 0U);
 }
@@ -199,7 +199,7 @@ TEST(StrandIo, StopCancelsAWaitThatNeverCompletes) {
     std::fprintf(stderr, "Engine::stop() + finish() hung on a waiting read\n");
     std::_Exit(1);
   }
-  const RunResult r = stopped.get();
+  const results::RunResult r = stopped.get();
   EXPECT_GE(faults.tally->cancels, 1U);
   EXPECT_EQ(counters(r, 0).ops, 0U);
   EXPECT_EQ(r.failed_strands, 0U);

@@ -12,6 +12,7 @@
 #include "volley/control/codec.hpp"
 #include "volley/control/message.hpp"
 #include "volley/control/sampling_wire.hpp"
+#include "volley/results/result_json.hpp"
 
 namespace {
 
@@ -27,8 +28,8 @@ void dispatch(const json& m) {
   } else if (type == "load") {
     (void)control::load_from_json(m, error);
   } else if (type == "results" || type == "result") {
-    if (m.contains("result")) (void)control::run_result_from_json(m["result"], error);
-    (void)control::run_result_from_json(m, error);
+    if (m.contains("result")) (void)results::run_result_from_json(m["result"], error);
+    (void)results::run_result_from_json(m, error);
   }
   for (const char* key : {"cpu", "slave_cpu"}) {
     if (m.contains(key)) (void)control::cpu_usage_from_json(m[key]);

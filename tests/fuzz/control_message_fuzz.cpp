@@ -9,6 +9,7 @@
 #include "fuzz_input.hpp"
 #include "volley/control/message.hpp"
 #include "volley/control/sampling_wire.hpp"
+#include "volley/results/result_json.hpp"
 
 namespace {
 
@@ -41,9 +42,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       std::abort();
     }
   }
-  if (const auto result = control::run_result_from_json(m, error)) {
+  if (const auto result = results::run_result_from_json(m, error)) {
     std::string again_error;
-    if (!control::run_result_from_json(control::to_json(*result), again_error)) std::abort();
+    if (!results::run_result_from_json(results::to_json(*result), again_error)) std::abort();
   }
   (void)control::cpu_usage_from_json(m);
   (void)control::nic_rates_from_json(m);
@@ -55,7 +56,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       (void)control::cpu_usage_from_json(value);
       (void)control::nic_rates_from_json(value);
       check_kernel_counters(value);
-      (void)control::run_result_from_json(value, error);
+      (void)results::run_result_from_json(value, error);
     }
   }
   return 0;

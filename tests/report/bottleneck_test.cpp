@@ -108,7 +108,7 @@ TEST(Bottleneck, EachRuleFiresAtItsThresholdAndNotBelow) {
 /// had the same connections entirely window-limited.
 void with_tcp(SideReport& side, std::uint64_t busy_us, std::uint64_t rwnd_us,
               std::uint64_t sndbuf_us) {
-  engine::GroupResult g;
+  results::GroupResult g;
   g.name = "group0";
   g.transactions.resize(2);
   g.transactions[0].name = "txn1";

@@ -19,8 +19,8 @@ constexpr const char* kHostB = "slave-b.long-domain-name.example.com";
 
 /// The exact mirror of the master's group `keep` (reads and writes swapped); the other group is
 /// kept in place with no strands and no counters, as a slave serving only `keep` reports it.
-engine::RunResult mirror_of(const engine::RunResult& master, std::size_t keep) {
-  engine::RunResult r = master;
+results::RunResult mirror_of(const results::RunResult& master, std::size_t keep) {
+  results::RunResult r = master;
   for (std::size_t g = 0; g < r.groups.size(); ++g) {
     for (auto& t : r.groups[g].transactions) {
       t.uncorrected_latency.reset();

@@ -166,7 +166,7 @@ TEST(IntervalCsv, TheTcpColumnsHoldTheIntervalsBrief) {
 
 TEST(IntervalCsv, AnIntervalsLossIsGapsMinusLateAndMayBeNegative) {
   RunReport r = testing::make_report();
-  std::vector<engine::SlotStats> a(12);
+  std::vector<results::SlotStats> a(12);
   // 10 arrived, 1 new gap, 3 late arrivals filling an earlier interval's gaps: -2.
   a[4].counters.datagrams = {0, 10, 1, 3, 0, 0, 0};
   r.intervals = {testing::make_interval(testing::kStartUnixNs, 1, a)};

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "report/report_fixture.hpp"
+#include "volley/results/result_json.hpp"
 #include "volley/report/text_report.hpp"
 
 namespace volley::report {
@@ -64,6 +65,50 @@ TEST_F(JsonReport, StepsCarryTheirStartAndLatenciesTheirHistogram) {
             report_.master.result.groups[0].transactions[1].flowops[1].stats.latency);
   EXPECT_TRUE(rr["latency_uncorrected_ns"].contains("histogram"));
   EXPECT_TRUE(doc_["start_at"].is_null());
+}
+
+// Each side's part of the document is its result in the one JSON form (results::to_json) with
+// the figures added: it reads back to the very result it was written from.
+TEST_F(JsonReport, EachSideReadsBackToItsResult) {
+  report_.master.result.error_samples.push_back({"g0/rr/read", "read: Connection reset", true});
+  report_.master.result.failed_strands = 1;
+  report_.master.result.groups[0].transactions[1].stats.counters.bytes_read = 7;  // drained
+  stats::TcpReading reading;
+  reading.rtt_us = 40;
+  report_.master.result.groups[0].transactions[1].stats.tcp.add(reading);
+  const json doc = to_json_document(report_);
+  std::string error;
+  const auto master = results::run_result_from_json(doc, error);
+  ASSERT_TRUE(master.has_value()) << error;
+  EXPECT_EQ(results::to_json(*master), results::to_json(report_.master.result));
+  EXPECT_EQ(master->groups[0].transactions[1].stats.tcp, report_.master.result.groups[0].transactions[1].stats.tcp);
+  EXPECT_EQ(master->error_samples, report_.master.result.error_samples);
+  const auto slave = results::run_result_from_json(doc["slaves"][0], error);
+  ASSERT_TRUE(slave.has_value()) << error;
+  EXPECT_EQ(results::to_json(*slave), results::to_json(report_.slaves[0].result));
+  // The figures sit beside the result's keys in the same objects.
+  const json& rr = doc["groups"][0]["transactions"][1];
+  EXPECT_EQ(rr["counters"]["bytes_read"], 7);
+  EXPECT_TRUE(rr["latency_ns"].contains("histogram"));
+  EXPECT_TRUE(rr["latency_ns"].contains("p99"));
+  EXPECT_TRUE(rr["tcp"]["rtt_us"].contains("buckets"));
+  EXPECT_TRUE(rr["tcp"]["rtt_us"].contains("median"));
+  EXPECT_EQ(doc["windows"][1]["elapsed_ns"], 5'000'000'000);
+  EXPECT_EQ(doc["failed_strands"], 1);
+}
+
+TEST_F(JsonReport, AMissingSlaveHasNoResultNotZeros) {
+  report_.slaves[0].missing = "lost slave slave1: connection reset";
+  report_.slaves[0].result = {};
+  const json slave = to_json_document(report_)["slaves"][0];
+  EXPECT_EQ(slave["missing"], "lost slave slave1: connection reset");
+  EXPECT_TRUE(slave["totals"].is_null());
+  EXPECT_TRUE(slave["connections_requested"].is_null());
+  EXPECT_TRUE(slave["failed_strands"].is_null());
+  EXPECT_TRUE(slave["groups"].is_array() && slave["groups"].empty());
+  EXPECT_TRUE(slave["windows"].is_array() && slave["windows"].empty());
+  std::string error;
+  EXPECT_FALSE(results::run_result_from_json(slave, error).has_value());
 }
 
 TEST(JsonPretty, ReadsBackEqualWithNumberArraysOnOneLine) {
@@ -316,10 +361,12 @@ TEST(JsonReportStatus, EmptyReportIsCompleteAndValid) {
   for (const char* key :
        {"schema_version", "volley_version", "status", "failure", "profile", "command_line", "seed",
         "workers", "start_time", "start_unix_ns", "duration_s", "timed_steps", "start_at", "groups",
-        "totals", "slaves", "comparison", "comparison_sum", "cpu", "nic", "kernel", "bottlenecks", "system", "intervals"}) {
+        "totals", "slaves", "comparison", "comparison_sum", "cpu", "nic", "kernel", "bottlenecks", "system", "intervals",
+        "windows", "connections_requested", "connections_established", "failed_strands",
+        "error_samples", "processes"}) {
     EXPECT_TRUE(doc.contains(key)) << key;
   }
-  EXPECT_EQ(doc.size(), 24u);
+  EXPECT_EQ(doc.size(), 30u);
   EXPECT_TRUE(doc["start_at"].is_null());
   EXPECT_TRUE(doc["system"]["local"].is_null());
   EXPECT_TRUE(doc["system"]["remote"].is_array() && doc["system"]["remote"].empty());

@@ -11,7 +11,7 @@
 namespace volley::report {
 namespace {
 
-std::size_t nonzero_buckets(const engine::RunResult& r) {
+std::size_t nonzero_buckets(const results::RunResult& r) {
   std::size_t n = 0;
   for (const auto& g : r.groups) {
     for (const auto& t : g.transactions) {
@@ -87,7 +87,7 @@ namespace {
 
 TEST(LatencyLog, IntervalRowsNameTheirIntervalAndSlot) {
   const RunReport r = testing::make_report();
-  std::vector<engine::SlotStats> slots(r.slot_names.size());
+  std::vector<results::SlotStats> slots(r.slot_names.size());
   slots[2] = testing::slot(10, 0, 0, 20'000);       // g0/rr
   slots[4] = testing::slot(10, 1024, 0, 12'000);    // g0/rr/read (flowop 1)
   slots[5] = testing::slot(10, 0, 0, 15'000);       // g0/rr/uncorrected

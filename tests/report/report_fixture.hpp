@@ -30,9 +30,9 @@ inline std::vector<std::string> lines_of(const std::string& text) {
   return lines;
 }
 
-inline engine::SlotStats slot(std::uint64_t ops, std::uint64_t read, std::uint64_t written,
-                              std::uint64_t latency_ns) {
-  engine::SlotStats s;
+inline results::SlotStats slot(std::uint64_t ops, std::uint64_t read, std::uint64_t written,
+                               std::uint64_t latency_ns) {
+  results::SlotStats s;
   s.counters.ops = ops;
   s.counters.bytes_read = read;
   s.counters.bytes_written = written;
@@ -40,9 +40,9 @@ inline engine::SlotStats slot(std::uint64_t ops, std::uint64_t read, std::uint64
   return s;
 }
 
-inline engine::TxnResult txn(std::string name, engine::SlotStats stats,
-                             std::vector<engine::FlowopResult> flowops) {
-  engine::TxnResult t;
+inline results::TxnResult txn(std::string name, results::SlotStats stats,
+                              std::vector<results::FlowopResult> flowops) {
+  results::TxnResult t;
   t.name = std::move(name);
   t.stats = std::move(stats);
   t.flowops = std::move(flowops);
@@ -50,27 +50,27 @@ inline engine::TxnResult txn(std::string name, engine::SlotStats stats,
 }
 
 /// One side's result; `slave` swaps reads and writes and loses 10 reads and 1% of the bytes.
-inline engine::RunResult make_result(bool slave) {
-  engine::RunResult r;
+inline results::RunResult make_result(bool slave) {
+  results::RunResult r;
   const std::uint64_t reads = slave ? 990 : 1000;
-  engine::GroupResult g0;
+  results::GroupResult g0;
   g0.name = "g0";
   g0.strands = 4;
   g0.transactions.push_back(
       txn("connect", slot(4, 0, 0, 400'000), {{"connect", slot(4, 0, 0, 393'000)}}));
-  engine::SlotStats rr;
+  results::SlotStats rr;
   rr.counters.ops = 1000;
   rr.latency.record_n(20'000, 900);
   rr.latency.record_n(50'000, 90);
   rr.latency.record_n(1'000'000, 10);
-  engine::TxnResult t1 =
+  results::TxnResult t1 =
       txn("rr", std::move(rr),
           {{slave ? "read" : "write",
             slot(slave ? reads : 1000, slave ? 1000 * kKiB : 0, slave ? 0 : 1000 * kKiB, 5'000)},
            {slave ? "write" : "read",
             slot(slave ? 1000 : reads, slave ? 0 : 1000 * kKiB, slave ? 1000 * kKiB : 0, 12'000)}});
   if (!slave) {
-    t1.flowops[1].stats.counters.errors[static_cast<std::size_t>(engine::ErrorKind::kReset)] = 2;
+    t1.flowops[1].stats.counters.errors[static_cast<std::size_t>(results::ErrorKind::kReset)] = 2;
     t1.flowops[1].stats.counters.expired = 3;
     stats::LatencyHistogram uncorrected;
     uncorrected.record_n(15'000, 1000);
@@ -79,7 +79,7 @@ inline engine::RunResult make_result(bool slave) {
   g0.transactions.push_back(std::move(t1));
   g0.transactions.push_back(
       txn("disconnect", slot(4, 0, 0, 30'000), {{"disconnect", slot(4, 0, 0, 29'000)}}));
-  engine::GroupResult g1;
+  results::GroupResult g1;
   g1.name = "g1";
   g1.strands = 1;
   g1.transactions.push_back(
@@ -184,7 +184,7 @@ inline std::vector<SlotName> make_slot_names() {
 /// An interval of 1 s starting at `start`, from the full slot counters (as the engine gives
 /// them), kept in the compact form the series stores.
 inline IntervalSample make_interval(std::int64_t start, std::size_t step,
-                                    const std::vector<engine::SlotStats>& slots) {
+                                    const std::vector<results::SlotStats>& slots) {
   IntervalSample s;
   s.start_unix_ns = start;
   s.since_run_start = std::chrono::nanoseconds(start - kStartUnixNs);
@@ -198,7 +198,7 @@ inline IntervalSample make_interval(std::int64_t start, std::size_t step,
 /// 1 duplicate, 3 timed-out reads, 1.5 us jitter) and g1/stream's write sent 100: a UDP run's
 /// interval as the master counts it.
 inline IntervalSample make_udp_interval() {
-  std::vector<engine::SlotStats> a(12);
+  std::vector<results::SlotStats> a(12);
   a[2] = slot(95, 0, 0, 20'000);
   a[4] = slot(95, 95 * kKiB, 0, 12'000);
   a[4].counters.datagrams = {0, 95, 7, 2, 1, 3, 1'500};
@@ -221,18 +221,18 @@ inline IntervalSample make_udp_interval_with_slaves() {
 
 inline std::vector<IntervalSample> make_intervals() {
   // Step 1, second 1: g0/rr does 200 iterations (200 writes + 200 reads of 1 KiB), g1/stream 100.
-  std::vector<engine::SlotStats> a(12);
+  std::vector<results::SlotStats> a(12);
   a[2] = slot(200, 0, 0, 20'000);
   a[3] = slot(200, 0, 200 * kKiB, 5'000);
   a[4] = slot(200, 200 * kKiB, 0, 12'000);
   a[10] = slot(100, 0, 0, 100'000);
   a[11] = slot(100, 0, 100 * 64 * kKiB, 99'000);
   // Step 1, second 2: g0/rr stalls (a row of zeros), g1/stream does 50.
-  std::vector<engine::SlotStats> b(12);
+  std::vector<results::SlotStats> b(12);
   b[10] = slot(50, 0, 0, 100'000);
   b[11] = slot(50, 0, 50 * 64 * kKiB, 99'000);
   // Step 2 (not timed): g0/disconnect only.
-  std::vector<engine::SlotStats> c(12);
+  std::vector<results::SlotStats> c(12);
   c[6] = slot(4, 0, 0, 30'000);
   c[7] = slot(4, 0, 0, 29'000);
   return {make_interval(kStartUnixNs + 1'000'000'000, 1, a),

@@ -19,7 +19,7 @@ RunReport correct_run() {
       }
     }
   }
-  engine::RunResult mirror = r.master.result;
+  results::RunResult mirror = r.master.result;
   for (auto& g : mirror.groups) {
     for (auto& t : g.transactions) {
       for (auto& f : t.flowops) std::swap(f.stats.counters.bytes_read, f.stats.counters.bytes_written);
@@ -29,7 +29,7 @@ RunReport correct_run() {
   return r;
 }
 
-engine::SlotCounters& rr_read(engine::RunResult& r) {
+results::SlotCounters& rr_read(results::RunResult& r) {
   return r.groups[0].transactions[1].flowops[1].stats.counters;
 }
 
@@ -108,7 +108,7 @@ TEST(ResultChecks, FailuresThatMovedNoBytesDoNotSkipTheByteRule) {
   // moved nothing, so it cannot explain bytes that went missing.
   RunReport r = correct_run();
   r.slaves[0].result.groups[1].transactions[1].flowops[0].stats.counters.bytes_read -= 100;
-  for (const auto kind : {engine::ErrorKind::kNotConnected, engine::ErrorKind::kAddrUnavailable}) {
+  for (const auto kind : {results::ErrorKind::kNotConnected, results::ErrorKind::kAddrUnavailable}) {
     rr_read(r.master.result).errors[static_cast<std::size_t>(kind)] = 1;
   }
   EXPECT_NE(find_result_problem(r, false).find("bytes disagree"), std::string::npos);
@@ -117,12 +117,12 @@ TEST(ResultChecks, FailuresThatMovedNoBytesDoNotSkipTheByteRule) {
 /// `r` with a UDP write added to the master's stream transaction and its mirror read on the
 /// slave: `sent` datagrams of 100 bytes sent, `received` of them arrived.
 RunReport with_udp_flowop(RunReport r, std::uint64_t sent, std::uint64_t received) {
-  engine::FlowopResult write;
+  results::FlowopResult write;
   write.type = "write";
   write.stats.counters.ops = sent;
   write.stats.counters.bytes_written = 100 * sent;
   write.stats.counters.datagrams.sent = sent;
-  engine::FlowopResult read;
+  results::FlowopResult read;
   read.type = "read";
   read.stats.counters.ops = received;
   read.stats.counters.bytes_read = 100 * received;
@@ -167,7 +167,7 @@ TEST(ResultChecks, FewerConnectionsAcceptedThanTheMasterOpenedIsNotOk) {
   // A profile that moves no bytes (uperf's canfail.xml: connect, then disconnect) gives the byte
   // rule nothing to catch: the connection rule must fail a slave whose mirror missed some.
   RunReport r = correct_run();
-  engine::FlowopResult& accept = r.slaves[0].result.groups[0].transactions[0].flowops[0];
+  results::FlowopResult& accept = r.slaves[0].result.groups[0].transactions[0].flowops[0];
   accept.type = "accept";  // the slave's mirror of the master's connect
   EXPECT_EQ(find_result_problem(r, false), "");
   accept.stats.counters.ops -= 1;
@@ -176,8 +176,8 @@ TEST(ResultChecks, FewerConnectionsAcceptedThanTheMasterOpenedIsNotOk) {
             "opened 4 and the slave's accept took 3");
 }
 
-constexpr auto kRefused = static_cast<std::size_t>(engine::ErrorKind::kRefused);
-constexpr auto kAddrUnavailable = static_cast<std::size_t>(engine::ErrorKind::kAddrUnavailable);
+constexpr auto kRefused = static_cast<std::size_t>(results::ErrorKind::kRefused);
+constexpr auto kAddrUnavailable = static_cast<std::size_t>(results::ErrorKind::kAddrUnavailable);
 
 TEST(ResultChecks, FailedConnectsAndAcceptsAreCountedNotExcused) {
   // A connect that failed (canfail) opened nothing the slave could take: the counts still agree.
@@ -195,7 +195,7 @@ TEST(ResultChecks, FailedConnectsAndAcceptsAreCountedNotExcused) {
   // An accept that failed had taken the connection: its errors count with its operations.
   RunReport accept_failed = correct_run();
   accept_failed.slaves[0].result.groups[0].transactions[0].flowops[0].type = "accept";
-  engine::SlotCounters& accept =
+  results::SlotCounters& accept =
       accept_failed.slaves[0].result.groups[0].transactions[0].flowops[0].stats.counters;
   accept.ops -= 1;
   accept.errors[kRefused] = 1;
@@ -209,7 +209,7 @@ TEST(ResultChecks, ConnectionCountsAreExcusedByATimeoutOrACut) {
   RunReport timeout = correct_run();
   timeout.slaves[0].result.groups[0].transactions[0].flowops[0].stats.counters.ops -= 1;
   timeout.master.result.groups[0].transactions[0].flowops[0].stats.counters
-      .errors[static_cast<std::size_t>(engine::ErrorKind::kTimedOut)] = 1;
+      .errors[static_cast<std::size_t>(results::ErrorKind::kTimedOut)] = 1;
   EXPECT_EQ(find_result_problem(timeout, false), "");
   RunReport cut = correct_run();
   cut.slaves[0].result.groups[0].transactions[0].flowops[0].stats.counters.ops -= 1;
@@ -221,7 +221,7 @@ TEST(ResultChecks, AFlowopTheSlaveCompletedFewerTimesIsNotOk) {
   // uperf's canfail.xml under load: the slave's mirror cut in its disconnect step, disconnects
   // short, in a run that moves no bytes and said "ok".
   RunReport r = correct_run();
-  engine::SlotCounters& disconnect =
+  results::SlotCounters& disconnect =
       r.slaves[0].result.groups[0].transactions[2].flowops[0].stats.counters;
   disconnect.ops -= 1;
   disconnect.expired = 1;
@@ -230,9 +230,9 @@ TEST(ResultChecks, AFlowopTheSlaveCompletedFewerTimesIsNotOk) {
       "completed 4 and the slave's disconnect completed 3 (0 cut on the master, 1 on the slave)";
   EXPECT_EQ(find_result_problem(r, false), said);
   // Failures that found no connection do not explain it; one that can end a stream early does.
-  disconnect.errors[static_cast<std::size_t>(engine::ErrorKind::kNotConnected)] = 2;
+  disconnect.errors[static_cast<std::size_t>(results::ErrorKind::kNotConnected)] = 2;
   EXPECT_EQ(find_result_problem(r, false), said);
-  disconnect.errors[static_cast<std::size_t>(engine::ErrorKind::kReset)] = 1;
+  disconnect.errors[static_cast<std::size_t>(results::ErrorKind::kReset)] = 1;
   EXPECT_EQ(find_result_problem(r, false), "");
   // A duration step's cut may leave either side an operation short (the byte rule holds there).
   RunReport timed = correct_run();
@@ -273,9 +273,9 @@ TEST(FailedOperations, ByKindAndSideOverAllSteps) {
   EXPECT_EQ(failed_operations_by_kind(r), "");
   r.master.result.groups[0].transactions[0].flowops[0].stats.counters.errors[kAddrUnavailable] = 7;
   r.master.result.groups[0].transactions[2].flowops[0].stats.counters
-      .errors[static_cast<std::size_t>(engine::ErrorKind::kNotConnected)] = 7;
+      .errors[static_cast<std::size_t>(results::ErrorKind::kNotConnected)] = 7;
   r.slaves[0].result.groups[0].transactions[2].flowops[0].stats.counters
-      .errors[static_cast<std::size_t>(engine::ErrorKind::kNotConnected)] = 7;
+      .errors[static_cast<std::size_t>(results::ErrorKind::kNotConnected)] = 7;
   EXPECT_EQ(failed_operations_by_kind(r),
             "master: not_connected 7, addr_unavailable 7; slave slave1: not_connected 7");
 }

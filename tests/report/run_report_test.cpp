@@ -25,7 +25,7 @@ TEST(Totals, TimedStepsOnly) {
   EXPECT_EQ(t.bytes_read, 1000 * testing::kKiB);
   EXPECT_EQ(t.bytes_written, 34'816'000u - 1000 * testing::kKiB);
   EXPECT_EQ(t.expired, 3u);
-  EXPECT_EQ(t.errors[static_cast<std::size_t>(engine::ErrorKind::kReset)], 2u);
+  EXPECT_EQ(t.errors[static_cast<std::size_t>(results::ErrorKind::kReset)], 2u);
   EXPECT_EQ(t.error_total(), 2u);
   EXPECT_DOUBLE_EQ(t.seconds, 5.0);
   EXPECT_DOUBLE_EQ(t.transactions_per_s(), 300.0);
@@ -42,7 +42,7 @@ TEST(Totals, AllStepsIncludeSetUp) {
 }
 
 TEST(Totals, EmptyResultHasNoRates) {
-  const Totals t = timed_totals(engine::RunResult{}, {0, 1});
+  const Totals t = timed_totals(results::RunResult{}, {0, 1});
   EXPECT_EQ(t.transactions, 0u);
   EXPECT_EQ(t.transactions_per_s(), 0.0);
   EXPECT_EQ(t.bits_per_s(), 0.0);
@@ -97,7 +97,7 @@ TEST(PeerDatagrams, AddedToTheirTransactionsRowAndMerged) {
   EXPECT_TRUE(add_peer_datagrams(names, 1, 1, {0, 57, 2, 0, 0, 1, 2'000}, s));
   // Rows in slot order: g0/connect, g0/rr, g0/disconnect, g1/idle, g1/stream.
   ASSERT_EQ(s.txns.size(), 5u);
-  EXPECT_EQ(s.txns[4].peer_datagrams, (engine::DatagramCounters{0, 97, 4, 1, 0, 1, 2'000}));
+  EXPECT_EQ(s.txns[4].peer_datagrams, (results::DatagramCounters{0, 97, 4, 1, 0, 1, 2'000}));
   EXPECT_FALSE(s.txns[1].peer_datagrams.any());
   // A transaction the master does not have is refused, not added elsewhere.
   EXPECT_FALSE(add_peer_datagrams(names, 2, 0, {1, 0, 0, 0, 0, 0, 0}, s));

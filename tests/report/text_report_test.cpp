@@ -184,9 +184,9 @@ TEST(FinalReportStatus, FailedOperationsAndEachSidesFirstErrorsAreInTheHeader) {
   // which side, and each side's first errors, a run of the same one folded.
   RunReport r = testing::make_report();
   r.slaves[0].result.groups[0].transactions[0].flowops[0].stats.counters
-      .errors[static_cast<std::size_t>(engine::ErrorKind::kNotConnected)] = 3;
-  const engine::ErrorSample no_port{"g0/connect/connect (strand 0)",
-                                    "connect to 10.0.0.2: Cannot assign requested address", false};
+      .errors[static_cast<std::size_t>(results::ErrorKind::kNotConnected)] = 3;
+  const results::ErrorSample no_port{"g0/connect/connect (strand 0)",
+                                     "connect to 10.0.0.2: Cannot assign requested address", false};
   r.master.result.error_samples = {no_port, no_port, no_port};
   r.slaves[0].result.error_samples = {
       {"g0/disconnect/disconnect (strand 0)", "disconnect: connection (anonymous) is not open",

@@ -62,5 +62,27 @@ TEST(TcpSummary, MergeAndTheWireForm) {
   EXPECT_FALSE(tcp_summary_from_json(nlohmann::json("tcp"), back));
 }
 
+TEST(TcpSummary, GaugesNoConnectionHadAreLeftOutAndReadBackEmpty) {
+  TcpSummary s;
+  s.add(reading(50, 1000, 600));  // neither ssthresh nor a pacing rate
+  const nlohmann::json j = s;
+  EXPECT_FALSE(j.contains("ssthresh"));
+  EXPECT_FALSE(j.contains("pacing_rate"));
+  EXPECT_TRUE(j.contains("cwnd"));
+  TcpSummary back;
+  ASSERT_TRUE(tcp_summary_from_json(j, back));
+  EXPECT_EQ(back, s);
+  EXPECT_TRUE(back.ssthresh.empty());
+
+  const nlohmann::json none = TcpSummary{};
+  EXPECT_TRUE(none.contains("rtt_us"));
+  ASSERT_TRUE(tcp_summary_from_json(none, back));
+  EXPECT_TRUE(back.empty());
+
+  nlohmann::json bad = j;
+  bad["ssthresh"] = nlohmann::json{{"n", 1}};
+  EXPECT_FALSE(tcp_summary_from_json(bad, back));
+}
+
 }  // namespace
 }  // namespace volley::stats

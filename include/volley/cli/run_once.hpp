@@ -38,7 +38,7 @@ struct RunOnceRequest {
   std::function<void(const report::RunReport&, const report::IntervalSample&)> on_interval;
   /// Each interval's full histograms as it ends (the latency log streams them).
   std::function<void(const report::RunReport&, const report::IntervalSample&,
-                     const std::vector<engine::SlotStats>&)>
+                     const std::vector<results::SlotStats>&)>
       on_interval_histograms;
 };
 

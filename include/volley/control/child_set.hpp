@@ -27,7 +27,7 @@
 #include "volley/control/connected_wire.hpp"
 #include "volley/control/message.hpp"
 #include "volley/engine/engine.hpp"
-#include "volley/engine/run_result.hpp"
+#include "volley/results/run_result.hpp"
 #include "volley/engine/step_bytes.hpp"
 #include "volley/sampling/cpu_sampler.hpp"
 #include "volley/process/child_process.hpp"
@@ -90,7 +90,7 @@ class ChildSet {
   /// Every child has sent its results.
   [[nodiscard]] bool all_results() const;
   /// Merges every child's result into `into`; returns a problem, or "".
-  std::string merge_results(engine::RunResult& into) const;
+  std::string merge_results(results::RunResult& into) const;
   /// The children's results messages (cpu, nic, system), in shard order.
   [[nodiscard]] std::vector<nlohmann::json> results() const;
 
@@ -125,8 +125,8 @@ class ChildSet {
 };
 
 /// This process's record for its side's result.
-engine::ProcessRecord process_record(std::string name, const engine::RunResult& result,
-                                     std::int64_t rss_before, std::int64_t rss_after,
-                                     const std::optional<sampling::CpuUsage>& cpu);
+results::ProcessRecord process_record(std::string name, const results::RunResult& result,
+                                      std::int64_t rss_before, std::int64_t rss_after,
+                                      const std::optional<sampling::CpuUsage>& cpu);
 
 }  // namespace volley::control

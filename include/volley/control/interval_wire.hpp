@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "volley/engine/plan.hpp"
-#include "volley/engine/slot_stats.hpp"
+#include "volley/results/slot_stats.hpp"
 #include "volley/sampling/kernel_counters.hpp"
 #include "volley/stats/tcp_summary.hpp"
 
@@ -28,7 +28,7 @@ inline constexpr std::size_t kMaxIntervalEntries = 10'000;
 struct TxnDatagrams {
   std::uint32_t group = 0;
   std::uint32_t txn = 0;
-  engine::DatagramCounters counts;
+  results::DatagramCounters counts;
   friend bool operator==(const TxnDatagrams&, const TxnDatagrams&) = default;
 };
 
@@ -62,11 +62,11 @@ std::optional<std::uint64_t> interval_requested(const nlohmann::json& message);
 /// The datagram counters of `slots` (one take of the engine's interval, indexed like
 /// `plan.slots`) added up per transaction, without the transactions that moved no datagram.
 std::vector<TxnDatagrams> txn_datagrams(const engine::Plan& plan,
-                                        const std::vector<engine::SlotStats>& slots);
+                                        const std::vector<results::SlotStats>& slots);
 
 /// The TCP summaries of `slots` merged per transaction, without the transactions that had no
 /// TCP connection open.
-std::vector<TxnTcp> txn_tcp(const engine::Plan& plan, const std::vector<engine::SlotStats>& slots);
+std::vector<TxnTcp> txn_tcp(const engine::Plan& plan, const std::vector<results::SlotStats>& slots);
 
 /// `interval_counts{interval, udp: [[group, txn, sent, received, gaps, late, duplicates,
 /// timeouts, jitter_ns], ...], tcp: [[group, txn, summary], ...], kernel: {name: moved}}` (`tcp`

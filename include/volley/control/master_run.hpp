@@ -76,7 +76,7 @@ struct MasterSettings {
   /// Each interval's full slot statistics (histograms included) as it ends, for the latency
   /// log; they are not kept.
   std::function<void(const report::RunReport&, const report::IntervalSample&,
-                     const std::vector<engine::SlotStats>&)>
+                     const std::vector<results::SlotStats>&)>
       on_interval_histograms;
   /// Progress lines for the operator (stderr).
   std::function<void(const std::string&)> log;

@@ -11,15 +11,15 @@
 #include <nlohmann/json.hpp>
 
 #include "volley/engine/plan.hpp"
-#include "volley/engine/run_result.hpp"
 
 namespace volley::control {
 
 /// 2: the end-of-step drain (written, drained). 3: the slave's hello may ask for a key (auth,
 /// auth_ok), and then every frame carries a MAC. 4: the slaves' UDP counts per interval
 /// (interval, interval_counts: interval_wire.hpp). 5: end_step says how many TCP data connections
-/// the master established to the slave (`connected`: connected_wire.hpp).
-inline constexpr std::uint32_t kProtocolVersion = 5;
+/// the master established to the slave (`connected`: connected_wire.hpp). 6: `results` carries
+/// the result in its one JSON form, the result document's (results/result_json.hpp).
+inline constexpr std::uint32_t kProtocolVersion = 6;
 inline constexpr std::string_view kMagic = "volley-control";
 
 /// What a master asks a slave to load: the profile as text, resolved the slave's way.
@@ -68,11 +68,6 @@ std::string check_hello(const nlohmann::json& message, const std::string& peer);
 
 nlohmann::json to_json(const LoadRequest& load);
 std::optional<LoadRequest> load_from_json(const nlohmann::json& message, std::string& error);
-
-nlohmann::json process_to_json(const engine::ProcessRecord& p);
-engine::ProcessRecord process_from_json(const nlohmann::json& j);
-nlohmann::json to_json(const engine::RunResult& result);
-std::optional<engine::RunResult> run_result_from_json(const nlohmann::json& j, std::string& error);
 
 /// A peer's field read without trusting it: the string at `key`, or `fallback` when it is missing
 /// or not a string. Never throws (nlohmann's value() throws on a wrongly typed field).

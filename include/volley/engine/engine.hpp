@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "volley/engine/plan.hpp"
-#include "volley/engine/run_result.hpp"
+#include "volley/results/run_result.hpp"
 #include "volley/engine/step_bytes.hpp"
 #include "volley/transport/data_listener.hpp"
 #include "volley/transport/memory_connection.hpp"
@@ -194,7 +194,7 @@ class Engine {
   /// Cuts everything and lets every strand run to the end without doing work (Ctrl-C, peer lost).
   void stop();
   /// Joins the workers (after the last on_txn_done, or after stop()) and merges their results.
-  RunResult finish();
+  results::RunResult finish();
 
   /// Operations and system calls completed so far on all workers, plus data connections routed
   /// to them (any thread; relaxed, for progress checks).
@@ -211,7 +211,7 @@ class Engine {
   /// their sum. Takes complete in the order they were made. A take still outstanding when the
   /// engine is destroyed is dropped; after finish() every take made before it has been posted.
   void take_interval(boost::asio::io_context& reply_on,
-                     std::function<void(std::vector<SlotStats>)> done);
+                     std::function<void(std::vector<results::SlotStats>)> done);
 
   [[nodiscard]] const Plan& plan() const { return plan_; }
   [[nodiscard]] const EngineConfig& config() const { return config_; }

@@ -55,8 +55,8 @@ struct SideComparison {
 
 /// The datagram counters of the peers of the master's flowop (group, txn, flowop), added up over
 /// the slaves that reported (see peer_flowop).
-[[nodiscard]] engine::DatagramCounters peer_datagrams(const RunReport& report, std::size_t group,
-                                                      std::size_t txn, std::size_t flowop);
+[[nodiscard]] results::DatagramCounters peer_datagrams(const RunReport& report, std::size_t group,
+                                                       std::size_t txn, std::size_t flowop);
 
 /// The comparison of `report.slaves[slave]` with the master's share of traffic with it (with a
 /// single slave, the master's share is all of its traffic to slaves).

@@ -25,10 +25,10 @@ struct IntervalTxnRow {
   std::uint64_t bytes = 0;         ///< Bytes read + written.
   std::uint64_t errors = 0;        ///< Errors of every kind.
   std::uint64_t expired = 0;
-  engine::DatagramCounters datagrams;  ///< UDP, the master's side (IntervalTxnCounters).
+  results::DatagramCounters datagrams;  ///< UDP, the master's side (IntervalTxnCounters).
   /// UDP, the slaves' side added up (IntervalTxnCounters::peer_datagrams); meaningful only when
   /// `peers.complete()`.
-  engine::DatagramCounters peer_datagrams;
+  results::DatagramCounters peer_datagrams;
   IntervalPeers peers;     ///< The sample's: whether the slaves' side is whole.
   std::optional<TcpBrief> tcp;  ///< IntervalTxnCounters::tcp
   /// IntervalTxnCounters::peer_tcp; meaningful only when `peers.complete()`.
@@ -48,7 +48,7 @@ struct DatagramWay {
   bool master_sends = true;            ///< "m->s"; else "s->m"
   std::optional<std::uint64_t> sent;   ///< by the sending side, in the interval
   /// The receiving side's counters in the interval (its `sent` is the other direction's).
-  std::optional<engine::DatagramCounters> receiver;
+  std::optional<results::DatagramCounters> receiver;
   std::string missing;  ///< why the slaves' side is not known, when it is not
 
   [[nodiscard]] std::string_view way() const { return master_sends ? "m->s" : "s->m"; }
@@ -57,10 +57,10 @@ struct DatagramWay {
 /// An interval's loss as the receiver sees it: the gaps it found in the interval minus the late
 /// datagrams that filled earlier gaps in it. Negative when more gaps of earlier intervals were
 /// filled than new ones opened; the intervals' losses add up to the receiver's loss over the run.
-[[nodiscard]] std::int64_t interval_lost(const engine::DatagramCounters& receiver);
+[[nodiscard]] std::int64_t interval_lost(const results::DatagramCounters& receiver);
 /// That loss against the sequence numbers the receiver accounted for in the interval (received +
 /// lost), in percent; 0 when it accounted for none.
-[[nodiscard]] double interval_loss_pct(const engine::DatagramCounters& receiver);
+[[nodiscard]] double interval_loss_pct(const results::DatagramCounters& receiver);
 
 /// The directions in which `row` moved datagrams (or timed out waiting for one), m->s first.
 [[nodiscard]] std::vector<DatagramWay> datagram_ways(const IntervalTxnRow& row);

@@ -8,11 +8,12 @@
 #include <cstdint>
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "volley/report/run_report.hpp"
-#include "volley/stats/latency_histogram.hpp"
+#include "volley/results/run_result.hpp"
 
 namespace volley::report {
 
@@ -29,10 +30,14 @@ void write_json_document(const RunReport& report, std::ostream& out);
 /// histogram buckets) on one line, plus a trailing newline. Invalid UTF-8 is replaced.
 void write_pretty_json(const nlohmann::json& j, std::ostream& out);
 
-/// A `latency_ns` object: {count, min, mean, stddev, p50, p90, p99, p99_9, p99_99, max,
-/// histogram}, ns. The histogram (sparse, stats::to_json) lets `volley merge` compute exact
-/// percentiles over several masters.
-[[nodiscard]] nlohmann::json latency_json(const stats::LatencyHistogram& h);
+/// One side's part of the document: `result` in its JSON form (results::to_json) with the
+/// document's figures added to the same objects (per transaction its step, window, iterations,
+/// its flowops' sums, rates and latency percentiles; per flowop its rates and percentiles) and
+/// `totals` over `timed_steps`. `names`, the master's slot names, adds to each master flowop the
+/// slave it talks to ("host"). Also the form of a merged result (`volley merge`).
+[[nodiscard]] nlohmann::json side_json(const results::RunResult& result,
+                                       const std::vector<std::size_t>& timed_steps,
+                                       const std::vector<SlotName>* names = nullptr);
 
 /// "2025-11-21T09:41:59.188Z": ISO-8601 UTC with milliseconds (truncated toward the past).
 [[nodiscard]] std::string iso8601_utc_ms(std::int64_t unix_ns);

@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "volley/engine/slot_stats.hpp"
+#include "volley/results/slot_stats.hpp"
 #include "volley/report/run_report.hpp"
 
 namespace volley::report {
@@ -30,7 +30,7 @@ void write_latency_log_header(std::ostream& out);
 /// The master's rows of interval `index`: one per non-empty bucket of every slot in `slots`
 /// (indexed like `report.slot_names`). Thread: any.
 void write_interval_histograms(const RunReport& report, std::size_t index,
-                               const std::vector<engine::SlotStats>& slots, std::ostream& out);
+                               const std::vector<results::SlotStats>& slots, std::ostream& out);
 /// The `all` rows: the merged histograms of the master and of each slave that reported.
 void write_run_histograms(const RunReport& report, std::ostream& out);
 /// Header and `all` rows (a latency log without interval rows), "\n" line ends.

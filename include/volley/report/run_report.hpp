@@ -12,9 +12,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "volley/engine/run_result.hpp"
+#include "volley/results/run_result.hpp"
 #include "volley/report/tcp_figures.hpp"
-#include "volley/engine/slot_stats.hpp"
+#include "volley/results/slot_stats.hpp"
 #include "volley/sampling/cpu_sampler.hpp"
 #include "volley/sampling/kernel_counters.hpp"
 #include "volley/sampling/nic_sampler.hpp"
@@ -28,7 +28,7 @@ std::string_view to_string(RunStatus s);  ///< "ok", "failed", "interrupted"
 struct SideReport {
   std::string role;  ///< "master" or "slave"
   std::string host;  ///< "master", or the slave's remotehost as written in the profile
-  engine::RunResult result;
+  results::RunResult result;
   std::optional<sampling::CpuUsage> cpu;  ///< over the timed part (see RunReport::timed_steps)
   std::optional<sampling::NicRates> nic;  ///< over the timed part
   /// The host's kernel counters over the timed part: one sample per host, whatever its processes.
@@ -58,10 +58,10 @@ struct IntervalTxnCounters {
   LatencySummary latency;  ///< per iteration
   /// UDP, the master's side: datagrams it sent, and what arrived at it (received, gaps, late,
   /// duplicates, timed-out reads; jitter the largest of its flowops').
-  engine::DatagramCounters datagrams;
+  results::DatagramCounters datagrams;
   /// UDP, the slaves' side over the same interval (their `interval_counts`, added up): what they
   /// sent, and what arrived at them. Whole only when the sample's `peers.complete()`.
-  engine::DatagramCounters peer_datagrams;
+  results::DatagramCounters peer_datagrams;
   /// The master's TCP connections of this transaction as the interval ended (TCP_INFO).
   std::optional<TcpBrief> tcp;
   /// The slaves' TCP connections of this transaction as they took the interval: their parts
@@ -151,7 +151,7 @@ struct Totals {
   std::uint64_t bytes_read = 0;
   std::uint64_t bytes_written = 0;
   std::uint64_t expired = 0;
-  std::array<std::uint64_t, engine::kErrorKindCount> errors{};
+  std::array<std::uint64_t, results::kErrorKindCount> errors{};
   double seconds = 0;
   [[nodiscard]] double transactions_per_s() const {
     return seconds > 0 ? static_cast<double>(transactions) / seconds : 0;
@@ -171,19 +171,19 @@ struct Totals {
 /// when it moved something.
 enum class Traffic { kAll, kStreams };
 
-Totals timed_totals(const engine::RunResult& result, const std::vector<std::size_t>& timed_steps,
+Totals timed_totals(const results::RunResult& result, const std::vector<std::size_t>& timed_steps,
                     Traffic traffic = Traffic::kAll);
 /// All steps, for the whole-run view.
-Totals all_totals(const engine::RunResult& result, Traffic traffic = Traffic::kAll);
+Totals all_totals(const results::RunResult& result, Traffic traffic = Traffic::kAll);
 
 /// How long barrier step `step` took on this side, seconds (0 when the step has no window).
-[[nodiscard]] double window_seconds(const engine::RunResult& result, std::size_t step);
+[[nodiscard]] double window_seconds(const results::RunResult& result, std::size_t step);
 /// The counters of a transaction's flowops added up: its operations, bytes, errors and expired
 /// (the transaction slot itself counts iterations in `ops`, and does not count expired).
-[[nodiscard]] engine::SlotCounters flowop_counters(const engine::TxnResult& txn,
-                                                   Traffic traffic = Traffic::kAll);
+[[nodiscard]] results::SlotCounters flowop_counters(const results::TxnResult& txn,
+                                                    Traffic traffic = Traffic::kAll);
 /// Whether a flowop's counters belong to `traffic`.
-[[nodiscard]] bool counts_in(const engine::SlotCounters& flowop, Traffic traffic);
+[[nodiscard]] bool counts_in(const results::SlotCounters& flowop, Traffic traffic);
 /// When the master released its first timed step (ns since the Unix epoch); nullopt when no
 /// timed step ran.
 [[nodiscard]] std::optional<std::int64_t> timed_start_unix_ns(const RunReport& report);
@@ -193,12 +193,12 @@ Totals all_totals(const engine::RunResult& result, Traffic traffic = Traffic::kA
 /// The compact form of one interval's slot counters (indexed like `slot_names`): what the series
 /// keeps. `step` is the step running at the end of the interval.
 void summarize_interval(const std::vector<SlotName>& slot_names,
-                        const std::vector<engine::SlotStats>& slots, IntervalSample& sample);
+                        const std::vector<results::SlotStats>& slots, IntervalSample& sample);
 /// Adds one slave's datagram counters of transaction (group, txn) over an interval to the
 /// sample's row of that transaction (`peer_datagrams`); false when the master has no such
 /// transaction.
 bool add_peer_datagrams(const std::vector<SlotName>& slot_names, std::size_t group, std::size_t txn,
-                        const engine::DatagramCounters& counts, IntervalSample& sample);
+                        const results::DatagramCounters& counts, IntervalSample& sample);
 /// Adds one slave's TCP summary of transaction (group, txn) at an interval to the sample's row
 /// of that transaction (`peer_tcp_parts`); false when the master has no such transaction.
 bool add_peer_tcp(const std::vector<SlotName>& slot_names, std::size_t group, std::size_t txn,

@@ -2,7 +2,7 @@
 /// \file
 /// What the report says of a transaction's TCP connections (stats::TcpSummary): the shares of
 /// busy time held back by the receiver's window and by the send buffer, the retransmitted share
-/// of segments, and the summary's form in the result document. Thread: any.
+/// of segments, and the figures the result document adds to the summary. Thread: any.
 #include <nlohmann/json.hpp>
 
 #include "volley/stats/tcp_summary.hpp"
@@ -33,8 +33,9 @@ struct TcpBrief {
 [[nodiscard]] TcpBrief tcp_brief(const stats::TcpSummary& s);
 [[nodiscard]] nlohmann::json tcp_brief_json(const TcpBrief& b);
 
-/// The document form: "connections", each gauge as {"n", "min", "median", "max"} (gauges no
-/// connection had are left out), each count, and the shares ("rwnd_limited_pct", ...).
-[[nodiscard]] nlohmann::json tcp_json(const stats::TcpSummary& s);
+/// The document's figures, added to `tcp`, which holds `s` in its own form (stats::to_json: each
+/// count, and each gauge a connection had as a sketch with its n, min and max): "connections",
+/// each such gauge's "median", and the shares ("rwnd_limited_pct", ...).
+void add_tcp_figures(nlohmann::json& tcp, const stats::TcpSummary& s);
 
 }  // namespace volley::report

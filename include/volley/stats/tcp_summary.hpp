@@ -95,9 +95,12 @@ inline constexpr std::array<TcpCount, 6> kTcpCounts{{
     {"sndbuf_limited_us", &TcpSummary::sndbuf_limited_us},
 }};
 
-/// The complete form for the wire: each gauge's sketch (ValueSketch's form) and each count.
+/// The complete form (results and the wire): each count, and each gauge's sketch (ValueSketch's
+/// form), except the gauges no connection had; `rtt_us`, which every connection has, is always
+/// there.
 void to_json(nlohmann::json& j, const TcpSummary& s);
-/// false (and `out` untouched) when a field is missing or malformed.
+/// A gauge left out reads as empty. false (and `out` untouched) when `rtt_us` or a count is
+/// missing, or a field is malformed.
 [[nodiscard]] bool tcp_summary_from_json(const nlohmann::json& j, TcpSummary& out);
 
 }  // namespace volley::stats

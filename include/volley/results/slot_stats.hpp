@@ -4,11 +4,11 @@
 #include <array>
 #include <cstdint>
 
-#include "volley/engine/error_kind.hpp"
+#include "volley/results/error_kind.hpp"
 #include "volley/stats/latency_histogram.hpp"
 #include "volley/stats/tcp_summary.hpp"
 
-namespace volley::engine {
+namespace volley::results {
 
 /// UDP: what was sent, and what the receiving side saw arrive (from each datagram's header).
 /// Zero on TCP. `lost` counts sequence gaps when they are seen; a datagram that then arrives late
@@ -57,4 +57,4 @@ struct SlotStats {
   void reset();
 };
 
-}  // namespace volley::engine
+}  // namespace volley::results

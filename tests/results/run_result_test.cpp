@@ -1,9 +1,9 @@
 // merge_into(): processes' shares of one plan add up to one result.
-#include "volley/engine/run_result.hpp"
+#include "volley/results/run_result.hpp"
 
 #include <gtest/gtest.h>
 
-namespace volley::engine {
+namespace volley::results {
 namespace {
 
 RunResult share(std::uint64_t strands, std::uint64_t ops, std::uint64_t bytes, std::int64_t start_ns,
@@ -44,9 +44,28 @@ TEST(RunResultMerge, CountsHistogramsStrandsAndProcessesAdd) {
   EXPECT_DOUBLE_EQ(memory_per_connection(merged), 1000.0);
 }
 
-TEST(RunResultMerge, ResidentBytesAreThisProcesssMemory) {
-  EXPECT_GT(resident_bytes(), 0);
+TEST(RunResultMerge, UncorrectedLatencyTcpAndUnstartedWindowsMerge) {
+  RunResult a = share(1, 4, 64, 0, 0, 1000, "a");  // its step never started: start 0
+  RunResult b = share(1, 6, 96, 2000, 400, 3000, "b");
+  stats::LatencyHistogram uncorrected;
+  uncorrected.record(std::uint64_t{500});
+  b.groups[0].transactions[0].uncorrected_latency = uncorrected;
+  stats::TcpReading reading;
+  reading.rtt_us = 40;
+  a.groups[0].transactions[0].stats.tcp.add(reading);
+  b.groups[0].transactions[0].stats.tcp.add(reading);
+  RunResult merged;
+  merge_into(merged, a);
+  merge_into(merged, b);
+  const auto& txn = merged.groups[0].transactions[0];
+  ASSERT_TRUE(txn.uncorrected_latency.has_value());
+  EXPECT_EQ(txn.uncorrected_latency->count(), 1U);
+  EXPECT_EQ(txn.stats.tcp.connections(), 2U);
+  // A window that never started takes the other's start.
+  EXPECT_EQ(merged.windows[0].start_unix_ns, 2000);
+  EXPECT_EQ(merged.windows[0].elapsed.count(), 400);
+  EXPECT_EQ(merged.processes.size(), 2U);
 }
 
 }  // namespace
-}  // namespace volley::engine
+}  // namespace volley::results

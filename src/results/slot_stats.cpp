@@ -1,9 +1,9 @@
-#include "volley/engine/slot_stats.hpp"
+#include "volley/results/slot_stats.hpp"
 
 #include <algorithm>
 #include <numeric>
 
-namespace volley::engine {
+namespace volley::results {
 
 std::uint64_t SlotCounters::error_total() const {
   return std::accumulate(errors.begin(), errors.end(), std::uint64_t{0});
@@ -40,4 +40,4 @@ void SlotStats::reset() {
   tcp = stats::TcpSummary{};
 }
 
-}  // namespace volley::engine
+}  // namespace volley::results

@@ -1,12 +1,8 @@
-#include "volley/engine/run_result.hpp"
-
-#include <malloc.h>
-#include <unistd.h>
+#include "volley/results/run_result.hpp"
 
 #include <algorithm>
-#include <fstream>
 
-namespace volley::engine {
+namespace volley::results {
 
 SlotCounters RunResult::totals() const {
   SlotCounters sum;
@@ -72,17 +68,6 @@ void merge_into(RunResult& into, const RunResult& part) {
   into.processes.insert(into.processes.end(), part.processes.begin(), part.processes.end());
 }
 
-std::int64_t resident_bytes() {
-  // Free heap pages go back to the kernel first: what is left is what the process holds, not
-  // what the allocator keeps cached (a burst of accepts frees thousands of header reads at once).
-  ::malloc_trim(0);
-  std::ifstream statm("/proc/self/statm");
-  std::int64_t size = 0;
-  std::int64_t resident = 0;
-  if (!(statm >> size >> resident)) return 0;
-  return resident * static_cast<std::int64_t>(::sysconf(_SC_PAGESIZE));
-}
-
 double memory_per_connection(const RunResult& result) {
   std::int64_t growth = 0;
   std::uint64_t connections = 0;
@@ -93,4 +78,4 @@ double memory_per_connection(const RunResult& result) {
   return connections == 0 ? 0.0 : static_cast<double>(growth) / static_cast<double>(connections);
 }
 
-}  // namespace volley::engine
+}  // namespace volley::results

@@ -2,12 +2,13 @@
 // What one side (master or a slave) measured in one run: plain values, mergeable, serialisable.
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "volley/engine/slot_stats.hpp"
+#include "volley/results/slot_stats.hpp"
 
-namespace volley::engine {
+namespace volley::results {
 
 struct FlowopResult {
   std::string type;
@@ -77,12 +78,8 @@ struct RunResult {
 /// An empty `into` (no groups) becomes `part`.
 void merge_into(RunResult& into, const RunResult& part);
 
-/// Resident set size of this process in bytes (/proc/self/statm), 0 if unreadable, after the
-/// allocator has returned its free pages (malloc_trim): memory held, not memory cached.
-std::int64_t resident_bytes();
-
 /// Data connections per process record, RSS growth summed over the records divided by the
 /// connections they hold; 0 without connections.
 double memory_per_connection(const RunResult& result);
 
-}  // namespace volley::engine
+}  // namespace volley::results
