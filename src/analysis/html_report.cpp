@@ -41,6 +41,7 @@ XAxis make_x_axis(const std::vector<LabeledSeries>& series) {
     return axis;
   }
   std::vector<double> xs;
+  xs.reserve(values.size());
   for (const json& v : values) xs.push_back(v.get<double>());
   return numeric_axis(std::move(xs), log);
 }

@@ -193,6 +193,17 @@ void define_command_line(CLI::App& app, CommandLine& cl) {
 }
 
 int App::main(int argc, char** argv) {
+  try {
+    return dispatch(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "volley: internal error: " << e.what() << "\n";
+  } catch (...) {
+    std::cerr << "volley: internal error: an unknown exception\n";
+  }
+  return core::to_int(core::ExitCode::kRunFailed);
+}
+
+int App::dispatch(int argc, char** argv) {
   CLI::App app;
   CommandLine cl;
   define_command_line(app, cl);

@@ -74,6 +74,7 @@ std::string LocalSlave::start(std::size_t workers, const std::string& executable
     args.push_back(std::to_string(workers));
   }
   std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   // The slave starts with SIGINT blocked, so a Ctrl-C pressed while it starts waits until it has

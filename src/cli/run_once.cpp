@@ -52,7 +52,7 @@ report::RunReport run_once(const RunOnceRequest& request) {
   std::optional<InterruptSignals::Watch> interrupts;
   interrupts.emplace(context, [&master] { master.interrupt(); });
   std::string internal_error;
-  asio::co_spawn(context, master.run(), [&](std::exception_ptr e) {
+  asio::co_spawn(context, master.run(), [&](const std::exception_ptr& e) {
     interrupts.reset();  // its cancelled read completes in this run() of the context
     if (!e) return;
     // The run reports errors as values; an exception is a bug, reported rather than a crash.

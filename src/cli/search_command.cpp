@@ -165,7 +165,7 @@ int search_command(const SearchOptions& search_options) {
       }
       report::RunReport result = run_once(sweep_request(options, loaded, local, key));
       result.command_line =
-          sweep_command_line(options, {"--vary", options.vary}, name + "=" + value);
+          sweep_command_line(options, {"--vary", options.vary}, fmt::format("{}={}", name, value));
       interrupted = result.status == report::RunStatus::kInterrupted;
       t.runs.push_back(report::to_json_document(result));
       t.met = !interrupted && analysis::run_meets(t.runs.back(), target, t.why);
@@ -183,7 +183,9 @@ int search_command(const SearchOptions& search_options) {
 
   // The curve: the tried loads in increasing order, as a sweep's points.
   std::vector<analysis::SweepPoint> points;
+  points.reserve(tried.size());
   std::vector<const Tried*> by_load;
+  by_load.reserve(tried.size());
   for (const Tried& t : tried) by_load.push_back(&t);
   std::sort(by_load.begin(), by_load.end(),
             [](const Tried* a, const Tried* b) { return a->load < b->load; });

@@ -156,6 +156,7 @@ int sweep_command(const SweepOptions& options) {
     analysis::Series series;
     series.vary_name = vary.name;
     std::vector<nlohmann::json> values;
+    values.reserve(points.size());
     for (const auto& p : points) values.push_back(p.value);
     series.log_x = analysis::use_log_axis(values, vary.spacing);
     series.points = points;

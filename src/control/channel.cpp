@@ -22,7 +22,7 @@ using nlohmann::json;
 namespace {
 constexpr auto kAwait = asio::as_tuple(asio::use_awaitable);
 /// A frame's buffer grows by at most this much ahead of the bytes read into it.
-constexpr std::size_t kReadChunk = 64 * 1024;
+constexpr std::size_t kReadChunk = std::size_t{64} * 1024;
 
 ChannelError from_error(const boost::system::error_code& ec, const std::string& peer) {
   if (ec == asio::error::eof) return {fmt::format("{} closed the control connection", peer), true, true};

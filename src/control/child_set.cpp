@@ -137,8 +137,8 @@ asio::awaitable<std::string> ChildSet::load(LoadRequest load) {
   co_return std::string();
 }
 
-void ChildSet::listen(std::function<void(std::size_t, json)> on_message,
-                      std::function<void(std::size_t, ChannelError)> on_lost) {
+void ChildSet::listen(const std::function<void(std::size_t, json)>& on_message,
+                      const std::function<void(std::size_t, ChannelError)>& on_lost) {
   for (std::size_t i = 0; i < children_.size(); ++i) {
     children_[i].reader_alive = true;
     asio::co_spawn(

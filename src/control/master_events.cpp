@@ -209,7 +209,7 @@ void MasterRun::State::on_slave_message(std::size_t i, const json& m) {
       break;
     }
     case MessageType::kIntervalCounts: {
-      const auto part = interval_part_from_json(m);
+      auto part = interval_part_from_json(m);
       if (!part || part->interval != s.intervals_answered || part->interval >= intervals_taken) {
         fail(fmt::format("slave {} sent a malformed or unexpected interval_counts message", s.address.host));
         break;
@@ -263,7 +263,7 @@ void MasterRun::State::on_interval_tick() {
   // The workers answer on this thread later; samples arrive in the order they were taken.
   // Only counters and a few percentiles are kept: the series must not grow with the
   // histograms' size. The full histograms go to the latency log, if asked for, and go.
-  engine->take_interval(context, [this, n, sample = std::move(sample)](std::vector<results::SlotStats> slots) mutable {
+  engine->take_interval(context, [this, n, sample = std::move(sample)](const std::vector<results::SlotStats>& slots) mutable {
     report::summarize_interval(report.slot_names, slots, sample);
     report.intervals.push_back(std::move(sample));
     if (const auto early = early_parts.find(n); early != early_parts.end()) {

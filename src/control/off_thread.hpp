@@ -39,7 +39,8 @@ boost::asio::awaitable<std::invoke_result_t<F>> run_off_thread(boost::asio::io_c
       wake.cancel();
     });
   });
-  while (!done) {
+  // `done` is set by the handler posted above, which runs while this coroutine waits.
+  while (!done) {  // NOLINT(bugprone-infinite-loop)
     co_await wake.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
   }
   helper.join();

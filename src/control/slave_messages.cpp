@@ -259,7 +259,7 @@ asio::awaitable<void> SlaveServer::on_interval(Session& s, const json& m) {
   std::optional<sampling::ProtocolCounterMap> kernel;
   if (s.run->kernel_series) kernel = s.run->kernel_series->next();
   s.run->engine->take_interval(context_, [&s, n = *n, kernel = std::move(kernel)](
-                                             std::vector<results::SlotStats> slots) {
+                                             const std::vector<results::SlotStats>& slots) {
     if (!s.run) return;
     s.events.push(IntervalTaken{interval_counts_message(n, txn_datagrams(s.run->plan, slots),
                                                         txn_tcp(s.run->plan, slots), kernel)});

@@ -124,7 +124,7 @@ void SlaveServer::start() { asio::co_spawn(context_, accept_loop(), asio::detach
 void SlaveServer::adopt(tcp::socket socket) {
   ++sessions_;
   // A child's link to its parent: trusted, it takes no place among strangers' connections.
-  asio::co_spawn(context_, serve(std::move(socket), next_session_++), [this](std::exception_ptr e) {
+  asio::co_spawn(context_, serve(std::move(socket), next_session_++), [this](const std::exception_ptr& e) {
     if (!e) return;
     try {
       std::rethrow_exception(e);
@@ -203,7 +203,7 @@ asio::awaitable<void> SlaveServer::accept_loop() {
       }
     }
     ++sessions_;
-    asio::co_spawn(context_, serve(std::move(socket), id), [this](std::exception_ptr e) {
+    asio::co_spawn(context_, serve(std::move(socket), id), [this](const std::exception_ptr& e) {
       if (!e) return;
       // serve() catches what a session throws; reaching here is a bug in serve() itself.
       try {

@@ -18,8 +18,8 @@ namespace {
 /// a 64 KiB write is one system call) but bounded, since a 3 GiB write just loops over it. A
 /// stream read asks for at most 16 KiB of it (kStreamReadAsk in strand.cpp); a read with chunk=
 /// or a UDP datagram may use the whole buffer.
-constexpr std::uint64_t kMinBuffer = 256 * 1024;
-constexpr std::uint64_t kMaxBuffer = 4 * 1024 * 1024;
+constexpr std::uint64_t kMinBuffer = std::uint64_t{256} * 1024;
+constexpr std::uint64_t kMaxBuffer = std::uint64_t{4} * 1024 * 1024;
 
 std::uint64_t largest_message(const profile::FlowopSpec& spec) {
   if (const auto* w = std::get_if<profile::WriteOp>(&spec)) return w->size.max_bytes;

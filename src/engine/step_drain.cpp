@@ -28,7 +28,7 @@ using boost::system::error_code;
 namespace {
 
 /// The drain reads into a buffer of its own size: a profile's largest read may be a byte.
-constexpr std::size_t kDrainBufferBytes = 64 * 1024;
+constexpr std::size_t kDrainBufferBytes = std::size_t{64} * 1024;
 
 /// Where drained bytes of connection `conn` are counted in transaction `txn`: the first flowop
 /// that reads on it (the one whose mirror wrote them), besides the transaction itself.
@@ -422,7 +422,7 @@ void Worker::post_drain(std::size_t txn,
       asio::co_spawn(
           context_,
           strands_[local]->drain(txn, std::move(per_strand[local]), deadline, gather->buffer),
-          [gather](std::exception_ptr e, std::vector<DrainShortfall> found) {
+          [gather](const std::exception_ptr& e, std::vector<DrainShortfall> found) {
             if (e) {
               found.push_back({{}, 0, "internal error in the drain"});
             }
@@ -433,7 +433,7 @@ void Worker::post_drain(std::size_t txn,
   });
 }
 
-void Engine::drain(std::size_t txn, std::vector<ConnectionBytes> peer_written,
+void Engine::drain(std::size_t txn, const std::vector<ConnectionBytes>& peer_written,
                    std::chrono::steady_clock::time_point deadline, asio::io_context& reply_on,
                    std::function<void(std::vector<DrainShortfall>)> done) {
   std::vector<std::vector<std::pair<std::uint32_t, ConnectionBytes>>> per_worker(workers_.size());

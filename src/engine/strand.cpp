@@ -241,7 +241,7 @@ awaitable<void> Strand::run_txn(const TxnPlan& txn) {
             }
             transport::ReadResult got;
             if (auto resuming = StreamOps::resuming_read(r, into)) {
-              got = co_await std::move(*resuming);  // no frame, no dispatch
+              got = co_await std::move(*resuming);  // NOLINT(performance-move-const-arg): Asio awaits rvalues; no frame, no dispatch
               StreamOps::resumed(*this, r, &limit, got);
             } else {
               auto [ec, n] = co_await StreamOps::read_wait(r, into);

@@ -26,11 +26,11 @@ namespace {
 /// runs the receiving socket's input): one 64 KiB stream reached 1.46 of stream_ref's throughput
 /// with 16 KiB asks, against 0.44-0.52 with 256 KiB or 64 KiB asks (docs/performance.md,
 /// bench/bulk_vs_stream_ref.sh). A ping-pong's messages are smaller, so nothing changes there.
-constexpr std::size_t kStreamReadAsk = 16 * 1024;
+constexpr std::size_t kStreamReadAsk = std::size_t{16} * 1024;
 /// The same when the peer sends with sendfile (the slave's recvfile, the mirror of a sendfile):
 /// the sender copies nothing, the reader is the bottleneck, and fewer, larger reads cost it less
 /// (sendfile: 0.49 of stream_ref -f with 16 KiB asks, 0.93 with 256 KiB).
-constexpr std::size_t kZeroCopyPeerReadAsk = 256 * 1024;
+constexpr std::size_t kZeroCopyPeerReadAsk = std::size_t{256} * 1024;
 
 }  // namespace
 
@@ -200,7 +200,7 @@ awaitable<OpOutcome> StreamOps::read_rest(StrandCore& s, PendingRead r) {
     if (auto stop = read_begin(s, r, into)) co_return std::move(*stop);
     transport::ReadResult got;
     if (auto resuming = resuming_read(r, into)) {
-      got = co_await std::move(*resuming);
+      got = co_await std::move(*resuming);  // NOLINT(performance-move-const-arg): Asio awaits rvalues
     } else {
       auto [ec, n] = co_await read_wait(r, into);
       got = {ec, n};

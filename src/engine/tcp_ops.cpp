@@ -24,18 +24,19 @@ namespace {
 /// A stream read that must wait for at least this many bytes asks the kernel to wake it only when
 /// they are there (or kMaxWakeAfter of them), not at each arrival: see TcpOps::expect. Below it
 /// (a ping-pong's messages) the mark stays at 1 and costs no system call.
-constexpr std::uint64_t kWakeFrom = 16 * 1024;
+constexpr std::uint64_t kWakeFrom = std::uint64_t{16} * 1024;
 
 /// Asks for the cache lines of [address, address + Bytes) ahead of use, unrolled (a fixed
 /// number of prefetch instructions, no loop). A hint: an address that is stale (a strand's
 /// connection or frame that went away) costs a wasted fetch, never a fault.
 template <std::size_t Bytes>
 void prefetch(const void* address) {
+  // Addresses computed as integers on purpose: a prefetch only needs the cache line.
   const auto at = reinterpret_cast<std::uintptr_t>(address);
   [&]<std::size_t... Line>(std::index_sequence<Line...>) {
-    (__builtin_prefetch(reinterpret_cast<const void*>(at + Line * 64)), ...);
+    (__builtin_prefetch(reinterpret_cast<const void*>(at + Line * 64)), ...);  // NOLINT(performance-no-int-to-ptr)
   }(std::make_index_sequence<(Bytes + 63) / 64>());
-  __builtin_prefetch(reinterpret_cast<const void*>(at + Bytes - 1));  // the line it ends in
+  __builtin_prefetch(reinterpret_cast<const void*>(at + Bytes - 1));  // NOLINT(performance-no-int-to-ptr): its last line
 }
 
 /// Below this many strands on a worker their state stays in the cache (about 2 KiB each, against
@@ -47,7 +48,8 @@ constexpr std::size_t kPrefetchFromStrands = 256;
 awaitable<bool> wait_gate(StrandCore& s, ConnectGate& gate) {
   bool granted = false;
   gate.queue(s.timer_, granted);
-  while (!granted) {
+  // The gate sets `granted` through the reference it keeps while this coroutine waits.
+  while (!granted) {  // NOLINT(bugprone-infinite-loop)
     if (!s.may_wait(Waiting::kConnect)) {
       gate.forget(s.timer_);
       co_return false;
@@ -204,7 +206,7 @@ void TcpOps::resumed(StrandCore& s, StrandConnection& c, Link& tcp, const void* 
   prefetch<kAsioState>(next.reactor_state);
   prefetch<kAsioState>(next.read_op);
   prefetch<kAsioState>(next.entry_frame);
-  prefetch<kFrameBytes>(reinterpret_cast<const void*>(
+  prefetch<kFrameBytes>(reinterpret_cast<const void*>(  // NOLINT(performance-no-int-to-ptr)
       reinterpret_cast<std::uintptr_t>(next.frame) - kFrameBefore));
 }
 

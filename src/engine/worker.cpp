@@ -49,7 +49,7 @@ std::uint32_t Worker::add_strand(std::size_t group, std::uint64_t strand) {
 void Worker::start() {
   guard_.emplace(context_.get_executor());
   for (auto& strand : strands_) {
-    asio::co_spawn(context_, strand->run(), [this](std::exception_ptr e) {
+    asio::co_spawn(context_, strand->run(), [this](const std::exception_ptr& e) {
       if (!e) return;
       // Executors return errors as values; an exception here is a bug, reported, not hidden.
       try {

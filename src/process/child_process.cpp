@@ -114,6 +114,7 @@ std::variant<ChildProcess, std::string> ChildProcess::spawn(const std::string& e
   std::vector<std::string> all = {"volley", "serve", "--child-fd", std::to_string(kChildFd)};
   all.insert(all.end(), args.begin(), args.end());
   std::vector<char*> argv;
+  argv.reserve(all.size() + 1);
   for (auto& a : all) argv.push_back(a.data());
   argv.push_back(nullptr);
   // A session of its own: out of the terminal's job and its scheduler group (see the header).

@@ -16,6 +16,8 @@
 #include <string_view>
 #include <system_error>
 
+#include <fmt/format.h>
+
 #include "volley/sampling/text_file.hpp"
 
 extern char** environ;  // POSIX: the process environment, passed on to spawned commands
@@ -225,10 +227,10 @@ class SnapshotReader {
       for (const auto& q : *queues) {
         if (q.starts_with("rx-")) {
           ++rx;
-          rps[q] = text(dir / "queues" / q / "rps_cpus", key + "rps_cpus." + q);
+          rps[q] = text(dir / "queues" / q / "rps_cpus", fmt::format("{}rps_cpus.{}", key, q));
         } else if (q.starts_with("tx-")) {
           ++tx;
-          xps[q] = text(dir / "queues" / q / "xps_cpus", key + "xps_cpus." + q);
+          xps[q] = text(dir / "queues" / q / "xps_cpus", fmt::format("{}xps_cpus.{}", key, q));
         }
       }
       i["rx_queues"] = rx;
@@ -248,7 +250,7 @@ class SnapshotReader {
       for (const auto& [irq, labels] : *irqs) {
         if (!names_interface(labels, name)) continue;
         affinity[irq] = text(fs::path("proc/irq") / irq / "smp_affinity_list",
-                             key + "irqs." + irq);
+                             fmt::format("{}irqs.{}", key, irq));
       }
       i["irqs"] = std::move(affinity);
     }
@@ -336,7 +338,7 @@ class SnapshotReader {
 void flatten(const json& value, const std::string& prefix, std::map<std::string, json>& out) {
   if (value.is_object() && !value.empty()) {
     for (const auto& [key, child] : value.items()) {
-      flatten(child, prefix.empty() ? key : prefix + "." + key, out);
+      flatten(child, prefix.empty() ? key : fmt::format("{}.{}", prefix, key), out);
     }
     return;
   }
@@ -382,6 +384,7 @@ std::optional<std::string> run_command(const std::vector<std::string>& argv) {
   posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
 
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid = 0;

@@ -33,8 +33,8 @@ constexpr auto kAcceptBackoff = std::chrono::milliseconds(100);
 /// A connection whose header is still on its way. Shared with the read's handler so its buffer
 /// outlives a close().
 struct DataListener::Pending {
-  Pending(tcp::socket s, asio::any_io_executor executor)
-      : socket(std::move(s)), deadline(std::move(executor)) {}
+  Pending(tcp::socket s, const asio::any_io_executor& executor)
+      : socket(std::move(s)), deadline(executor) {}
   tcp::socket socket;
   tcp::endpoint peer;  // kept: a socket closed by the deadline no longer knows it
   asio::steady_timer deadline;

@@ -59,8 +59,8 @@ class ChildSet {
   /// After load(): each child's negotiated listeners (Engine::negotiated_ports()).
   [[nodiscard]] const std::vector<std::vector<std::uint16_t>>& negotiated() const { return negotiated_; }
   /// From now on, each child's messages and its loss come through these (on the context).
-  void listen(std::function<void(std::size_t, nlohmann::json)> on_message,
-              std::function<void(std::size_t, ChannelError)> on_lost);
+  void listen(const std::function<void(std::size_t, nlohmann::json)>& on_message,
+              const std::function<void(std::size_t, ChannelError)>& on_lost);
   /// Sends `m` to every child still linked; returns the first problem, or "".
   boost::asio::awaitable<std::string> send_all(nlohmann::json m);
 

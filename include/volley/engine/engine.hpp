@@ -188,7 +188,7 @@ class Engine {
   /// release: every strand reads on each of its connections in `peer_written` until it has all
   /// the peer wrote there during step `txn` (counted as that step's bytes read), or `deadline`.
   /// Returns at once; `done` runs later on `reply_on` with the connections left short.
-  void drain(std::size_t txn, std::vector<ConnectionBytes> peer_written,
+  void drain(std::size_t txn, const std::vector<ConnectionBytes>& peer_written,
              std::chrono::steady_clock::time_point deadline, boost::asio::io_context& reply_on,
              std::function<void(std::vector<DrainShortfall>)> done);
   /// Cuts everything and lets every strand run to the end without doing work (Ctrl-C, peer lost).

@@ -90,7 +90,7 @@ class TcpConnection {
   /// send that many, or its reader waits for bytes that never come. A system call only when the
   /// mark changes.
   void wake_after(std::size_t bytes);
-  static constexpr std::size_t kMaxWakeAfter = 64 * 1024;
+  static constexpr std::size_t kMaxWakeAfter = std::size_t{64} * 1024;
   /// A send(2) now, without waiting (the socket is non-blocking, and MSG_DONTWAIT says so again):
   /// straight to the system call rather than through Asio's write_some (its loop and error
   /// plumbing were ~40 instructions a write). EINTR is tried again; EAGAIN is would_block().
