@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Style held by tools: clang-format (.clang-format) over every C++ file of the tree, and
 # clang-tidy (.clang-tidy: bugprone-* and performance-*) over the sources that changed since the
-# tree was last checked whole.
+# tree was last checked whole (.ci/tidy-base). Not yet a CI stage: the tree is not formatted yet.
 #
 # usage: scripts/style.sh [--fix] [--tidy-all] [BUILD_DIR]
 #   (no flag)   check: formatting of the whole tree (fast), clang-tidy on the .cpp files under src/
