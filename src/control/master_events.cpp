@@ -25,12 +25,6 @@ namespace {
 
 constexpr auto kTick = std::chrono::milliseconds(250);
 
-std::int64_t unix_now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 /// One line of the control trace (VOLLEY_TRACE_CONTROL) for an event the run handles.
 std::string describe_event(const MasterEvent& event) {
   return std::visit(

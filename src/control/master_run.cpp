@@ -56,9 +56,7 @@ void MasterRun::State::begin_report() {
   report.variables = settings.variables;
   report.seed = settings.seed;
   report.workers = settings.workers;
-  report.start_unix_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                             std::chrono::system_clock::now().time_since_epoch())
-                             .count();
+  report.start_unix_ns = unix_now_ns();
   report.master.role = "master";
   report.master.host = "master";
   // Before the run, so reading /proc and /sys and running tc does not disturb what is measured.

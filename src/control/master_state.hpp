@@ -41,6 +41,13 @@ using MasterClock = std::chrono::steady_clock;
 /// then is reported missing.
 inline constexpr auto kInterruptedResultsTimeout = std::chrono::milliseconds(500);
 
+/// Now, in ns since the Unix epoch: the report's wall-clock times.
+inline std::int64_t unix_now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 /// What the run's script reacts to (a namespace of their own: a slave's session has its own).
 namespace master_events {
 

@@ -27,12 +27,6 @@ namespace {
 /// progress (and none thinks) for this long: what they wait for will not come.
 constexpr auto kStuckAfter = std::chrono::milliseconds(500);
 
-std::int64_t unix_now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 /// The report's name and host for every stat slot of the plan: "group/txn/flowop".
 std::vector<report::SlotName> slot_names(const profile::Profile& profile, const engine::Plan& plan) {
   std::vector<report::SlotName> names;
