@@ -164,9 +164,10 @@ void Worker::post_take_interval(std::function<void(std::vector<results::SlotStat
     std::vector<results::SlotStats> taken = std::move(interval_);
     interval_ = std::vector<results::SlotStats>(taken.size());
     for (std::size_t i = 0; i < taken.size(); ++i) totals_[i].merge(taken[i]);
-    // The interval's TCP figures are its connections as it ends, never added to the totals
-    // (whose TCP figures are the transactions' ends): a connection's counts run from its opening.
-    for (results::SlotStats& s : taken) s.tcp = stats::TcpSummary{};
+    // The interval's TCP figures are each connection read once: as its transaction ended within
+    // the interval (those readings are the totals' too), or as the interval ends for the strands
+    // still inside a transaction (never added to the totals: a connection's counts run from its
+    // opening, so the totals take each connection at its transaction's end only).
     for (const auto& strand : strands_) strand->sample_tcp_now(taken);
     deliver(std::move(taken));
   };
