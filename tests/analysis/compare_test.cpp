@@ -10,7 +10,7 @@ namespace {
 using nlohmann::json;
 
 /// The parts of a run document the comparison reads.
-json fake_run(double tps, double p99) {
+json compared_run(double tps, double p99) {
   json timed = {{"step", 0}, {"latency_ns", {{"p50", p99 / 2}, {"p99", p99}, {"p99_9", p99}}}};
   return json{{"status", "ok"},
               {"timed_steps", {0}},
@@ -25,7 +25,7 @@ Series series(const std::vector<std::pair<int, std::vector<double>>>& tps_per_va
   s.vary_name = "t";
   for (const auto& [value, rates] : tps_per_value) {
     SweepPoint p{value, {}};
-    for (const double r : rates) p.runs.push_back(fake_run(r, 1e6 / r));
+    for (const double r : rates) p.runs.push_back(compared_run(r, 1e6 / r));
     s.points.push_back(std::move(p));
   }
   s.system_local = std::move(snapshot);

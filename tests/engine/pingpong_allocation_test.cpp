@@ -33,7 +33,7 @@ namespace {
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
 
-constexpr std::uint64_t kStrands = 16;
+constexpr std::uint64_t kPingpongStrands = 16;
 
 profile::Flowop transfer(bool write, std::uint64_t bytes) {
   profile::Flowop f;
@@ -68,7 +68,7 @@ Plan pingpong(bool master, std::uint64_t iterations) {
   work.bound = profile::Iterations{iterations};
   work.flowops = {transfer(master, 64), transfer(!master, 64)};
   profile::Group group;
-  group.nthreads = kStrands;
+  group.nthreads = kPingpongStrands;
   group.transactions = {setup, work};
   profile::Profile p;
   p.groups = {group};
@@ -133,10 +133,10 @@ Counts run_pingpong(std::uint64_t iterations) {
 
 TEST(PingPongAllocation, TheSteadyStateAllocatesNoCoroutineFrame) {
   const Counts counts = run_pingpong(1000);
-  ASSERT_EQ(counts.round_trips, kStrands * 1000);
+  ASSERT_EQ(counts.round_trips, kPingpongStrands * 1000);
   // The count is live: the strands' own coroutine frames, 16 at once, cannot all come from the
   // cache.
-  ASSERT_GE(counts.whole_run, kStrands);
+  ASSERT_GE(counts.whole_run, kPingpongStrands);
   // Each strand's first read finds Asio's cache empty; after that, nothing. The old strand made
   // about four per round trip, both ends together (64,000 here).
   EXPECT_LT(counts.allocations, counts.round_trips / 20)

@@ -24,7 +24,7 @@ using test::FaultyConnections;
 
 std::size_t kind(results::ErrorKind k) { return static_cast<std::size_t>(k); }
 
-profile::Flowop flowop(std::string type, profile::FlowopSpec spec, bool canfail = false,
+profile::Flowop strand_flowop(std::string type, profile::FlowopSpec spec, bool canfail = false,
                        std::optional<profile::Nanoseconds> timeout = {}) {
   profile::Flowop f;
   f.type = std::move(type);
@@ -34,17 +34,17 @@ profile::Flowop flowop(std::string type, profile::FlowopSpec spec, bool canfail 
   return f;
 }
 
-profile::Flowop write_op(std::uint64_t bytes, bool canfail = false) {
+profile::Flowop strand_write_op(std::uint64_t bytes, bool canfail = false) {
   profile::WriteOp w;
   w.size = profile::SizeSpec::fixed(bytes);
-  return flowop("write", w, canfail);
+  return strand_flowop("write", w, canfail);
 }
 
-profile::Flowop read_op(std::uint64_t bytes, bool canfail = false,
+profile::Flowop strand_read_op(std::uint64_t bytes, bool canfail = false,
                         std::optional<profile::Nanoseconds> timeout = {}) {
   profile::ReadOp r;
   r.size = profile::SizeSpec::fixed(bytes);
-  return flowop("read", r, canfail, timeout);
+  return strand_flowop("read", r, canfail, timeout);
 }
 
 /// One strand: connect once, then `iterations` of `flowops`.
@@ -53,7 +53,7 @@ Plan connect_then(std::vector<profile::Flowop> flowops, std::uint64_t iterations
   connect.connection.remotehost = "x";
   profile::Transaction open;
   open.bound = profile::Iterations{1};
-  open.flowops = {flowop("connect", connect)};
+  open.flowops = {strand_flowop("connect", connect)};
   profile::Transaction work;
   work.bound = profile::Iterations{iterations};
   work.flowops = std::move(flowops);
@@ -97,7 +97,7 @@ TEST(StrandIo, PartialTransfersAndWouldBlockStillMoveEveryByte) {
   FaultyConnections faults;
   faults.script.max_per_call = 7;
   faults.script.would_block_every = 3;
-  const Plan plan = connect_then({write_op(1000), read_op(1000)}, 50);
+  const Plan plan = connect_then({strand_write_op(1000), strand_read_op(1000)}, 50);
   const results::RunResult r = run(plan, faults);
 
   EXPECT_EQ(counters(r, 0).bytes_written, 50'000U);
@@ -115,7 +115,7 @@ TEST(StrandIo, PartialTransfersAndWouldBlockStillMoveEveryByte) {
 TEST(StrandIo, ResetOnTheNthCallStopsTheStrandWithReset) {
   // Calls alternate write, read: the 10th is the 5th read.
   const auto faults = FaultyConnections::failing_on(10, boost::asio::error::connection_reset);
-  const Plan plan = connect_then({write_op(64), read_op(64)}, 100);
+  const Plan plan = connect_then({strand_write_op(64), strand_read_op(64)}, 100);
   const results::RunResult r = run(plan, faults);
 
   EXPECT_EQ(counters(r, 0).ops, 5U);
@@ -127,7 +127,7 @@ TEST(StrandIo, ResetOnTheNthCallStopsTheStrandWithReset) {
 
 TEST(StrandIo, ResetWithCanfailIsCountedAndTheStrandGoesOn) {
   const auto faults = FaultyConnections::failing_on(10, boost::asio::error::connection_reset);
-  const Plan plan = connect_then({write_op(64), read_op(64, /*canfail=*/true)}, 100);
+  const Plan plan = connect_then({strand_write_op(64), strand_read_op(64, /*canfail=*/true)}, 100);
   const results::RunResult r = run(plan, faults);
 
   EXPECT_EQ(counters(r, 0).ops, 100U);
@@ -139,7 +139,7 @@ TEST(StrandIo, ResetWithCanfailIsCountedAndTheStrandGoesOn) {
 TEST(StrandIo, EndOfFileInsideAReadIsPeerClosed) {
   FaultyConnections faults;
   faults.script.readable_bytes = 100;
-  const Plan plan = connect_then({read_op(64)}, 5);
+  const Plan plan = connect_then({strand_read_op(64)}, 5);
   const results::RunResult r = run(plan, faults);
 
   EXPECT_EQ(counters(r, 0).ops, 1U);
@@ -154,7 +154,7 @@ TEST(StrandIo, ReadingAheadKeepsTheRestForTheNextReads) {
   FaultyConnections faults;
   faults.script.reads_ahead = true;
   faults.script.readable_bytes = 300;
-  const Plan plan = connect_then({read_op(100)}, 4);
+  const Plan plan = connect_then({strand_read_op(100)}, 4);
   const results::RunResult r = run(plan, faults);
 
   EXPECT_EQ(counters(r, 0).ops, 3U);
@@ -166,7 +166,7 @@ TEST(StrandIo, ReadingAheadKeepsTheRestForTheNextReads) {
 
 TEST(StrandIo, TimeoutEndsAWaitThatNeverCompletes) {
   const auto faults = FaultyConnections::never_ready();
-  const Plan plan = connect_then({read_op(64, /*canfail=*/true, 20ms)}, 3);
+  const Plan plan = connect_then({strand_read_op(64, /*canfail=*/true, 20ms)}, 3);
   const results::RunResult r = run(plan, faults);
 
   EXPECT_EQ(counters(r, 0).ops, 0U);
@@ -177,7 +177,7 @@ TEST(StrandIo, TimeoutEndsAWaitThatNeverCompletes) {
 
 TEST(StrandIo, StopCancelsAWaitThatNeverCompletes) {
   const auto faults = FaultyConnections::never_ready();
-  const Plan plan = connect_then({read_op(64)}, 1);
+  const Plan plan = connect_then({strand_read_op(64)}, 1);
   EngineConfig config;
   config.workers = 1;
   faults.install(config);

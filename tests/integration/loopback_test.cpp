@@ -32,7 +32,9 @@ using nlohmann::json;
 using namespace std::chrono_literals;
 
 /// The ping-pong these tests run: $t strands to $h.
-std::string pingpong(const std::string& duration) { return test::pingpong("$t", duration, "", "$h"); }
+std::string loopback_pingpong(const std::string& duration) {
+  return test::pingpong("$t", duration, "", "$h");
+}
 
 /// Master and slave moved the same bytes and ops, nothing failed, every connection was made.
 void expect_clean_mirrored_run(const json& doc, std::uint64_t connections) {
@@ -82,7 +84,7 @@ std::size_t count_entries(const std::filesystem::path& dir) {
 
 TEST(Loopback, PingPongWithLocalSlave) {
   TempDir dir;
-  const auto profile = dir.write("pp.xml", pingpong("1s"));
+  const auto profile = dir.write("pp.xml", loopback_pingpong("1s"));
   const auto out = dir.path() / "r.json";
   const auto r = run_volley({"run", profile, "--local", "--set", "t=8", "--json", out, "-q"});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
@@ -133,7 +135,7 @@ TEST(Loopback, SrcaddrThatIsNotThisHostsFailsTheRunNamingIt) {
 TEST(Loopback, SeparateSlaveServesMastersOneAfterAnother) {
   TempDir dir;
   ServeProcess serve;
-  const auto profile = dir.write("pp.xml", pingpong("500ms"));
+  const auto profile = dir.write("pp.xml", loopback_pingpong("500ms"));
   for (int i = 0; i < 2; ++i) {
     const auto out = dir.path() / fmt::format("r{}.json", i);
     const auto r = run_volley({"run", profile, "-P", serve.port(), "--set", "h=127.0.0.1", "--set",
@@ -146,7 +148,7 @@ TEST(Loopback, SeparateSlaveServesMastersOneAfterAnother) {
 TEST(Loopback, TwoMastersAtOnce) {
   TempDir dir;
   ServeProcess serve;
-  const auto profile = dir.write("pp.xml", pingpong("1s"));
+  const auto profile = dir.write("pp.xml", loopback_pingpong("1s"));
   Process a({VOLLEY_BINARY, "run", profile, "-P", serve.port(), "--set", "h=127.0.0.1", "--set",
              "t=4", "--json", dir.path() / "a.json", "-q"});
   Process b({VOLLEY_BINARY, "run", profile, "-P", serve.port(), "--set", "h=127.0.0.1", "--set",
@@ -296,7 +298,7 @@ TEST(Loopback, ConnectDisconnectLoopAndTwoGroups) {
 
 TEST(Loopback, SlaveNotThereIsAClearErrorWithExit1) {
   TempDir dir;
-  const auto profile = dir.write("pp.xml", pingpong("1s"));
+  const auto profile = dir.write("pp.xml", loopback_pingpong("1s"));
   const auto start = std::chrono::steady_clock::now();
   const auto r = run_volley({"run", profile, "-P", std::to_string(free_port()), "--set",
                              "h=127.0.0.1", "--set", "t=2", "-q"}, 20s);
@@ -308,7 +310,7 @@ TEST(Loopback, SlaveNotThereIsAClearErrorWithExit1) {
 TEST(Loopback, SlaveKilledMidRunFailsPromptly) {
   TempDir dir;
   ServeProcess serve;
-  const auto profile = dir.write("pp.xml", pingpong("20s"));
+  const auto profile = dir.write("pp.xml", loopback_pingpong("20s"));
   const auto out = dir.path() / "r.json";
   Process master({VOLLEY_BINARY, "run", profile, "-P", serve.port(), "--set", "h=127.0.0.1",
                   "--set", "t=4", "--json", out, "-q"});
@@ -350,7 +352,7 @@ TEST(Loopback, MasterKilledMidRunLeavesSlaveIdleAndClean) {
   // thread than a fresh one. The normal and ASan builds compare the slave's own threads exactly.
   if (threads_before == 1) ++threads_before;
 #endif
-  const auto profile = dir.write("pp.xml", pingpong("20s"));
+  const auto profile = dir.write("pp.xml", loopback_pingpong("20s"));
   {
     Process master({VOLLEY_BINARY, "run", profile, "-P", serve.port(), "--set", "h=127.0.0.1",
                     "--set", "t=16", "-q"});
@@ -368,7 +370,7 @@ TEST(Loopback, MasterKilledMidRunLeavesSlaveIdleAndClean) {
   EXPECT_EQ(count_entries(proc / "fd"), fds_before);
   EXPECT_EQ(count_entries(proc / "task"), threads_before);
   // And it still serves.
-  const auto again = dir.write("short.xml", pingpong("300ms"));
+  const auto again = dir.write("short.xml", loopback_pingpong("300ms"));
   const auto r = run_volley({"run", again, "-P", serve.port(), "--set", "h=127.0.0.1", "--set", "t=2", "-q"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }
@@ -397,14 +399,14 @@ TEST(Loopback, BadControlMessagesDoNotHurtTheSlave) {
   send_raw("GET / HTTP/1.0\r\n\r\n");                            // not volley at all
   const std::string hello = R"XML({"type":"hello","magic":"volley-control","protocol_version":99})XML";
   send_raw(std::string{0, 0, 0, static_cast<char>(hello.size())} + hello);  // wrong version
-  const auto profile = dir.write("pp.xml", pingpong("300ms"));
+  const auto profile = dir.write("pp.xml", loopback_pingpong("300ms"));
   const auto r = run_volley({"run", profile, "-P", serve.port(), "--set", "h=127.0.0.1", "--set", "t=2", "-q"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
 TEST(Loopback, InterruptStopsBothSidesAndStillReports) {
   TempDir dir;
-  const auto profile = dir.write("pp.xml", pingpong("30s"));
+  const auto profile = dir.write("pp.xml", loopback_pingpong("30s"));
   const auto out = dir.path() / "r.json";
   Process master({VOLLEY_BINARY, "run", profile, "--local", "--set", "t=4", "--json", out, "-q"});
   // The interrupt must come in the timed step. Under ThreadSanitizer on a loaded host, starting
@@ -742,7 +744,7 @@ TEST(Loopback, TwoMastersStartTogetherAtStartAtAndMergeExactly) {
   TempDir dir;
   TwoLoopbackSlaves slaves({"-q", "--workers", "1"});
   const std::uint16_t port = slaves.port();
-  const auto profile = dir.write("pp.xml", pingpong("500ms"));
+  const auto profile = dir.write("pp.xml", loopback_pingpong("500ms"));
   const std::int64_t start_at = std::chrono::duration_cast<std::chrono::nanoseconds>(
                                     std::chrono::system_clock::now().time_since_epoch()).count() +
                                 2'000'000'000;
@@ -811,7 +813,7 @@ TEST(Loopback, StartAtLongerAheadThanTheSilenceTimeoutKeepsTheSlaveAlive) {
   // The master waits for TIME between steps; it must keep pinging, or the slave (10 s silence
   // timeout) would end the session while a Kubernetes master waits its minute.
   TempDir dir;
-  const auto profile = dir.write("pp.xml", pingpong("200ms"));
+  const auto profile = dir.write("pp.xml", loopback_pingpong("200ms"));
   const auto at = std::chrono::duration_cast<std::chrono::seconds>(
                       std::chrono::system_clock::now().time_since_epoch()).count() + 12;
   const auto out = dir.path() / "r.json";
@@ -827,7 +829,7 @@ TEST(Loopback, StartAtLongerAheadThanTheSilenceTimeoutKeepsTheSlaveAlive) {
 
 TEST(Loopback, StartAtInThePastOrTooFarAheadIsBadInput) {
   TempDir dir;
-  const auto profile = dir.write("pp.xml", pingpong("1s"));
+  const auto profile = dir.write("pp.xml", loopback_pingpong("1s"));
   const auto now_s = std::chrono::duration_cast<std::chrono::seconds>(
                          std::chrono::system_clock::now().time_since_epoch()).count();
   for (const std::string& at : {std::string("2020-01-01T00:00:00Z"), std::to_string(now_s + 25 * 3600),

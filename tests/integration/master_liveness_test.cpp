@@ -24,9 +24,9 @@ using nlohmann::json;
 using namespace std::chrono_literals;
 
 /// `volley serve -q` on ADDRESS:port, waited for until it accepts, stopped by PID.
-class Serve : public SlaveProcess {
+class LivenessServe : public SlaveProcess {
  public:
-  Serve(const std::string& address, std::uint16_t port)
+  LivenessServe(const std::string& address, std::uint16_t port)
       : SlaveProcess(serve_command(listen_address(address, port), {"-q", "--workers", "1"}), address,
                      port) {}
 };
@@ -34,7 +34,7 @@ class Serve : public SlaveProcess {
 TEST(MasterLiveness, StoppedSlaveIsLostWithinSecondsAndRatesCoverTheMeasuredTime) {
   TempDir dir;
   const std::uint16_t port = free_port();
-  Serve slave("127.0.0.1", port);
+  LivenessServe slave("127.0.0.1", port);
   const auto profile = dir.write("pp.xml", pingpong("4", "30s", "", "$h"));
   const auto out = dir.path() / "r.json";
   Process master({VOLLEY_BINARY, "run", profile, "-P", std::to_string(port), "--set",
@@ -103,8 +103,8 @@ TEST(MasterLiveness, GroupWithNoIterationFailsUnlessAllowed) {
 void run_accept_from_two(const std::string& a, const std::string& b) {
   TempDir dir;
   const std::uint16_t port = free_port();
-  Serve first(a, port);
-  Serve second(b, port);
+  LivenessServe first(a, port);
+  LivenessServe second(b, port);
   const auto profile = dir.write("accept.xml", R"XML(<?xml version="1.0"?>
 <profile name="accept from two">
   <group nthreads="2" name="from-a">

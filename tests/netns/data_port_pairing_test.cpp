@@ -47,12 +47,12 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-constexpr const char* kSlave = "198.18.7.2";
-constexpr std::uint16_t kControlPort = 20000;
+constexpr const char* kPairingSlave = "198.18.7.2";
+constexpr std::uint16_t kPairingControlPort = 20000;
 constexpr std::uint16_t kLow = 40000;      // the slave's ephemeral ports: kLow..kLow+15
 constexpr std::uint16_t kFreeTwin = 40006;  // the one pickable TCP port whose UDP twin is free
 constexpr std::uint16_t kOtherFreeTwin = 40004;  // a second one, for a second worker
-constexpr std::uint64_t kIterations = 50;
+constexpr std::uint64_t kPairingIterations = 50;
 
 /// Sockets bound to 0.0.0.0:PORT (which conflicts with a bind to any address), a TCP one
 /// listening (which conflicts even with SO_REUSEADDR), closed by the destructor.
@@ -94,7 +94,7 @@ class DataPortPairing : public ::testing::Test {
             {"-n", m(), "link", "add", "name", "to-s", "type", "veth", "peer", "name", "to-m",
              "netns", s()},
             {"-n", m(), "addr", "add", "198.18.7.1/24", "dev", "to-s"},
-            {"-n", s(), "addr", "add", std::string(kSlave) + "/24", "dev", "to-m"},
+            {"-n", s(), "addr", "add", std::string(kPairingSlave) + "/24", "dev", "to-m"},
             {"-n", m(), "link", "set", "dev", "lo", "up"},
             {"-n", m(), "link", "set", "dev", "to-s", "up"},
             {"-n", s(), "link", "set", "dev", "lo", "up"},
@@ -132,11 +132,11 @@ class DataPortPairing : public ::testing::Test {
   /// then runs a UDP ping-pong of `strands` strands (their connects with `options` added) from
   /// the master's namespace; what the master printed.
   ProcessResult run(int workers = 1, int strands = 1, const std::string& options = "") {
-    slave_.emplace(netns_exec(s(), serve_command(listen_address(kSlave, kControlPort),
+    slave_.emplace(netns_exec(s(), serve_command(listen_address(kPairingSlave, kPairingControlPort),
                                                  {"-q", "--key-file", key_.string(), "--workers",
                                                   std::to_string(workers), "--processes", "1"})),
-                   kSlave, kControlPort, m());
-    EXPECT_TRUE(reachable_from(m(), kSlave, kControlPort)) << slave_->log();
+                   kPairingSlave, kPairingControlPort, m());
+    EXPECT_TRUE(reachable_from(m(), kPairingSlave, kPairingControlPort)) << slave_->log();
     const fs::path profile = dir_.write("p.xml", fmt::format(R"XML(<?xml version="1.0"?>
 <profile name="udp pair">
   <group nthreads="{}">
@@ -149,11 +149,11 @@ class DataPortPairing : public ::testing::Test {
   </group>
 </profile>
 )XML",
-                                                             strands, options, kIterations));
-    Process master(netns_exec(m(), {VOLLEY_BINARY, "run", profile.string(), "-P",
-                                    std::to_string(kControlPort), "--set",
-                                    fmt::format("s={}", kSlave), "--json", json_path().string(),
-                                    "-q", "--key-file", key_.string()}));
+                                                             strands, options, kPairingIterations));
+    Process master(netns_exec(
+        m(), {VOLLEY_BINARY, "run", profile.string(), "-P", std::to_string(kPairingControlPort),
+              "--set", fmt::format("s={}", kPairingSlave), "--json", json_path().string(), "-q",
+              "--key-file", key_.string()}));
     ProcessResult r = master.wait(60s);
     EXPECT_FALSE(r.timed_out) << "the run hung:\n" << r.out << r.err << slave_->log();
     return r;
@@ -169,7 +169,7 @@ class DataPortPairing : public ::testing::Test {
     const json& mine = doc.at("groups").at(0).at("transactions").at(1).at("flowops");
     const json& theirs =
         doc.at("slaves").at(0).at("groups").at(0).at("transactions").at(1).at("flowops");
-    const std::uint64_t bytes = static_cast<std::uint64_t>(strands) * kIterations * 64;
+    const std::uint64_t bytes = static_cast<std::uint64_t>(strands) * kPairingIterations * 64;
     EXPECT_EQ(mine.at(0).at("bytes_written").get<std::uint64_t>(), bytes);
     EXPECT_EQ(theirs.at(0).at("bytes_read").get<std::uint64_t>(), bytes);
     EXPECT_EQ(theirs.at(1).at("bytes_written").get<std::uint64_t>(), bytes);

@@ -32,11 +32,11 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-constexpr const char* kSlave = "2001:2::2";
+constexpr const char* kV6Slave = "2001:2::2";
 constexpr const char* kSlaveLinkLocal = "fe80::2%to-s";  // as the master names it
-constexpr std::uint16_t kControlPort = 20000;
+constexpr std::uint16_t kV6ControlPort = 20000;
 
-json read_json(const fs::path& p) {
+json read_v6_json(const fs::path& p) {
   std::ifstream in(p);
   return json::parse(in, nullptr, false);
 }
@@ -51,10 +51,11 @@ class Ipv6Netns : public ::testing::Test {
     const std::string& m = master();
     const std::string& s = slave_ns();
     if (auto problem = namespaces_.create({
-            {"-n", m, "link", "add", "name", "to-s", "type", "veth", "peer", "name", "to-m", "netns", s},
+            {"-n", m, "link", "add", "name", "to-s", "type", "veth", "peer", "name", "to-m",
+             "netns", s},
             {"-n", m, "addr", "add", "2001:2::1/64", "dev", "to-s", "nodad"},
             {"-n", m, "addr", "add", "fe80::1/64", "dev", "to-s", "nodad"},
-            {"-n", s, "addr", "add", std::string(kSlave) + "/64", "dev", "to-m", "nodad"},
+            {"-n", s, "addr", "add", std::string(kV6Slave) + "/64", "dev", "to-m", "nodad"},
             {"-n", s, "addr", "add", "fe80::2/64", "dev", "to-m", "nodad"},
             {"-n", m, "link", "set", "dev", "lo", "up"},
             {"-n", m, "link", "set", "dev", "to-s", "up"},
@@ -68,10 +69,10 @@ class Ipv6Netns : public ::testing::Test {
     fs::permissions(key_, fs::perms::owner_read | fs::perms::owner_write);
     // Every address (dual stack): not loopback, so with a key. Waited for from the master's side.
     slave_ = std::make_unique<SlaveProcess>(
-        netns_exec(s, serve_command(std::to_string(kControlPort),
+        netns_exec(s, serve_command(std::to_string(kV6ControlPort),
                                     {"--workers", "1", "--key-file", key_.string()})),
-        kSlave, kControlPort, m);
-    ASSERT_TRUE(reachable_from(m, kSlave, kControlPort)) << slave_->log();
+        kV6Slave, kV6ControlPort, m);
+    ASSERT_TRUE(reachable_from(m, kV6Slave, kV6ControlPort)) << slave_->log();
   }
 
   void TearDown() override {
@@ -89,12 +90,12 @@ class Ipv6Netns : public ::testing::Test {
     const auto out = dir_.path() / (protocol + ".json");
     const ProcessResult r =
         Process(netns_exec(master(), {VOLLEY_BINARY, "run", profile.string(), "-P",
-                                      std::to_string(kControlPort), "--set", "h=" + host, "--json",
-                                      out.string(), "-q", "--key-file", key_.string()}))
+                                      std::to_string(kV6ControlPort), "--set", "h=" + host,
+                                      "--json", out.string(), "-q", "--key-file", key_.string()}))
             .wait(60s);
     EXPECT_FALSE(r.timed_out) << "the run did not end";
     EXPECT_EQ(r.exit_code, 0) << r.err << r.out << slave_->log();
-    return read_json(out);
+    return read_v6_json(out);
   }
 
   TempDir dir_;
@@ -115,14 +116,14 @@ void expect_ok_tcp(const json& doc, const std::string& host) {
 }
 
 TEST_F(Ipv6Netns, TcpBothWaysOverTheBenchmarkingRange) {
-  expect_ok_tcp(run_master("tcp", kSlave), kSlave);
+  expect_ok_tcp(run_master("tcp", kV6Slave), kV6Slave);
   // The slave saw its master by its IPv6 address, bracketed apart from the port.
   EXPECT_NE(slave_->log().find("master [2001:2::1]:"), std::string::npos)
       << slave_->log();
 }
 
 TEST_F(Ipv6Netns, UdpBothWaysOverTheBenchmarkingRange) {
-  const json doc = run_master("udp", kSlave);
+  const json doc = run_master("udp", kV6Slave);
   ASSERT_FALSE(doc.is_discarded());
   EXPECT_EQ(doc["status"], "ok") << doc["failure"];
   for (std::size_t g = 0; g < 2; ++g) {

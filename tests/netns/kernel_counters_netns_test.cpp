@@ -23,8 +23,8 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-constexpr const char* kSlave = "198.18.5.2";
-constexpr std::uint16_t kControlPort = 20000;
+constexpr const char* kCountersSlave = "198.18.5.2";
+constexpr std::uint16_t kCountersControlPort = 20000;
 
 std::uint64_t rcvbuf_errors(const nlohmann::json& side) {
   return side.at("counters").at("Udp.RcvbufErrors").get<std::uint64_t>();
@@ -35,7 +35,8 @@ TEST(KernelCountersNetns, EachHostReportsItsOwnNamespace) {
   Namespaces ns({"volley-km", "volley-ks"});
   const std::string& m = ns[0];
   const std::string& s = ns[1];
-  if (auto problem = ns.create(veth_pair(m, s, "198.18.5.1/24", std::string(kSlave) + "/24"));
+  if (auto problem =
+          ns.create(veth_pair(m, s, "198.18.5.1/24", std::string(kCountersSlave) + "/24"));
       !problem.empty()) {
     GTEST_SKIP() << "cannot make network namespaces here: " << problem;
   }
@@ -52,13 +53,15 @@ TEST(KernelCountersNetns, EachHostReportsItsOwnNamespace) {
   </group>
 </profile>
 )XML");
-  SlaveProcess slave(netns_exec(s, serve_command(listen_address(kSlave, kControlPort),
-                                                 {"-q", "--key-file", key.string()})),
-                     kSlave, kControlPort, s);
+  SlaveProcess slave(
+      netns_exec(s, serve_command(listen_address(kCountersSlave, kCountersControlPort),
+                                  {"-q", "--key-file", key.string()})),
+      kCountersSlave, kCountersControlPort, s);
   const fs::path json_path = dir.path() / "r.json";
-  Process master(netns_exec(m, {VOLLEY_BINARY, "run", profile.string(), "-P",
-                                std::to_string(kControlPort), "--set", std::string("h=") + kSlave,
-                                "--json", json_path.string(), "--key-file", key.string()}));
+  Process master(netns_exec(
+      m, {VOLLEY_BINARY, "run", profile.string(), "-P", std::to_string(kCountersControlPort),
+          "--set", std::string("h=") + kCountersSlave, "--json", json_path.string(), "--key-file",
+          key.string()}));
   const ProcessResult r = master.wait(60s);
   EXPECT_FALSE(slave.stop().timed_out);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err << slave.log();
@@ -73,7 +76,7 @@ TEST(KernelCountersNetns, EachHostReportsItsOwnNamespace) {
   // The text report: the slave's section names the counter.
   const auto section = r.out.find("Kernel counters, timed part");
   ASSERT_NE(section, std::string::npos) << r.out;
-  const auto slave_lines = r.out.find(std::string("\n") + kSlave + "\n", section);
+  const auto slave_lines = r.out.find(std::string("\n") + kCountersSlave + "\n", section);
   ASSERT_NE(slave_lines, std::string::npos) << r.out;
   const auto end = r.out.find("\n\n", slave_lines);
   EXPECT_NE(r.out.substr(slave_lines, end - slave_lines).find("Udp.RcvbufErrors"), std::string::npos)
@@ -83,7 +86,7 @@ TEST(KernelCountersNetns, EachHostReportsItsOwnNamespace) {
   bool named = false;
   for (const auto& b : doc.at("bottlenecks")) {
     EXPECT_FALSE(b.at("rule") == "udp_receive_buffer" && b.at("host") == "master") << b;
-    named = named || (b.at("rule") == "udp_receive_buffer" && b.at("host") == kSlave);
+    named = named || (b.at("rule") == "udp_receive_buffer" && b.at("host") == kCountersSlave);
   }
   EXPECT_TRUE(named) << doc.at("bottlenecks");
   const auto verdict = r.out.find("Bottleneck (");

@@ -29,9 +29,9 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-constexpr const char* kSlave = "198.18.4.2";
-constexpr std::uint16_t kControlPort = 20000;
-constexpr std::uint64_t kIterations = 100;
+constexpr const char* kSrcaddrSlave = "198.18.4.2";
+constexpr std::uint16_t kSrcaddrControlPort = 20000;
+constexpr std::uint64_t kSrcaddrIterations = 100;
 
 /// Group 0 connects over TCP, group 1 over UDP, 2 strands each, each strand from one of
 /// 198.18.4.10-11; a 64-byte ping-pong, a pause that keeps the connections open long enough to be
@@ -49,7 +49,7 @@ std::string profile_text() {
     <transaction iterations="1"><flowop type="disconnect"/></transaction>
   </group>
 )XML",
-                          protocol, kIterations);
+                          protocol, kSrcaddrIterations);
   }
   return "<?xml version=\"1.0\"?>\n<profile name=\"srcaddr\">\n" + groups + "</profile>\n";
 }
@@ -59,7 +59,7 @@ TEST(SrcaddrNetns, TcpAndUdpConnectsComeFromTheirSourceAddresses) {
   Namespaces hosts({"volley-srcm", "volley-srcs"});
   const std::string& m = hosts[0];
   const std::string& s = hosts[1];
-  auto setup = veth_pair(m, s, "198.18.4.1/24", std::string(kSlave) + "/24");
+  auto setup = veth_pair(m, s, "198.18.4.1/24", std::string(kSrcaddrSlave) + "/24");
   setup.push_back({"-n", m, "addr", "add", "198.18.4.10/24", "dev", "to-s"});
   setup.push_back({"-n", m, "addr", "add", "198.18.4.11/24", "dev", "to-s"});
   if (auto problem = hosts.create(setup); !problem.empty()) {
@@ -69,16 +69,17 @@ TEST(SrcaddrNetns, TcpAndUdpConnectsComeFromTheirSourceAddresses) {
   // Not loopback: the slave needs a key, and the master the same one.
   const fs::path key = dir.write("key", std::string(64, '7') + "\n");
   fs::permissions(key, fs::perms::owner_read | fs::perms::owner_write);
-  SlaveProcess slave(netns_exec(s, serve_command(listen_address(kSlave, kControlPort),
+  SlaveProcess slave(netns_exec(s, serve_command(listen_address(kSrcaddrSlave, kSrcaddrControlPort),
                                                  {"-q", "--key-file", key.string()})),
-                     kSlave, kControlPort, m);
-  ASSERT_TRUE(reachable_from(m, kSlave, kControlPort)) << slave.log();
+                     kSrcaddrSlave, kSrcaddrControlPort, m);
+  ASSERT_TRUE(reachable_from(m, kSrcaddrSlave, kSrcaddrControlPort)) << slave.log();
 
   const fs::path profile = dir.write("p.xml", profile_text());
   const fs::path out = dir.path() / "r.json";
-  Process master(netns_exec(m, {VOLLEY_BINARY, "run", profile.string(), "-P",
-                                std::to_string(kControlPort), "--set", fmt::format("s={}", kSlave),
-                                "--json", out.string(), "-q", "--key-file", key.string()}));
+  Process master(netns_exec(
+      m, {VOLLEY_BINARY, "run", profile.string(), "-P", std::to_string(kSrcaddrControlPort),
+          "--set", fmt::format("s={}", kSrcaddrSlave), "--json", out.string(), "-q", "--key-file",
+          key.string()}));
   // While it runs: what the slave's sockets are connected to, per protocol.
   SocketAddresses tcp;
   SocketAddresses udp;
@@ -114,7 +115,7 @@ TEST(SrcaddrNetns, TcpAndUdpConnectsComeFromTheirSourceAddresses) {
     const json& mine = doc.at("groups").at(g).at("transactions").at(1).at("flowops");
     const json& theirs =
         doc.at("slaves").at(0).at("groups").at(g).at("transactions").at(1).at("flowops");
-    const std::uint64_t bytes = 2 * kIterations * 64;
+    const std::uint64_t bytes = 2 * kSrcaddrIterations * 64;
     EXPECT_EQ(mine.at(0).at("bytes_written").get<std::uint64_t>(), bytes);
     EXPECT_EQ(theirs.at(0).at("bytes_read").get<std::uint64_t>(), bytes);
     EXPECT_EQ(theirs.at(1).at("bytes_written").get<std::uint64_t>(), bytes);

@@ -24,7 +24,7 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using nlohmann::json;
 
-constexpr const char* kBulk = R"(<?xml version="1.0"?>
+constexpr const char* kWindowBulk = R"(<?xml version="1.0"?>
 <profile name="bulk">
   <group nthreads="2">
     <transaction iterations="1"><flowop type="connect" options="remotehost=$h protocol=tcp"/></transaction>
@@ -45,7 +45,7 @@ TEST(TcpWindow, ASmallReceiveBufferIsNamedFromEachConnectionsTcpInfo) {
   ASSERT_EQ(set.wait(20s).exit_code, 0);
   TempDir dir;
   const fs::path profile = dir.path() / "bulk.xml";
-  std::ofstream(profile) << kBulk;
+  std::ofstream(profile) << kWindowBulk;
   const fs::path out = dir.path() / "r.json";
   Process run(netns_exec(
       ns, {VOLLEY_BINARY, "run", profile.string(), "--local", "--json", out.string(), "-q"}));

@@ -61,7 +61,7 @@ TEST_P(UperfProfile, PassesCheck) {
   EXPECT_TRUE(ok) << diagnostics;
 }
 
-std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
+std::string uperf_test_name(const ::testing::TestParamInfo<std::string>& info) {
   std::string name = info.param.substr(0, info.param.size() - 4);
   std::replace_if(
       name.begin(), name.end(),
@@ -69,7 +69,8 @@ std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
   return name;
 }
 
-INSTANTIATE_TEST_SUITE_P(Uperf, UperfProfile, ::testing::ValuesIn(uperf_profiles()), test_name);
+INSTANTIATE_TEST_SUITE_P(Uperf, UperfProfile, ::testing::ValuesIn(uperf_profiles()),
+                         uperf_test_name);
 
 // uperf's 34 TCP profiles (tests-*, workloads-*) and the three the liveness suite runs with --local
 // (accept-tcp, canfail with its stray end tag fixed, disconnect_iter).

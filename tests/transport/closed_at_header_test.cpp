@@ -21,12 +21,12 @@ namespace asio = boost::asio;
 using asio::ip::tcp;
 
 /// A connected pair on loopback whose opening side has sent its header.
-struct Pair {
+struct ClosedPair {
   asio::io_context context;
   tcp::acceptor acceptor{context, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0)};
   tcp::socket opened{context};
   tcp::socket accepted{context};
-  Pair() {
+  ClosedPair() {
     opened.connect(acceptor.local_endpoint());
     accepted = acceptor.accept();
     asio::write(opened, asio::buffer(encode(ConnectionHeader{1, 0, 0, 0})));
@@ -37,36 +37,36 @@ struct Pair {
 };
 
 TEST(ClosedAtHeader, APeerThatClosedAfterTheHeaderIsSeen) {
-  Pair p;
+  ClosedPair p;
   std::array<std::uint8_t, kConnectionHeaderBytes> header{};
   asio::read(p.accepted, asio::buffer(header));
   p.accepted.close();
-  Pair::settle();
+  ClosedPair::settle();
   EXPECT_TRUE(closed_at_header(p.opened.native_handle()));
 }
 
 TEST(ClosedAtHeader, APeerThatClosedWithoutReadingTheHeaderIsSeen) {
-  Pair p;
-  Pair::settle();
+  ClosedPair p;
+  ClosedPair::settle();
   p.accepted.close();  // unread data: the kernel resets the connection
-  Pair::settle();
+  ClosedPair::settle();
   EXPECT_TRUE(closed_at_header(p.opened.native_handle()));
 }
 
 TEST(ClosedAtHeader, AConnectionThatCarriedDataEitherWayIsNot) {
   {
-    Pair p;
+    ClosedPair p;
     asio::write(p.accepted, asio::buffer("x", 1));  // the peer sent a byte
     p.accepted.close();
-    Pair::settle();
+    ClosedPair::settle();
     EXPECT_FALSE(closed_at_header(p.opened.native_handle()));
   }
   {
-    Pair p;
+    ClosedPair p;
     asio::write(p.opened, asio::buffer("x", 1));  // the peer took a byte beyond the header
-    Pair::settle();
+    ClosedPair::settle();
     p.accepted.close();
-    Pair::settle();
+    ClosedPair::settle();
     EXPECT_FALSE(closed_at_header(p.opened.native_handle()));
   }
 }

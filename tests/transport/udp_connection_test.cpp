@@ -31,12 +31,12 @@ using namespace std::chrono_literals;
 
 /// A connected loopback pair: `ours` (a UdpConnection, non-blocking, as a strand's) and `peer`
 /// (a plain blocking socket).
-struct Pair {
+struct UdpPair {
   asio::io_context context;
   std::optional<UdpConnection> ours;
   udp::socket peer{context};
 
-  Pair() {
+  UdpPair() {
     const udp::endpoint any(asio::ip::make_address("127.0.0.1"), 0);
     peer.open(udp::v4());
     peer.bind(any);
@@ -73,7 +73,7 @@ struct Pair {
 };
 
 TEST(UdpConnection, SendsAndReceivesOutOfTheReactor) {
-  Pair p;
+  UdpPair p;
   ASSERT_FALSE(p.ours->out_of_reactor());
   ASSERT_FALSE(p.ours->leave_reactor());
   EXPECT_TRUE(p.ours->out_of_reactor());
@@ -98,7 +98,7 @@ TEST(UdpConnection, SendsAndReceivesOutOfTheReactor) {
 }
 
 TEST(UdpConnection, AWaitSeesADatagramThatCameWhileOutOfTheReactor) {
-  Pair p;
+  UdpPair p;
   ASSERT_FALSE(p.ours->leave_reactor());
   std::array<char, 64> in{};
   ASSERT_TRUE(p.ours->try_read(in).would_block());
@@ -122,7 +122,7 @@ TEST(UdpConnection, AWaitSeesADatagramThatCameWhileOutOfTheReactor) {
 }
 
 TEST(UdpConnection, LeavesTheReactorAfterKLeaveAfterDatagramsWithoutAWait) {
-  Pair p;
+  UdpPair p;
   ASSERT_FALSE(p.ours->leave_reactor());
   ASSERT_TRUE(p.wait(Wait::kWritable));  // the wait puts it back
   ASSERT_FALSE(p.ours->out_of_reactor());
@@ -149,7 +149,7 @@ TEST(UdpConnection, LeavesTheReactorAfterKLeaveAfterDatagramsWithoutAWait) {
 }
 
 TEST(UdpConnection, OwnsItsDescriptorThroughMovesAndClose) {
-  Pair p;
+  UdpPair p;
   ASSERT_FALSE(p.ours->leave_reactor());
   UdpConnection moved(std::move(*p.ours));
   EXPECT_TRUE(moved.out_of_reactor());

@@ -29,7 +29,7 @@ namespace asio = boost::asio;
 using asio::ip::udp;
 using namespace std::chrono_literals;
 
-constexpr std::uint32_t kToken = 0x5eed;
+constexpr std::uint32_t kUdpToken = 0x5eed;
 
 /// `s` blocking, its receives giving up after 5 s (a hang guard).
 void block_for_at_most_5s(udp::socket& s) {
@@ -52,15 +52,15 @@ std::optional<std::uint16_t> answer_on(udp::socket& s) {
   boost::system::error_code ec;
   const std::size_t n = s.receive_from(asio::buffer(ack), from, 0, ec);
   if (ec) return std::nullopt;
-  return decode_ack(std::span<const char>(ack.data(), n), kToken);
+  return decode_ack(std::span<const char>(ack.data(), n), kUdpToken);
 }
 
 TEST(UdpListener, EachSourceAddressIsAFlowOfItsOwnConnectedToIt) {
   asio::io_context context;
   std::vector<std::pair<ConnectionHeader, udp::socket>> routed;
-  UdpListener listener(context, RunTokens{kToken, 1}, [&](const ConnectionHeader& h, udp::socket s) {
-    routed.emplace_back(h, std::move(s));
-  });
+  UdpListener listener(
+      context, RunTokens{kUdpToken, 1},
+      [&](const ConnectionHeader& h, udp::socket s) { routed.emplace_back(h, std::move(s)); });
   const auto loopback = asio::ip::make_address("127.0.0.1");
   std::uint16_t port = 0;
   {
@@ -72,7 +72,7 @@ TEST(UdpListener, EachSourceAddressIsAFlowOfItsOwnConnectedToIt) {
 
   // The same strand and connection from two source addresses (two masters, or one strand's
   // connects across a srcaddr= range): two flows.
-  const ConnectionHeader who{kToken, 0, 3, 0};
+  const ConnectionHeader who{kUdpToken, 0, 3, 0};
   const auto hello = encode(who);
   std::vector<udp::socket> senders;
   for (const char* address : {"127.0.0.2", "127.0.0.3"}) {
