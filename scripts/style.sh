@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Style held by tools: clang-format (.clang-format) over every C++ file of the tree, and
 # clang-tidy (.clang-tidy: bugprone-* and performance-*) over the sources that changed since the
-# tree was last checked whole (.ci/tidy-base). Not yet a CI stage: the tree is not formatted yet.
+# tree was last checked whole (.ci/tidy-base). .ci/run runs the check after the normal build.
 #
 # usage: scripts/style.sh [--fix] [--tidy-all] [BUILD_DIR]
 #   (no flag)   check: formatting of the whole tree (fast), clang-tidy on the .cpp files under src/
 #               changed since the commit in .ci/tidy-base (and on every source that includes a
 #               header under include/ or src/ that changed since then); exit 1 on any finding.
-#   --fix       rewrite the files clang-format would change (clang-tidy findings stay to fix).
+#   --fix       rewrite the files clang-format would change, and nothing else (clang-tidy's
+#               findings are for a person to fix).
 #   --tidy-all  clang-tidy on every .cpp under src/ (about 10 minutes on two cores); when it is
 #               clean, record HEAD in .ci/tidy-base so CI checks only what changes after it.
 # BUILD_DIR (default build) must hold a compile_commands.json (scripts/build.sh makes one).
@@ -22,8 +23,8 @@ for arg in "$@"; do
   case "$arg" in
     --fix) fix=1 ;;
     --tidy-all) tidy_all=1 ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
-    -*) sed -n '2,14p' "$0" >&2; exit 2 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -*) sed -n '2,15p' "$0" >&2; exit 2 ;;
     *) build=$arg ;;
   esac
 done
@@ -38,6 +39,7 @@ mapfile -t files < <(git ls-files -- '*.cpp' '*.hpp' '*.c' '*.h' | grep -v -E '^
 status=0
 if [ "$fix" = 1 ]; then
   "$format" -i --style=file "${files[@]}"
+  exit 0
 else
   if ! "$format" --dry-run -Werror --style=file "${files[@]}" 2> /tmp/volley-format.$$; then
     grep -E '^[^ ].*: (warning|error):' /tmp/volley-format.$$ | sed 's/: error: code should be clang-formatted.*/: not formatted (scripts\/style.sh --fix)/' | sort -u | head -50
