@@ -22,12 +22,9 @@ bool is_integer(double v) { return std::floor(v) == v; }
 
 std::string_view percentile_name(Metric m) {
   switch (m) {
-    case Metric::kP50Ns:
-      return "p50";
-    case Metric::kP99_9Ns:
-      return "p99.9";
-    default:
-      return "p99";
+    case Metric::kP50Ns: return "p50";
+    case Metric::kP99_9Ns: return "p99.9";
+    default: return "p99";
   }
 }
 

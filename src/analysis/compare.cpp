@@ -36,16 +36,11 @@ bool has_snapshot(const json& s) { return s.is_object() && !s.empty(); }
 
 std::string_view to_string(Verdict v) {
   switch (v) {
-    case Verdict::kBetter:
-      return "better";
-    case Verdict::kWorse:
-      return "worse";
-    case Verdict::kChanged:
-      return "changed, not judged";
-    case Verdict::kNoSignificantChange:
-      return "no significant change";
-    case Verdict::kUnknown:
-      break;
+    case Verdict::kBetter: return "better";
+    case Verdict::kWorse: return "worse";
+    case Verdict::kChanged: return "changed, not judged";
+    case Verdict::kNoSignificantChange: return "no significant change";
+    case Verdict::kUnknown: break;
   }
   return "unknown";
 }
@@ -106,8 +101,8 @@ MetricComparison compare_paired_metric(Metric m, const std::vector<double>& base
   return c;
 }
 
-Comparison compare_rounds(const SweepPoint& base, const SweepPoint& next,
-                          const json& base_snapshot, const json& next_snapshot) {
+Comparison compare_rounds(const SweepPoint& base, const SweepPoint& next, const json& base_snapshot,
+                          const json& next_snapshot) {
   Comparison c;
   PointComparison pc{nullptr, {}};
   const std::size_t rounds = std::min(base.runs.size(), next.runs.size());
@@ -214,9 +209,8 @@ json to_json(const Comparison& c) {
   }
   json differences = json::array();
   for (const auto& d : c.snapshot_differences) {
-    differences.push_back({{"key", d.key},
-                           {"base", d.before.value_or(nullptr)},
-                           {"new", d.after.value_or(nullptr)}});
+    differences.push_back(
+        {{"key", d.key}, {"base", d.before.value_or(nullptr)}, {"new", d.after.value_or(nullptr)}});
   }
   return {{"points", std::move(points)},
           {"fewest_repeats", c.fewest_repeats},
@@ -232,8 +226,8 @@ std::string format_comparison(const Comparison& c) {
   for (const PointComparison& p : c.points) {
     const bool paired = !p.metrics.empty() && p.metrics.front().paired;
     if (paired) {
-      out += fmt::format("interleaved rounds: {} (paired t-test over the rounds)\n",
-                         c.fewest_repeats);
+      out +=
+          fmt::format("interleaved rounds: {} (paired t-test over the rounds)\n", c.fewest_repeats);
     } else {
       out += p.value.is_null() ? std::string("single run\n")
                                : fmt::format("{}={}\n", name, value_text(p.value));

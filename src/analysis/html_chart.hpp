@@ -19,7 +19,8 @@ inline constexpr double kLeft = 80;
 inline constexpr double kRight = 20;
 inline constexpr double kTop = 36;
 inline constexpr double kBottom = 56;
-inline constexpr std::array<std::string_view, 4> kColors{"#1f77b4", "#d62728", "#2ca02c", "#9467bd"};
+inline constexpr std::array<std::string_view, 4> kColors{"#1f77b4", "#d62728", "#2ca02c",
+                                                         "#9467bd"};
 
 /// `&`, `<`, `>` and `"` as entities.
 [[nodiscard]] std::string escape(std::string_view text);

@@ -114,16 +114,11 @@ std::string points_table(const std::vector<LabeledSeries>& series, const std::st
 
 std::string_view verdict_class(Verdict v) {
   switch (v) {
-    case Verdict::kBetter:
-      return "better";
-    case Verdict::kWorse:
-      return "worse";
-    case Verdict::kChanged:
-      return "changed";
-    case Verdict::kNoSignificantChange:
-      return "same";
-    case Verdict::kUnknown:
-      break;
+    case Verdict::kBetter: return "better";
+    case Verdict::kWorse: return "worse";
+    case Verdict::kChanged: return "changed";
+    case Verdict::kNoSignificantChange: return "same";
+    case Verdict::kUnknown: break;
   }
   return "unknown";
 }
@@ -139,10 +134,10 @@ std::string verdicts_section(const Comparison& c, const std::string& name) {
         c.fewest_repeats);
   }
   for (const PointComparison& p : c.points) {
-    out += fmt::format("<h3>{}</h3>\n<table class=\"verdicts\">\n<tr><th>metric</th><th>base</th>"
-                       "<th>new</th><th>change</th><th>p</th><th>verdict</th></tr>\n",
-                       escape(p.value.is_null() ? std::string("single run")
-                                                : name + "=" + value_text(p.value)));
+    out += fmt::format(
+        "<h3>{}</h3>\n<table class=\"verdicts\">\n<tr><th>metric</th><th>base</th>"
+        "<th>new</th><th>change</th><th>p</th><th>verdict</th></tr>\n",
+        escape(p.value.is_null() ? std::string("single run") : name + "=" + value_text(p.value)));
     for (const MetricComparison& m : p.metrics) {
       out += fmt::format(
           "<tr><th>{}</th><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"

@@ -94,8 +94,8 @@ std::optional<std::vector<std::size_t>> timed_steps_of(const json& doc) {
   if (!steps.is_array()) return std::nullopt;
   std::vector<std::size_t> out;
   for (const json& step : steps) {
-    const bool whole = step.is_number_unsigned() ||
-                       (step.is_number_integer() && step.get<std::int64_t>() >= 0);
+    const bool whole =
+        step.is_number_unsigned() || (step.is_number_integer() && step.get<std::int64_t>() >= 0);
     if (!whole) return std::nullopt;
     out.push_back(step.get<std::size_t>());
   }
@@ -153,9 +153,10 @@ MergeOutcome merge_run_documents(const std::vector<MergeSource>& sources) {
     std::string error;
     auto result = results::run_result_from_json(s.document, error);
     if (!result) {
-      outcome.error = fmt::format("{} has no results volley merge can read (written by an older "
-                                  "volley, or edited): {}",
-                                  s.name, error);
+      outcome.error = fmt::format(
+          "{} has no results volley merge can read (written by an older "
+          "volley, or edited): {}",
+          s.name, error);
       return outcome;
     }
     const std::vector<std::size_t> steps = *timed_steps_of(s.document);
@@ -170,15 +171,17 @@ MergeOutcome merge_run_documents(const std::vector<MergeSource>& sources) {
     }
     const auto w = timed_window(*result, timed_steps);
     if (!w) {
-      outcome.error = fmt::format("{} has no start times for its timed steps (the timed part never "
-                                  "ran)",
-                                  s.name);
+      outcome.error = fmt::format(
+          "{} has no start times for its timed steps (the timed part never "
+          "ran)",
+          s.name);
       return outcome;
     }
     windows.push_back(*w);
     parts.push_back(std::move(*result));
   }
-  Window overlap{std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max()};
+  Window overlap{std::numeric_limits<std::int64_t>::min(),
+                 std::numeric_limits<std::int64_t>::max()};
   for (const Window& w : windows) {
     overlap.start_ns = std::max(overlap.start_ns, w.start_ns);
     overlap.end_ns = std::min(overlap.end_ns, w.end_ns);
@@ -206,14 +209,18 @@ MergeOutcome merge_run_documents(const std::vector<MergeSource>& sources) {
   json source_list = json::array();
   for (std::size_t i = 0; i < sources.size(); ++i) {
     const json& d = sources[i].document;
-    const std::string st = member(d, "status").is_string() ? member(d, "status").get<std::string>() : "unknown";
+    const std::string st =
+        member(d, "status").is_string() ? member(d, "status").get<std::string>() : "unknown";
     if (st != "ok") {
       status = (status == "failed" || st == "failed" || st == "unknown") ? "failed" : st;
       failures.push_back(fmt::format("{}: {} ({})", sources[i].name, st,
-                                     member(d, "failure").is_string() ? member(d, "failure").get<std::string>() : "no reason given"));
+                                     member(d, "failure").is_string()
+                                         ? member(d, "failure").get<std::string>()
+                                         : "no reason given"));
     }
     json window = window_json(windows[i]);
-    window["overlap_pct"] = windows[i].seconds() > 0 ? 100.0 * overlap.seconds() / windows[i].seconds() : 0.0;
+    window["overlap_pct"] =
+        windows[i].seconds() > 0 ? 100.0 * overlap.seconds() / windows[i].seconds() : 0.0;
     json slaves = json::array();
     for (const json& s : member(d, "slaves")) {
       slaves.push_back(json{{"host", member(s, "host")}, {"totals", member(s, "totals")}});
@@ -231,7 +238,8 @@ MergeOutcome merge_run_documents(const std::vector<MergeSource>& sources) {
                                {"comparison", member(d, "comparison")}});
   }
   if (!failures.empty()) {
-    outcome.warning = fmt::format("not every master's run succeeded: {}", fmt::join(failures, "; "));
+    outcome.warning =
+        fmt::format("not every master's run succeeded: {}", fmt::join(failures, "; "));
   }
 
   const json& first = sources.front().document;
@@ -240,7 +248,8 @@ MergeOutcome merge_run_documents(const std::vector<MergeSource>& sources) {
   doc["kind"] = "merge";
   doc["volley_version"] = std::string(core::version());
   doc["status"] = status;
-  doc["failure"] = failures.empty() ? json(nullptr) : json(fmt::format("{}", fmt::join(failures, "; ")));
+  doc["failure"] =
+      failures.empty() ? json(nullptr) : json(fmt::format("{}", fmt::join(failures, "; ")));
   doc["profile"] = json{{"name", member(member(first, "profile"), "name")},
                         {"sha256", member(member(first, "profile"), "sha256")}};
   doc["masters"] = sources.size();
@@ -256,39 +265,43 @@ MergeOutcome merge_run_documents(const std::vector<MergeSource>& sources) {
 
 std::string format_merged(const json& merged) {
   const json& window = member(merged, "window");
-  std::string out = fmt::format(
-      "volley merge: {} masters, status {}\n  timed parts overlap {:.3f}s, {} to {}\n",
-      u64(merged, "masters"), member(merged, "status").get<std::string>(), number(window, "seconds"),
-      member(window, "start_time").get<std::string>(), member(window, "end_time").get<std::string>());
+  std::string out =
+      fmt::format("volley merge: {} masters, status {}\n  timed parts overlap {:.3f}s, {} to {}\n",
+                  u64(merged, "masters"), member(merged, "status").get<std::string>(),
+                  number(window, "seconds"), member(window, "start_time").get<std::string>(),
+                  member(window, "end_time").get<std::string>());
   for (const json& s : member(merged, "sources")) {
     const json& w = member(s, "timed_window");
     const json& start_at = member(s, "start_at");
     const json& offset = member(start_at, "offset_ns");
-    out += fmt::format("  {}: {} txn, {} txn/s over {:.3f}s ({:.1f}% in the overlap){}\n",
-                       member(s, "file").get<std::string>(), u64(member(s, "totals"), "transactions"),
-                       report::format_count(number(member(s, "totals"), "transactions_per_s")),
-                       number(w, "seconds"), number(w, "overlap_pct"),
-                       offset.is_number() ? fmt::format(", started {:+.3f} ms from --start-at",
-                                                        offset.get<double>() / 1e6)
-                                          : std::string());
+    out += fmt::format(
+        "  {}: {} txn, {} txn/s over {:.3f}s ({:.1f}% in the overlap){}\n",
+        member(s, "file").get<std::string>(), u64(member(s, "totals"), "transactions"),
+        report::format_count(number(member(s, "totals"), "transactions_per_s")),
+        number(w, "seconds"), number(w, "overlap_pct"),
+        offset.is_number()
+            ? fmt::format(", started {:+.3f} ms from --start-at", offset.get<double>() / 1e6)
+            : std::string());
   }
-  out += "\nTransactions, all masters (* = timed step; rates over each step's window, from the first\n"
-         "master's release to the last one's end)\n";
+  out +=
+      "\nTransactions, all masters (* = timed step; rates over each step's window, from the first\n"
+      "master's release to the last one's end)\n";
   out += fmt::format("{:<12}{:>12} {:>8} {:>9} {:>10} {:>7} {:>7} {:>7} {:>6}\n", "", "Iterations",
                      "Txn/s", "Bytes", "Bits/s", "p50", "p99", "p99.9", "Errors");
   const json& timed = member(merged, "timed_steps");
   for (const json& g : member(merged, "groups")) {
-    out += fmt::format("{} ({} strands)\n", member(g, "name").get<std::string>(), u64(g, "strands"));
+    out +=
+        fmt::format("{} ({} strands)\n", member(g, "name").get<std::string>(), u64(g, "strands"));
     for (const json& t : member(g, "transactions")) {
       const bool is_timed = std::find(timed.begin(), timed.end(), member(t, "step")) != timed.end();
       const json& l = member(t, "latency_ns");
-      out += fmt::format("{}{:<11}{:>12} {:>8} {:>9} {:>10} {:>7} {:>7} {:>7} {:>6}\n",
-                         is_timed ? '*' : ' ', member(t, "name").get<std::string>(),
-                         u64(t, "transactions"), report::format_count(number(t, "transactions_per_s")),
-                         report::format_bytes(u64(t, "bytes")),
-                         report::format_bits_per_s(number(t, "bits_per_s")),
-                         report::format_ns(u64(l, "p50")), report::format_ns(u64(l, "p99")),
-                         report::format_ns(u64(l, "p99_9")), u64(member(t, "errors"), "total"));
+      out += fmt::format(
+          "{}{:<11}{:>12} {:>8} {:>9} {:>10} {:>7} {:>7} {:>7} {:>6}\n", is_timed ? '*' : ' ',
+          member(t, "name").get<std::string>(), u64(t, "transactions"),
+          report::format_count(number(t, "transactions_per_s")),
+          report::format_bytes(u64(t, "bytes")), report::format_bits_per_s(number(t, "bits_per_s")),
+          report::format_ns(u64(l, "p50")), report::format_ns(u64(l, "p99")),
+          report::format_ns(u64(l, "p99_9")), u64(member(t, "errors"), "total"));
     }
   }
   const json& totals = member(merged, "totals");
@@ -300,8 +313,9 @@ std::string format_merged(const json& merged) {
   out += fmt::format("  data          {:>14}  {:>9}\n", report::format_bytes(u64(totals, "bytes")),
                      report::format_bits_per_s(number(totals, "bits_per_s")));
   out += fmt::format("  errors {}\n", u64(member(totals, "errors"), "total"));
-  out += "CPU, NIC and kernel counters stay per host: see \"cpu\", \"nic\" and \"kernel\" in the\n"
-         "merged document (--json).\n";
+  out +=
+      "CPU, NIC and kernel counters stay per host: see \"cpu\", \"nic\" and \"kernel\" in the\n"
+      "merged document (--json).\n";
   return out;
 }
 

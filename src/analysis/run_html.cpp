@@ -59,7 +59,8 @@ std::vector<Line> lines_of(const json& intervals, const std::vector<std::string>
                            const std::string& unit) {
   std::vector<Line> lines;
   for (std::size_t i = 0; i < names.size(); ++i) {
-    Line line{side.empty() ? names[i] : names[i] + " " + side, kColors[i % kColors.size()], dashed, {}};
+    Line line{
+        side.empty() ? names[i] : names[i] + " " + side, kColors[i % kColors.size()], dashed, {}};
     for (const json& interval : intervals) {
       for (const json& t : interval.value("transactions", json::array())) {
         if (t.value("name", "") != names[i]) continue;
@@ -80,7 +81,8 @@ std::string tcp_chart(const json& intervals, const std::vector<std::string>& nam
                       const XAxis& axis, const std::string& title, const std::string& y_label,
                       const char* key, const std::string& unit) {
   std::vector<Line> lines = lines_of(
-      intervals, names, [key](const json& t) { return field(t, "tcp", key); }, false, "master", unit);
+      intervals, names, [key](const json& t) { return field(t, "tcp", key); }, false, "master",
+      unit);
   std::vector<Line> slaves = lines_of(
       intervals, names, [key](const json& t) { return field(t, "slave_tcp", key); }, true, "slaves",
       unit);
@@ -95,11 +97,14 @@ std::string summary_table(const json& doc) {
     rows += fmt::format("<tr><th>{}</th><td>{}</td></tr>\n", escape(name), escape(value));
   };
   row("status", doc.value("status", "unknown"));
-  if (doc.contains("failure") && doc["failure"].is_string()) row("failure", doc["failure"].get<std::string>());
+  if (doc.contains("failure") && doc["failure"].is_string())
+    row("failure", doc["failure"].get<std::string>());
   if (const auto v = number(totals, "seconds")) row("timed part (s)", fmt::format("{:.3f}", *v));
-  if (const auto v = number(totals, "transactions_per_s")) row("transactions/s", fmt::format("{:.6g}", *v));
+  if (const auto v = number(totals, "transactions_per_s"))
+    row("transactions/s", fmt::format("{:.6g}", *v));
   if (const auto v = number(totals, "ops_per_s")) row("operations/s", fmt::format("{:.6g}", *v));
-  if (const auto v = number(totals, "bits_per_s")) row("throughput (bit/s)", fmt::format("{:.6g}", *v));
+  if (const auto v = number(totals, "bits_per_s"))
+    row("throughput (bit/s)", fmt::format("{:.6g}", *v));
   return "<table class=\"summary\">\n" + rows + "</table>\n";
 }
 
@@ -150,11 +155,13 @@ std::string kernel_table(const json& doc) {
   if (hosts.empty()) return head + "<p>No host's kernel counters were read.</p>\n";
   std::set<std::string> names;
   for (const json* h : hosts) {
-    if (const json* counters = member(*h, "counters"); counters != nullptr && counters->is_object()) {
+    if (const json* counters = member(*h, "counters");
+        counters != nullptr && counters->is_object()) {
       for (const auto& [name, value] : counters->items()) names.insert(name);
     }
   }
-  for (const char* key : {"processed", "dropped", "time_squeeze"}) names.insert(fmt::format("softnet.{}", key));
+  for (const char* key : {"processed", "dropped", "time_squeeze"})
+    names.insert(fmt::format("softnet.{}", key));
   std::string rows;
   for (const std::string& name : names) {
     std::string cells;
@@ -170,22 +177,25 @@ std::string kernel_table(const json& doc) {
   std::string out = head + "<table class=\"kernel\">\n<tr><th>counter</th>";
   for (const json* h : hosts) {
     const json* host = member(*h, "host");
-    out += fmt::format("<th>{}</th>", escape(host != nullptr && host->is_string() ? host->get<std::string>() : "?"));
+    out +=
+        fmt::format("<th>{}</th>",
+                    escape(host != nullptr && host->is_string() ? host->get<std::string>() : "?"));
   }
   return out + "</tr>\n" + rows + "</table>\n";
 }
 
 /// Calls `each(interval, host, moved)` for every well-formed entry of the intervals' `kernel`.
-void for_each_kernel_entry(
-    const json& intervals,
-    const std::function<void(const json& interval, const std::string& host, const json& moved)>& each) {
+void for_each_kernel_entry(const json& intervals,
+                           const std::function<void(const json& interval, const std::string& host,
+                                                    const json& moved)>& each) {
   for (const json& interval : intervals) {
     const json* kernel = member(interval, "kernel");
     if (kernel == nullptr || !kernel->is_array()) continue;
     for (const json& entry : *kernel) {
       const json* host = member(entry, "host");
       const json* moved = member(entry, "moved");
-      if (host == nullptr || !host->is_string() || moved == nullptr || !moved->is_object()) continue;
+      if (host == nullptr || !host->is_string() || moved == nullptr || !moved->is_object())
+        continue;
       each(interval, host->get<std::string>(), *moved);
     }
   }
@@ -208,14 +218,15 @@ std::string kernel_charts(const json& intervals, const XAxis& axis) {
     std::vector<Line> lines;
     for (std::size_t i = 0; i < hosts.size(); ++i) {
       Line line{hosts[i], kColors[i % kColors.size()], i > 0, {}};
-      for_each_kernel_entry(intervals, [&](const json& interval, const std::string& host, const json& moved) {
-        if (host != hosts[i]) return;
-        const json* value = member(moved, name.c_str());
-        const double y = value != nullptr && value->is_number() ? value->get<double>() : 0;
-        const double x = interval_end(interval);
-        line.data.push_back({x, y, std::nullopt, std::nullopt,
-                             fmt::format("{} at {:.2f} s: {:.0f}", host, x, y)});
-      });
+      for_each_kernel_entry(
+          intervals, [&](const json& interval, const std::string& host, const json& moved) {
+            if (host != hosts[i]) return;
+            const json* value = member(moved, name.c_str());
+            const double y = value != nullptr && value->is_number() ? value->get<double>() : 0;
+            const double x = interval_end(interval);
+            line.data.push_back({x, y, std::nullopt, std::nullopt,
+                                 fmt::format("{} at {:.2f} s: {:.0f}", host, x, y)});
+          });
       if (!line.data.empty()) lines.push_back(std::move(line));
     }
     out += render_chart(name + " per interval (dashed: slaves)", "time (s)", name, axis, lines);
@@ -238,15 +249,21 @@ std::string render_run_html(const json& document) {
   } else {
     const XAxis axis = numeric_axis(xs, false);
     const std::vector<std::string> names = transaction_names(intervals);
-    html += render_chart("Transactions per second", "time (s)", "transactions/s", axis,
-                         lines_of(intervals, names, [](const json& t) { return number(t, "transactions_per_s"); },
-                                  false, "", "/s"));
-    html += render_chart("p99 latency of each transaction's iterations", "time (s)", "p99 (µs)", axis,
-                         lines_of(intervals, names, [](const json& t) -> std::optional<double> {
+    html += render_chart(
+        "Transactions per second", "time (s)", "transactions/s", axis,
+        lines_of(
+            intervals, names, [](const json& t) { return number(t, "transactions_per_s"); }, false,
+            "", "/s"));
+    html +=
+        render_chart("p99 latency of each transaction's iterations", "time (s)", "p99 (µs)", axis,
+                     lines_of(
+                         intervals, names,
+                         [](const json& t) -> std::optional<double> {
                            if (number(t, "transactions").value_or(0) == 0) return std::nullopt;
                            const auto p99 = field(t, "latency_ns", "p99");
                            return p99 ? std::optional<double>(*p99 / 1000) : std::nullopt;
-                         }, false, "", " µs"));
+                         },
+                         false, "", " µs"));
     const bool any_tcp = std::any_of(intervals.begin(), intervals.end(), [](const json& interval) {
       const json& txns = interval.value("transactions", json::array());
       return std::any_of(txns.begin(), txns.end(), [](const json& t) {
@@ -254,13 +271,14 @@ std::string render_run_html(const json& document) {
       });
     });
     if (!any_tcp) {
-      html += "<p>No TCP figures: no TCP connection was open at an interval's end, or the run "
-              "did not read them (--no-tcp-info).</p>\n";
+      html +=
+          "<p>No TCP figures: no TCP connection was open at an interval's end, or the run "
+          "did not read them (--no-tcp-info).</p>\n";
     } else {
-      html += tcp_chart(intervals, names, axis, "TCP round-trip time, median",
-                        "RTT (µs)", "rtt_p50_us", " µs");
-      html += tcp_chart(intervals, names, axis, "Congestion window, median",
-                        "cwnd (segments)", "cwnd_p50", " segments");
+      html += tcp_chart(intervals, names, axis, "TCP round-trip time, median", "RTT (µs)",
+                        "rtt_p50_us", " µs");
+      html += tcp_chart(intervals, names, axis, "Congestion window, median", "cwnd (segments)",
+                        "cwnd_p50", " segments");
       html += tcp_chart(intervals, names, axis, "Retransmits since each connection opened",
                         "retransmits", "retransmits", "");
       html += tcp_chart(intervals, names, axis, "Busy time limited by the receive window",

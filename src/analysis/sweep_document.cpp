@@ -14,12 +14,9 @@ using nlohmann::json;
 
 std::string_view spacing_name(ValueSpacing s) {
   switch (s) {
-    case ValueSpacing::kGeometric:
-      return "geometric";
-    case ValueSpacing::kArithmetic:
-      return "arithmetic";
-    case ValueSpacing::kList:
-      break;
+    case ValueSpacing::kGeometric: return "geometric";
+    case ValueSpacing::kArithmetic: return "arithmetic";
+    case ValueSpacing::kList: break;
   }
   return "list";
 }

@@ -19,20 +19,15 @@ std::string optional_metric(Metric m, const std::optional<double>& v) {
 std::string format_metric(Metric m, double value) {
   if (!std::isfinite(value)) return "n/a";
   switch (m) {
-    case Metric::kTransactionsPerS:
-      return report::format_count(value);
+    case Metric::kTransactionsPerS: return report::format_count(value);
     case Metric::kP50Ns:
     case Metric::kP99Ns:
-    case Metric::kP99_9Ns:
-      return report::format_ns(value);
+    case Metric::kP99_9Ns: return report::format_ns(value);
     case Metric::kCpuBusyPctLocal:
-    case Metric::kCpuBusyPctRemote:
-      return fmt::format("{:.1f}", value);
+    case Metric::kCpuBusyPctRemote: return fmt::format("{:.1f}", value);
     case Metric::kServiceDemandLocal:
-    case Metric::kServiceDemandRemote:
-      return fmt::format("{:.2f}", value);
-    case Metric::kErrors:
-      return fmt::format("{:.0f}", value);
+    case Metric::kServiceDemandRemote: return fmt::format("{:.2f}", value);
+    case Metric::kErrors: return fmt::format("{:.0f}", value);
   }
   return fmt::format("{}", value);
 }

@@ -47,9 +47,7 @@ std::optional<int> translate_uperf_command_line(std::vector<std::string>& args) 
     case UperfTranslation::Action::kError:
       std::cerr << "volley: " << t.error << "\n";
       return core::to_int(core::ExitCode::kBadInput);
-    case UperfTranslation::Action::kRun:
-      args = std::move(t.args);
-      return std::nullopt;
+    case UperfTranslation::Action::kRun: args = std::move(t.args); return std::nullopt;
   }
   return std::nullopt;
 }
@@ -69,7 +67,8 @@ void add_variable_options(CLI::App& cmd, std::vector<std::string>& set, bool& st
 
 void define_command_line(CLI::App& app, CommandLine& cl) {
   app.description(
-      "volley: a network workload generator. It reads a uperf-style XML profile, runs it against a\n"
+      "volley: a network workload generator. It reads a uperf-style XML profile, runs it against "
+      "a\n"
       "slave (`volley serve`) that mirrors it, and reports transactions/s, throughput, latency\n"
       "percentiles and CPU on both ends.");
   app.name("volley");
@@ -87,27 +86,33 @@ void define_command_line(CLI::App& app, CommandLine& cl) {
 
   RunOptions& run = cl.run;
   auto* run_cmd = app.add_subcommand("run", "Run a profile as the master (uperf: -m PROFILE)");
-  run_cmd->add_option("profile", run.profile, "The profile (XML)")->required()->check(CLI::ExistingFile);
+  run_cmd->add_option("profile", run.profile, "The profile (XML)")
+      ->required()
+      ->check(CLI::ExistingFile);
   add_variable_options(*run_cmd, run.set, run.strict);
-  run_cmd->add_flag("--local", run.local,
-                    "Start a slave of our own on loopback for this run (a separate process) and "
-                    "point every remotehost at it; sets h=127.0.0.1 unless --set h= is given (with an "
-                    "IPv6 remotehost such as h=::1, the slave is on ::1 and the run goes over IPv6)");
+  run_cmd->add_flag(
+      "--local", run.local,
+      "Start a slave of our own on loopback for this run (a separate process) and "
+      "point every remotehost at it; sets h=127.0.0.1 unless --set h= is given (with an "
+      "IPv6 remotehost such as h=::1, the slave is on ::1 and the run goes over IPv6)");
   add_key_file_option(*run_cmd, run.key_file);
   run_cmd->add_option("-P,--port", run.port, "Control port of the slaves (1..65535)")
       ->capture_default_str()
       ->check(unsigned_in(1, 65535));
-  run_cmd->add_option("--workers", run.workers,
-                      "Worker threads on the master (default: one per core; at most 1024)")
+  run_cmd
+      ->add_option("--workers", run.workers,
+                   "Worker threads on the master (default: one per core; at most 1024)")
       ->check(unsigned_in(0, 1024));
-  run_cmd->add_option("--slave-workers", run.slave_workers,
-                      "Worker threads each slave uses for this run (default: the slave's own; at "
-                      "most 1024)")
+  run_cmd
+      ->add_option("--slave-workers", run.slave_workers,
+                   "Worker threads each slave uses for this run (default: the slave's own; at "
+                   "most 1024)")
       ->check(unsigned_in(0, 1024));
-  run_cmd->add_option("--processes", run.processes,
-                      "Processes each side spreads the run over (default 0: decided from nprocs, "
-                      "the open-file limit and the cores; 1: one process; with --local, the local "
-                      "slave's too)")
+  run_cmd
+      ->add_option("--processes", run.processes,
+                   "Processes each side spreads the run over (default 0: decided from nprocs, "
+                   "the open-file limit and the cores; 1: one process; with --local, the local "
+                   "slave's too)")
       ->check(unsigned_in(0, process::kMaxProcesses));
   run_cmd->add_option("--seed", run.seed, "Seed for random sizes and file picks (0..2^64-1)")
       ->capture_default_str()
@@ -118,19 +123,24 @@ void define_command_line(CLI::App& app, CommandLine& cl) {
                        fmt::format("the shortest interval is {} (shorter ones cost more throughput "
                                    "than they show)",
                                    core::format_duration(core::kMinInterval))});
-  run_cmd->add_option("--json", run.json, "Write the result document to FILE (- for stdout)")->type_name("FILE");
-  run_cmd->add_option("--csv", run.csv, "Write one row per interval and transaction to FILE")->type_name("FILE");
-  run_cmd->add_option("--html", run.html,
-                      "Write the run's page to FILE: rate, latency and both ends' TCP state per "
-                      "interval, the findings and the kernel counters (one file, no scripts)")
+  run_cmd->add_option("--json", run.json, "Write the result document to FILE (- for stdout)")
       ->type_name("FILE");
-  run_cmd->add_option("--latency-log", run.latency_log, "Write the latency histograms to FILE")->type_name("FILE");
+  run_cmd->add_option("--csv", run.csv, "Write one row per interval and transaction to FILE")
+      ->type_name("FILE");
+  run_cmd
+      ->add_option("--html", run.html,
+                   "Write the run's page to FILE: rate, latency and both ends' TCP state per "
+                   "interval, the findings and the kernel counters (one file, no scripts)")
+      ->type_name("FILE");
+  run_cmd->add_option("--latency-log", run.latency_log, "Write the latency histograms to FILE")
+      ->type_name("FILE");
   add_duration_option(*run_cmd, "--connect-timeout", run.connect_timeout,
                       "How long to wait for a slave", kAtLeastOneMs);
-  run_cmd->add_option("--start-at", run.start_at,
-                      "Start the timed steps at this wall-clock TIME (RFC 3339, e.g. "
-                      "2026-11-23T12:00:00Z, or Unix seconds, e.g. 1795000000.5), so several masters "
-                      "run together; at most 24 h ahead")
+  run_cmd
+      ->add_option("--start-at", run.start_at,
+                   "Start the timed steps at this wall-clock TIME (RFC 3339, e.g. "
+                   "2026-11-23T12:00:00Z, or Unix seconds, e.g. 1795000000.5), so several masters "
+                   "run together; at most 24 h ahead")
       ->type_name("TIME");
   add_duration_option(*run_cmd, "--max-duration", run.max_duration,
                       "Run every duration= transaction for at most T (e.g. 2s), to try a profile "
@@ -148,17 +158,20 @@ void define_command_line(CLI::App& app, CommandLine& cl) {
                     "Accept a timed step with no transaction or a group with no iteration as ok "
                     "(for a profile that means it); disagreeing byte counts still fail");
   run_cmd->add_flag("-q,--quiet", run.quiet, "No live interval lines");
-  run_cmd->add_option("--uperf-output", run.uperf_output,
-                      "Print uperf's output instead of volley's report: uperf's statistics "
-                      "letters with R (raw, time-stamped), e.g. aR; what `volley -vaR -m FILE` "
-                      "sets (docs/uperf-compatibility.md)")
+  run_cmd
+      ->add_option("--uperf-output", run.uperf_output,
+                   "Print uperf's output instead of volley's report: uperf's statistics "
+                   "letters with R (raw, time-stamped), e.g. aR; what `volley -vaR -m FILE` "
+                   "sets (docs/uperf-compatibility.md)")
       ->type_name("LETTERS");
-  run_cmd->add_flag("--no-latency", run.no_latency,
-                    "Do not time operations (no percentiles): measures what latency recording costs");
+  run_cmd->add_flag(
+      "--no-latency", run.no_latency,
+      "Do not time operations (no percentiles): measures what latency recording costs");
   run_cmd->add_flag("--no-tcp-info", run.no_tcp_info,
                     "Do not read TCP_INFO at transactions' and intervals' ends (no TCP figures, "
                     "no window rules): measures what reading it costs");
-  run_cmd->footer("Example:\n  volley run profiles/pingpong.xml --local --set t=16 --json result.json");
+  run_cmd->footer(
+      "Example:\n  volley run profiles/pingpong.xml --local --set t=16 --json result.json");
 
   cl.run_cmd = run_cmd;
 
@@ -172,14 +185,16 @@ void define_command_line(CLI::App& app, CommandLine& cl) {
   auto* check_cmd = app.add_subcommand("check", "Validate profiles and print every problem");
   check_cmd->add_option("profiles", check.profiles, "Profiles to check")->required();
   add_variable_options(*check_cmd, check.set, check.strict);
-  check_cmd->footer("Example:\n  volley check profiles/*.xml --set h=127.0.0.1 --set t=1 --set r=100 "
-                    "--set file=/etc/hostname\n"
-                    "Exit status: 0 all valid, 2 some profile has errors.");
+  check_cmd->footer(
+      "Example:\n  volley check profiles/*.xml --set h=127.0.0.1 --set t=1 --set r=100 "
+      "--set file=/etc/hostname\n"
+      "Exit status: 0 all valid, 2 some profile has errors.");
 
   cl.check_cmd = check_cmd;
 
   CheckOptions& dump = cl.dump;
-  auto* dump_cmd = app.add_subcommand("dump", "Print a resolved profile and each slave's mirrored view");
+  auto* dump_cmd =
+      app.add_subcommand("dump", "Print a resolved profile and each slave's mirrored view");
   dump_cmd->add_option("profile", dump.profiles, "The profile")->required()->expected(1);
   add_variable_options(*dump_cmd, dump.set, dump.strict);
   dump_cmd->add_option("--host", dump.host, "Only the view of the slave serving this remotehost");

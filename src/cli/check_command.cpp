@@ -46,8 +46,9 @@ int check_command(const CheckOptions& options) {
     }
     std::uint64_t strands = 0;
     for (const auto& g : loaded.parsed.profile->groups) strands += g.nthreads;
-    std::cout << fmt::format("{}: ok (profile '{}', {} group(s), {} strand(s), {} warning(s))\n", path,
-                             loaded.parsed.profile->name, loaded.parsed.profile->groups.size(), strands,
+    std::cout << fmt::format("{}: ok (profile '{}', {} group(s), {} strand(s), {} warning(s))\n",
+                             path, loaded.parsed.profile->name,
+                             loaded.parsed.profile->groups.size(), strands,
                              loaded.parsed.diagnostics.warning_count());
   }
   return core::to_int(all_ok ? core::ExitCode::kOk : core::ExitCode::kBadInput);

@@ -56,17 +56,19 @@ bool valid_name(const std::string& name) {
 /// The sides of `--interleave NAME=COMMAND`, given twice, or an error sentence.
 std::variant<Sides, std::string> parse_sides(const std::vector<std::string>& items) {
   if (items.size() != 2) {
-    return fmt::format("--interleave is given twice, once per side (A='command' B='command'), "
-                       "not {} time(s)",
-                       items.size());
+    return fmt::format(
+        "--interleave is given twice, once per side (A='command' B='command'), "
+        "not {} time(s)",
+        items.size());
   }
   Sides sides;
   for (std::size_t i = 0; i < 2; ++i) {
     const auto eq = items[i].find('=');
     if (eq == std::string::npos || !valid_name(items[i].substr(0, eq))) {
-      return fmt::format("--interleave '{}': expected NAME=COMMAND (NAME of letters, digits, _ "
-                         "or -)",
-                         items[i]);
+      return fmt::format(
+          "--interleave '{}': expected NAME=COMMAND (NAME of letters, digits, _ "
+          "or -)",
+          items[i]);
     }
     sides[i] = {items[i].substr(0, eq), items[i].substr(eq + 1)};
     if (sides[i].command.find_first_not_of(" \t") == std::string::npos) {
@@ -126,8 +128,8 @@ int interleave_command(const SweepOptions& options) {
     std::ofstream probe(*path, std::ios::app);
     if (!probe) return bad_input(fmt::format("cannot write '{}': {}", *path, std::strerror(errno)));
   }
-  const LoadedProfile loaded =
-      load_profile(options.profile, profile::Variables{*bindings, environment_map()}, options.strict);
+  const LoadedProfile loaded = load_profile(
+      options.profile, profile::Variables{*bindings, environment_map()}, options.strict);
   if (!loaded.parsed.profile) return bad_input("the profile is not valid");
   const profile::Profile& profile = *loaded.parsed.profile;
   if (auto problem = zone_problem(profile); !problem.empty() && !options.local) {
@@ -150,14 +152,14 @@ int interleave_command(const SweepOptions& options) {
               "volley {}: interleaving profile '{}' between {} and {} ({} round(s), {} runs; "
               "{})\n",
               VOLLEY_VERSION, profile.name, sides[0].name, sides[1].name, options.repeat, runs,
-              options.local
-                  ? fmt::format("local slave on {}", core::format_host_port(local.address(), local.port()))
-                  : std::string("remote slaves"))
+              options.local ? fmt::format("local slave on {}",
+                                          core::format_host_port(local.address(), local.port()))
+                            : std::string("remote slaves"))
        << std::flush;
 
   Settings settings(sides);
-  std::array<analysis::SweepPoint, 2> points{
-      analysis::SweepPoint{json(sides[0].name), {}}, analysis::SweepPoint{json(sides[1].name), {}}};
+  std::array<analysis::SweepPoint, 2> points{analysis::SweepPoint{json(sides[0].name), {}},
+                                             analysis::SweepPoint{json(sides[1].name), {}}};
   json order = json::array();
   bool failed = false;
   bool interrupted = false;
@@ -205,8 +207,8 @@ int interleave_command(const SweepOptions& options) {
   local.stop();
 
   const std::vector<analysis::SweepPoint> both{points[0], points[1]};
-  const analysis::Comparison comparison = analysis::compare_rounds(
-      points[0], points[1], settings.snapshot(0), settings.snapshot(1));
+  const analysis::Comparison comparison =
+      analysis::compare_rounds(points[0], points[1], settings.snapshot(0), settings.snapshot(1));
   text << analysis::format_sweep_table("setting", both)
        << fmt::format("{} against {}:\n", sides[1].name, sides[0].name)
        << analysis::format_comparison(comparison)
@@ -230,10 +232,12 @@ int interleave_command(const SweepOptions& options) {
     info.system_local = settings.snapshot(0);
     json doc = analysis::make_sweep_document(info, both);
     doc["interleave"] = {
-        {"sides", {{{"name", sides[0].name}, {"command", sides[0].command}},
-                   {{"name", sides[1].name}, {"command", sides[1].command}}}},
+        {"sides",
+         {{{"name", sides[0].name}, {"command", sides[0].command}},
+          {{"name", sides[1].name}, {"command", sides[1].command}}}},
         {"order", order},
-        {"snapshots", {{sides[0].name, settings.snapshot(0)}, {sides[1].name, settings.snapshot(1)}}},
+        {"snapshots",
+         {{sides[0].name, settings.snapshot(0)}, {sides[1].name, settings.snapshot(1)}}},
         {"restored", restore_problem.empty()},
         {"restore_problem", restore_problem.empty() ? json(nullptr) : json(restore_problem)},
         {"comparison", analysis::to_json(comparison)}};
@@ -245,11 +249,10 @@ int interleave_command(const SweepOptions& options) {
     analysis::Series series;
     series.vary_name = "setting";
     series.points = both;
-    emit(options.html,
-         analysis::render_html_report(
-             fmt::format("volley: {} interleaved, {} against {}", profile.name, sides[1].name,
-                         sides[0].name),
-             {analysis::LabeledSeries{"rounds", std::move(series)}}, &comparison));
+    emit(options.html, analysis::render_html_report(
+                           fmt::format("volley: {} interleaved, {} against {}", profile.name,
+                                       sides[1].name, sides[0].name),
+                           {analysis::LabeledSeries{"rounds", std::move(series)}}, &comparison));
   }
   if (interrupted) return core::to_int(core::ExitCode::kInterrupted);
   if (failed || !restore_problem.empty() || !outputs_ok) {

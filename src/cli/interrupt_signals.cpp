@@ -95,10 +95,11 @@ InterruptSignals::Watch::Watch(asio::io_context& context, std::function<void()> 
   const int fd = ::fcntl(g_read_fd, F_DUPFD_CLOEXEC, 0);
   if (fd < 0) return;
   reader_->pipe.assign(fd);
-  reader_->pipe.async_read_some(asio::buffer(&reader_->byte, 1),
-                                [reader = reader_](const boost::system::error_code& ec, std::size_t) {
-                                  if (!ec) reader->call();
-                                });
+  reader_->pipe.async_read_some(
+      asio::buffer(&reader_->byte, 1),
+      [reader = reader_](const boost::system::error_code& ec, std::size_t) {
+        if (!ec) reader->call();
+      });
 }
 
 InterruptSignals::Watch::~Watch() {

@@ -34,7 +34,8 @@ std::string LocalSlave::start(std::size_t workers, const std::string& executable
                               std::uint32_t processes, const std::string& address) {
   address_ = address;
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return fmt::format("local slave: pipe: {}", std::strerror(errno));
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    return fmt::format("local slave: pipe: {}", std::strerror(errno));
   // The key goes through a pipe (argv and the environment are readable by other users). It is
   // written whole before the child starts: 64 hex digits fit any pipe's buffer.
   int key_fds[2];
@@ -60,10 +61,15 @@ std::string LocalSlave::start(std::size_t workers, const std::string& executable
   // dup2 clears close-on-exec on the child's copy, so only these ends reach it, as fds 3 and 4.
   posix_spawn_file_actions_adddup2(&actions, fds[1], kAnnounceFd);
   posix_spawn_file_actions_adddup2(&actions, key_fds[0], kKeyFd);
-  std::vector<std::string> args = {"volley", "serve", "--listen", core::format_host_port(address, 0),
+  std::vector<std::string> args = {"volley",
+                                   "serve",
+                                   "--listen",
+                                   core::format_host_port(address, 0),
                                    "--exit-with-parent",
-                                   "--announce-fd", std::to_string(kAnnounceFd),
-                                   "--key-fd", std::to_string(kKeyFd)};
+                                   "--announce-fd",
+                                   std::to_string(kAnnounceFd),
+                                   "--key-fd",
+                                   std::to_string(kKeyFd)};
   if (quiet_) args.emplace_back("--quiet");
   if (processes > 0) {
     args.emplace_back("--processes");
@@ -87,7 +93,8 @@ std::string LocalSlave::start(std::size_t workers, const std::string& executable
   sigaddset(&blocked, SIGINT);
   posix_spawnattr_setsigmask(&attributes, &blocked);
   posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK);
-  const int rc = ::posix_spawn(&pid_, executable.c_str(), &actions, &attributes, argv.data(), environ);
+  const int rc =
+      ::posix_spawn(&pid_, executable.c_str(), &actions, &attributes, argv.data(), environ);
   posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
   ::close(fds[1]);
@@ -99,10 +106,12 @@ std::string LocalSlave::start(std::size_t workers, const std::string& executable
   }
   std::string line;
   pollfd p{fds[0], POLLIN, 0};
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kStartTimeoutMs);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(kStartTimeoutMs);
   while (line.find('\n') == std::string::npos) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          deadline - std::chrono::steady_clock::now()).count();
+                          deadline - std::chrono::steady_clock::now())
+                          .count();
     if (left <= 0 || ::poll(&p, 1, static_cast<int>(left)) <= 0) break;
     char buf[64];
     const ssize_t n = ::read(fds[0], buf, sizeof buf);

@@ -20,8 +20,9 @@ namespace volley::cli {
 CLI::App* add_merge(CLI::App& app, MergeOptions& options) {
   auto* merge = app.add_subcommand(
       "merge", "Combine the results of masters that ran at the same time into one");
-  merge->add_option("documents", options.documents,
-                    "Result documents (volley run --json) of masters that ran together")
+  merge
+      ->add_option("documents", options.documents,
+                   "Result documents (volley run --json) of masters that ran together")
       ->required()
       ->expected(2, -1)
       ->type_name("FILE");

@@ -29,7 +29,8 @@ namespace {
 /// minutes (only profiles read it as uperf does).
 std::string readable(std::chrono::nanoseconds d) {
   const auto minutes = std::chrono::duration_cast<std::chrono::minutes>(d);
-  if (minutes.count() > 0 && minutes == d && d % std::chrono::hours(1) != std::chrono::nanoseconds{0}) {
+  if (minutes.count() > 0 && minutes == d &&
+      d % std::chrono::hours(1) != std::chrono::nanoseconds{0}) {
     return fmt::format("{}min", minutes.count());
   }
   return core::format_duration(d);
@@ -43,7 +44,8 @@ CLI::Validator duration_in(const DurationRange& range) {
         const core::DurationParse parsed = core::parse_duration(text);
         if (!parsed.value) return parsed.error;
         if (*parsed.value < range.min) {
-          if (!range.why_min.empty()) return fmt::format("'{}' is too short: {}", text, range.why_min);
+          if (!range.why_min.empty())
+            return fmt::format("'{}' is too short: {}", text, range.why_min);
           if (range.min.count() == 1) return fmt::format("'{}' must be longer than 0", text);
           return fmt::format("'{}' must be at least {}", text, readable(range.min));
         }
@@ -67,7 +69,8 @@ std::string display_name(const std::string& names) {
 /// Reads a value duration_in() accepted, saying on stderr how an ambiguous one was read.
 std::chrono::nanoseconds read_duration(const std::string& name, const std::string& text) {
   const core::DurationParse parsed = core::parse_duration(text);
-  if (!parsed.warning.empty()) std::cerr << "volley: warning: " << name << ": " << parsed.warning << "\n";
+  if (!parsed.warning.empty())
+    std::cerr << "volley: warning: " << name << ": " << parsed.warning << "\n";
   return parsed.value.value_or(std::chrono::nanoseconds{0});
 }
 

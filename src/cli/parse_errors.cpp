@@ -18,7 +18,8 @@ namespace {
 /// "volley", "volley run": the command as the user typed it.
 std::string command_path(const CLI::App& cmd) {
   std::vector<std::string> names;
-  for (const CLI::App* at = &cmd; at != nullptr; at = at->get_parent()) names.push_back(at->get_name());
+  for (const CLI::App* at = &cmd; at != nullptr; at = at->get_parent())
+    names.push_back(at->get_name());
   std::reverse(names.begin(), names.end());
   std::string path;
   for (const auto& name : names) {
@@ -39,7 +40,9 @@ const CLI::App& innermost(const CLI::App& app) {
 }
 
 /// An option name as typed, without its value (`--json=x` is `--json`).
-std::string option_name(std::string_view word) { return std::string(word.substr(0, word.find('='))); }
+std::string option_name(std::string_view word) {
+  return std::string(word.substr(0, word.find('=')));
+}
 
 bool looks_like_option(std::string_view word) {
   return word.size() > 1 && word.front() == '-' && word != "--";
@@ -70,7 +73,8 @@ std::string unknown_option(const CLI::App& cmd, std::string_view word) {
   const std::string name = option_name(word);
   const std::string path = command_path(cmd);
   const std::string best = closest_option(cmd, name);
-  if (!best.empty()) return fmt::format("{}: unknown option '{}'; did you mean '{}'?", path, name, best);
+  if (!best.empty())
+    return fmt::format("{}: unknown option '{}'; did you mean '{}'?", path, name, best);
   return fmt::format("{}: unknown option '{}' (`{} --help` lists the options)", path, name, path);
 }
 
@@ -82,7 +86,8 @@ std::string unknown_command(const CLI::App& app, std::string_view word) {
   }
   const std::vector<std::string_view> candidates(names.begin(), names.end());
   const std::string best = word.empty() ? std::string() : core::closest(word, candidates);
-  if (!best.empty()) return fmt::format("volley: unknown command '{}'; did you mean '{}'?", word, best);
+  if (!best.empty())
+    return fmt::format("volley: unknown command '{}'; did you mean '{}'?", word, best);
   std::string list;
   for (std::size_t i = 0; i < names.size(); ++i) {
     list += i == 0 ? "" : i + 1 == names.size() ? " and " : ", ";
@@ -100,16 +105,16 @@ std::string describe_parse_error(const CLI::App& app, const std::vector<std::str
   // Words before the command's name belong to `volley` itself.
   std::size_t command_at = 0;
   if (&cmd != &app) {
-    command_at = static_cast<std::size_t>(
-        std::find(args.begin(), args.end(), cmd.get_name()) - args.begin());
+    command_at = static_cast<std::size_t>(std::find(args.begin(), args.end(), cmd.get_name()) -
+                                          args.begin());
   }
   const auto owner = [&](std::size_t i) -> const CLI::App& { return i < command_at ? app : cmd; };
   // The words CLI11 could not place, wherever it left them; the first as typed is named. A
   // mistyped option comes first even after a stray word: the stray word is often its value.
   const std::vector<std::string> left = app.remaining(true);
   const std::set<std::string> unplaced(left.begin(), left.end());
-  const std::size_t end = static_cast<std::size_t>(
-      std::find(args.begin(), args.end(), "--") - args.begin());
+  const std::size_t end =
+      static_cast<std::size_t>(std::find(args.begin(), args.end(), "--") - args.begin());
   for (std::size_t i = 0; i < end; ++i) {
     if (unplaced.count(args[i]) != 0 && looks_like_option(args[i])) {
       return unknown_option(owner(i), args[i]);

@@ -12,8 +12,8 @@ extern char** environ;  // POSIX; read only here, in cli/
 
 namespace volley::cli {
 
-std::optional<std::map<std::string, std::string>> parse_bindings(const std::vector<std::string>& items,
-                                                                 std::string& error) {
+std::optional<std::map<std::string, std::string>> parse_bindings(
+    const std::vector<std::string>& items, std::string& error) {
   std::map<std::string, std::string> out;
   for (const auto& item : items) {
     const auto eq = item.find('=');
@@ -36,11 +36,13 @@ std::map<std::string, std::string> environment_map() {
   return env;
 }
 
-LoadedProfile load_profile(const std::string& path, const profile::Variables& variables, bool strict) {
+LoadedProfile load_profile(const std::string& path, const profile::Variables& variables,
+                           bool strict) {
   LoadedProfile loaded{path, {}, {}};
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    loaded.parsed.diagnostics.error({path, 0, 0}, "cannot open profile: no such file or not readable");
+    loaded.parsed.diagnostics.error({path, 0, 0},
+                                    "cannot open profile: no such file or not readable");
     std::cerr << loaded.parsed.diagnostics.format(nullptr);
     return loaded;
   }

@@ -58,7 +58,8 @@ namespace {
 std::string uperf_start_line(const profile::Profile& profile) {
   std::uint64_t threads = 0;
   std::uint64_t processes = 0;
-  for (const profile::Group& g : profile.groups) (g.from_nprocs ? processes : threads) += g.nthreads;
+  for (const profile::Group& g : profile.groups)
+    (g.from_nprocs ? processes : threads) += g.nthreads;
   return report::format_uperf_start(profile.name, threads, processes);
 }
 
@@ -125,9 +126,10 @@ int run_command(const RunOptions& options, int argc, char** argv) {
   const report::UperfSections uperf = report::uperf_sections(options.uperf_output);
   const bool uperf_layout = !options.uperf_output.empty();
   if (uperf_layout && !uperf.raw) {
-    std::cerr << fmt::format("volley: --uperf-output '{}': uperf's layout is printed in its raw "
-                             "form only (add R); without it volley prints its own report\n",
-                             options.uperf_output);
+    std::cerr << fmt::format(
+        "volley: --uperf-output '{}': uperf's layout is printed in its raw "
+        "form only (add R); without it volley prints its own report\n",
+        options.uperf_output);
     return core::to_int(core::ExitCode::kBadInput);
   }
   std::optional<std::int64_t> start_at;
@@ -184,7 +186,8 @@ int run_command(const RunOptions& options, int argc, char** argv) {
   LocalSlave local;
   if (options.local) {
     if (auto problem = local.start(options.slave_workers, "/proc/self/exe", options.processes,
-                                   local_loopback(profile)); !problem.empty()) {
+                                   local_loopback(profile));
+        !problem.empty()) {
       std::cerr << "volley: " << problem << "\n";
       return core::to_int(core::ExitCode::kRunFailed);
     }
@@ -199,8 +202,8 @@ int run_command(const RunOptions& options, int argc, char** argv) {
   request.profile_text = loaded.text;
   request.profile_path = options.profile;
   request.variables = loaded.parsed.used_variables;
-  request.slaves = slave_addresses(profile, options.local ? local.address() : "", local.port(),
-                                   options.port);
+  request.slaves =
+      slave_addresses(profile, options.local ? local.address() : "", local.port(), options.port);
   request.seed = options.seed;
   request.workers = default_workers(options.workers);
   request.slave_workers = options.slave_workers;
@@ -210,9 +213,11 @@ int run_command(const RunOptions& options, int argc, char** argv) {
   request.sample_tcp = !options.no_tcp_info;
   request.start_at_unix_ns = start_at;
   request.max_duration = options.max_duration;
-  request.connect_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(options.connect_timeout);
+  request.connect_timeout =
+      std::chrono::duration_cast<std::chrono::milliseconds>(options.connect_timeout);
   request.step_grace = std::chrono::duration_cast<std::chrono::milliseconds>(options.step_grace);
-  request.link_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(options.link_timeout);
+  request.link_timeout =
+      std::chrono::duration_cast<std::chrono::milliseconds>(options.link_timeout);
   request.key = options.local ? std::optional<control::Secret>(local.key()) : key;
   request.allow_empty = options.allow_empty;
   // The latency log streams each interval's histograms as it ends: they are not kept.
@@ -243,9 +248,10 @@ int run_command(const RunOptions& options, int argc, char** argv) {
   } else {
     if (!options.quiet) request.on_interval = live_line_printer(text, tty);
     text << fmt::format("volley {}: running profile '{}' ({})\n", VOLLEY_VERSION, profile.name,
-                        options.local ? fmt::format("local slave on {}",
-                                                    core::format_host_port(local.address(), local.port()))
-                                      : fmt::format("{} slave(s)", request.slaves.size()));
+                        options.local
+                            ? fmt::format("local slave on {}",
+                                          core::format_host_port(local.address(), local.port()))
+                            : fmt::format("{} slave(s)", request.slaves.size()));
     if (start_at) {
       text << fmt::format("volley: the timed steps start at {} (in {:.3f} s)\n",
                           report::iso8601_utc_ms(*start_at),
@@ -294,8 +300,7 @@ int run_command(const RunOptions& options, int argc, char** argv) {
   switch (result.status) {
     case report::RunStatus::kOk:
       return core::to_int(outputs_ok ? core::ExitCode::kOk : core::ExitCode::kRunFailed);
-    case report::RunStatus::kInterrupted:
-      return core::to_int(core::ExitCode::kInterrupted);
+    case report::RunStatus::kInterrupted: return core::to_int(core::ExitCode::kInterrupted);
     case report::RunStatus::kFailed:
       std::cerr << "volley: run failed: " << result.failure << "\n";
       return core::to_int(core::ExitCode::kRunFailed);

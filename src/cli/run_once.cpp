@@ -85,7 +85,8 @@ void for_each_remotehost(const profile::Profile& profile, F&& f) {
 
 std::string local_loopback(const profile::Profile& profile) {
   bool v6 = false;
-  for_each_remotehost(profile, [&](const std::string& host) { v6 = v6 || core::is_ipv6_literal(host); });
+  for_each_remotehost(profile,
+                      [&](const std::string& host) { v6 = v6 || core::is_ipv6_literal(host); });
   return v6 ? "::1" : "127.0.0.1";
 }
 
@@ -94,9 +95,10 @@ std::string zone_problem(const profile::Profile& profile) {
   for_each_remotehost(profile, [&](const std::string& host) {
     if (!problem.empty()) return;
     if (const std::string zone = core::unknown_zone(host); !zone.empty()) {
-      problem = fmt::format("remotehost '{}': this host has no interface '{}' (the zone after '%' "
-                            "names the master's interface toward the slave)",
-                            host, zone);
+      problem = fmt::format(
+          "remotehost '{}': this host has no interface '{}' (the zone after '%' "
+          "names the master's interface toward the slave)",
+          host, zone);
     }
   });
   return problem;
@@ -104,7 +106,8 @@ std::string zone_problem(const profile::Profile& profile) {
 
 std::vector<control::SlaveAddress> slave_addresses(const profile::Profile& profile,
                                                    const std::string& local_address,
-                                                   std::uint16_t local_port, std::uint16_t control_port) {
+                                                   std::uint16_t local_port,
+                                                   std::uint16_t control_port) {
   std::vector<control::SlaveAddress> slaves;
   const bool local = !local_address.empty();
   for_each_remotehost(profile, [&](const std::string& host) {

@@ -54,25 +54,29 @@ struct ListenAt {
 /// name resolves to today.
 std::optional<ListenAt> parse_listen(const std::string& text, std::string& error) {
   const auto all_digits = [](std::string_view t) {
-    return !t.empty() && std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; });
+    return !t.empty() &&
+           std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; });
   };
   const std::string_view port_only = !text.empty() && text.front() == ':'
-                                         ? std::string_view(text).substr(1) : std::string_view(text);
+                                         ? std::string_view(text).substr(1)
+                                         : std::string_view(text);
   const core::HostPort parsed = all_digits(port_only)
                                     ? core::parse_host_port("[::]:" + std::string(port_only))
                                     : core::parse_host_port(text);
   if (!parsed.error.empty()) {
-    error = fmt::format("--listen '{}': {} (expected ADDRESS:PORT, [IPV6]:PORT or PORT, e.g. "
-                        "0.0.0.0:20000, [::1]:20000 or 20000)",
-                        text, parsed.error);
+    error = fmt::format(
+        "--listen '{}': {} (expected ADDRESS:PORT, [IPV6]:PORT or PORT, e.g. "
+        "0.0.0.0:20000, [::1]:20000 or 20000)",
+        text, parsed.error);
     return std::nullopt;
   }
   boost::system::error_code ec;
   const auto address = asio::ip::make_address(parsed.host, ec);
   if (ec) {
-    error = fmt::format("--listen '{}': '{}' is not a numeric address (give this host's IPv4 or "
-                        "IPv6 address, or only a port for every address)",
-                        text, parsed.host);
+    error = fmt::format(
+        "--listen '{}': '{}' is not a numeric address (give this host's IPv4 or "
+        "IPv6 address, or only a port for every address)",
+        text, parsed.host);
     return std::nullopt;
   }
   if (const std::string zone = core::unknown_zone(parsed.host); !zone.empty()) {
@@ -135,7 +139,9 @@ int serve_child(const ServeOptions& options) {
   settings.limits.max_run = std::chrono::seconds(core::kMaxDuration.count() / 1'000'000'000);
   settings.limits.max_think = settings.limits.max_run;
   if (!options.quiet) {
-    settings.log = [](const std::string& line) { std::cerr << "volley child: " << line << std::endl; };
+    settings.log = [](const std::string& line) {
+      std::cerr << "volley child: " << line << std::endl;
+    };
   }
   control::SlaveServer server(context, settings);
   asio::ip::tcp::socket socket(context);
@@ -169,7 +175,8 @@ void add_serve_options(CLI::App& cmd, ServeOptions& serve) {
       ->check(unsigned_in(0, core::kMaxWorkers));
   cmd.add_option("--announce-fd", serve.announce_fd, "Write the bound port to this descriptor")
       ->group("");
-  cmd.add_flag("--exit-with-parent", serve.exit_with_parent, "Exit when the parent exits")->group("");
+  cmd.add_flag("--exit-with-parent", serve.exit_with_parent, "Exit when the parent exits")
+      ->group("");
   cmd.add_option("--child-fd", serve.child_fd, "Serve one session of the parent on this descriptor")
       ->group("");
   cmd.add_option("--processes", serve.processes,
@@ -186,15 +193,23 @@ void add_serve_options(CLI::App& cmd, ServeOptions& serve) {
                "Serve any master without a key on a non-loopback address (otherwise refused)");
   const std::string limits = "Limits (a request beyond one is refused, naming the flag)";
   cmd.add_option("--max-sessions", serve.max_sessions, "Masters served at once")
-      ->capture_default_str()->check(unsigned_in(1, 100000))->group(limits);
+      ->capture_default_str()
+      ->check(unsigned_in(1, 100000))
+      ->group(limits);
   cmd.add_option("--max-strands", serve.max_strands, "Strands in one run")
-      ->capture_default_str()->check(unsigned_in(1, 10'000'000))->group(limits);
+      ->capture_default_str()
+      ->check(unsigned_in(1, 10'000'000))
+      ->group(limits);
   cmd.add_option("--max-connections", serve.max_connections, "Data connections in one run")
-      ->capture_default_str()->check(unsigned_in(1, 10'000'000))->group(limits);
+      ->capture_default_str()
+      ->check(unsigned_in(1, 10'000'000))
+      ->group(limits);
   cmd.add_option("--max-workers", serve.max_workers, "Worker threads in one run")
-      ->capture_default_str()->check(unsigned_in(1, core::kMaxWorkers))->group(limits);
-  add_duration_option(cmd, "--max-run", serve.max_run, "Timed steps of one run, summed (at least 1s)",
-                      kAtLeastOneSecond)
+      ->capture_default_str()
+      ->check(unsigned_in(1, core::kMaxWorkers))
+      ->group(limits);
+  add_duration_option(cmd, "--max-run", serve.max_run,
+                      "Timed steps of one run, summed (at least 1s)", kAtLeastOneSecond)
       ->group(limits);
   add_duration_option(cmd, "--max-think", serve.max_think, "One think flowop (at least 1s)",
                       kAtLeastOneSecond)
@@ -216,7 +231,9 @@ void add_serve_options(CLI::App& cmd, ServeOptions& serve) {
                       "How long a data connection has to send its header (10ms..5min)",
                       {kMinHeaderTimeout, kMaxHeaderTimeout, ""})
       ->group(limits);
-  cmd.footer("Example:\n  volley serve --listen 0.0.0.0:20000 --key-file /etc/volley/key --max-sessions 4");
+  cmd.footer(
+      "Example:\n  volley serve --listen 0.0.0.0:20000 --key-file /etc/volley/key --max-sessions "
+      "4");
 }
 
 int serve_command(const ServeOptions& options) {
@@ -262,7 +279,8 @@ int serve_command(const ServeOptions& options) {
   raise_file_limit();
   asio::io_context context(1);
   control::SlaveSettings settings;
-  settings.default_workers = std::min<std::size_t>(default_workers(options.workers), options.max_workers);
+  settings.default_workers =
+      std::min<std::size_t>(default_workers(options.workers), options.max_workers);
   settings.limits.max_sessions = options.max_sessions;
   settings.limits.max_strands = options.max_strands;
   settings.limits.max_connections = options.max_connections;
@@ -271,13 +289,18 @@ int serve_command(const ServeOptions& options) {
   settings.limits.max_think = std::chrono::duration_cast<std::chrono::seconds>(options.max_think);
   settings.limits.max_profile_bytes = options.max_profile_bytes;
   settings.limits.max_io_bytes = options.max_io_bytes;
-  settings.limits.max_frame_bytes = static_cast<std::uint32_t>(options.max_frame_bytes);  // <= 1 GiB
-  settings.limits.hello_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(options.hello_timeout);
-  settings.limits.header_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(options.header_timeout);
+  settings.limits.max_frame_bytes =
+      static_cast<std::uint32_t>(options.max_frame_bytes);  // <= 1 GiB
+  settings.limits.hello_timeout =
+      std::chrono::duration_cast<std::chrono::milliseconds>(options.hello_timeout);
+  settings.limits.header_timeout =
+      std::chrono::duration_cast<std::chrono::milliseconds>(options.header_timeout);
   settings.key = std::move(key);
   settings.processes = options.processes;
   if (!options.quiet) {
-    settings.log = [](const std::string& line) { std::cerr << "volley serve: " << line << std::endl; };
+    settings.log = [](const std::string& line) {
+      std::cerr << "volley serve: " << line << std::endl;
+    };
   }
   control::SlaveServer server(context, settings);
   asio::ip::tcp::endpoint endpoint = listen_at->endpoint;
@@ -297,13 +320,12 @@ int serve_command(const ServeOptions& options) {
     ::close(options.announce_fd);
   }
   if (!options.quiet) {
-    std::cerr << fmt::format("volley serve: listening on {}{} ({} worker(s) per run; {})\n",
-                             core::format_host_port(endpoint.address().to_string(), server.port()),
-                             listen_at->every_address && endpoint.address().is_v6()
-                                 ? " (IPv6 and IPv4)" : "",
-                             settings.default_workers,
-                             settings.key ? "masters must prove they know the key"
-                                          : "no key: any master is served");
+    std::cerr << fmt::format(
+        "volley serve: listening on {}{} ({} worker(s) per run; {})\n",
+        core::format_host_port(endpoint.address().to_string(), server.port()),
+        listen_at->every_address && endpoint.address().is_v6() ? " (IPv6 and IPv4)" : "",
+        settings.default_workers,
+        settings.key ? "masters must prove they know the key" : "no key: any master is served");
   }
   asio::signal_set signals(context, SIGTERM);
   if (!options.exit_with_parent) signals.add(SIGINT);

@@ -20,8 +20,8 @@ std::string run_shell(const std::string& command) {
   const char* argv[] = {"sh", "-c", command.c_str(), nullptr};
   pid_t pid = 0;
   // posix_spawn's argv is char* const[] for historical reasons; it does not write to it.
-  const int spawned = ::posix_spawn(&pid, "/bin/sh", &actions, nullptr,
-                                    const_cast<char* const*>(argv), environ);
+  const int spawned =
+      ::posix_spawn(&pid, "/bin/sh", &actions, nullptr, const_cast<char* const*>(argv), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (spawned != 0) return fmt::format("cannot start /bin/sh: {}", std::strerror(spawned));
   int status = 0;

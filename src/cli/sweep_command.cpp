@@ -38,7 +38,8 @@ using Clock = std::chrono::steady_clock;
 
 int sweep_command(const SweepOptions& options) {
   if (!options.interleave.empty()) return interleave_command(options);
-  if (options.vary.empty()) return bad_input("--vary NAME=LIST or --interleave (twice) is required");
+  if (options.vary.empty())
+    return bad_input("--vary NAME=LIST or --interleave (twice) is required");
   const analysis::VaryParse vary_parse = analysis::parse_vary(options.vary);
   if (!vary_parse.vary) return bad_input(vary_parse.error);
   const analysis::VaryList& vary = *vary_parse.vary;
@@ -83,7 +84,8 @@ int sweep_command(const SweepOptions& options) {
   // also between runs.
   const InterruptSignals::Scope interrupt_signals;
   LocalSlave local;
-  if (auto problem = start_local_slave(options, *profiles.front().parsed.profile, local); !problem.empty()) {
+  if (auto problem = start_local_slave(options, *profiles.front().parsed.profile, local);
+      !problem.empty()) {
     std::cerr << "volley: " << problem << "\n";
     return core::to_int(core::ExitCode::kRunFailed);
   }
@@ -117,7 +119,8 @@ int sweep_command(const SweepOptions& options) {
     points.push_back(analysis::SweepPoint{analysis::value_json(vary.values[v]), {}});
     for (std::size_t r = 0; r < options.repeat && !interrupted; ++r, ++run) {
       if (!options.quiet) {
-        show_progress(progress_line(run, runs, binding, "repeat", r, options.repeat, Clock::now() - start));
+        show_progress(
+            progress_line(run, runs, binding, "repeat", r, options.repeat, Clock::now() - start));
       }
       report::RunReport result = run_once(sweep_request(options, loaded, local, key));
       result.command_line = sweep_command_line(options, {"--vary", options.vary}, binding);

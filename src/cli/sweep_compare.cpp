@@ -30,7 +30,10 @@ void add_sweep_and_compare(CLI::App& app, SweepCompareOptions& options) {
                    "the first side's setting is restored at the end, also after Ctrl-C")
       ->type_name("NAME=COMMAND")
       ->excludes(vary);
-  sweep->add_option("-n,--repeat", s.repeat, "Runs per value, or rounds with --interleave (3 or more to judge; 5 or more advised)")
+  sweep
+      ->add_option(
+          "-n,--repeat", s.repeat,
+          "Runs per value, or rounds with --interleave (3 or more to judge; 5 or more advised)")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{1}, std::size_t{1000}));
   sweep->add_option("--json", s.json, "Write the sweep document (every run) to FILE (- for stdout)")
@@ -41,7 +44,8 @@ void add_sweep_and_compare(CLI::App& app, SweepCompareOptions& options) {
       "--html s.html\n"
       "  volley sweep profiles/pingpong.xml --local -n 5 --interleave "
       "A='echo 0 > /sys/class/net/lo/queues/rx-0/rps_cpus' --interleave "
-      "B='echo 3 > /sys/class/net/lo/queues/rx-0/rps_cpus'\nExit status: 0 every run ok, 1 some run failed, 2 bad input (nothing run), "
+      "B='echo 3 > /sys/class/net/lo/queues/rx-0/rps_cpus'\nExit status: 0 every run ok, 1 some "
+      "run failed, 2 bad input (nothing run), "
       "130 interrupted (what was measured is still written).");
   options.sweep = sweep;
 
@@ -55,7 +59,9 @@ void add_sweep_and_compare(CLI::App& app, SweepCompareOptions& options) {
                    "Exit 1 when a metric is significantly worse by more than PCT percent")
       ->type_name("PCT")
       ->check(CLI::NonNegativeNumber);
-  compare->add_option("--html", c.html, "Write the verdicts and both series on the same charts to FILE")
+  compare
+      ->add_option("--html", c.html,
+                   "Write the verdicts and both series on the same charts to FILE")
       ->type_name("FILE");
   compare->footer(
       "Example:\n  volley compare before.json after.json --fail-if-worse 5\n"
@@ -77,7 +83,8 @@ void add_runs_options(CLI::App& cmd, SweepOptions& s) {
   cmd.add_option("--workers", s.workers,
                  "Worker threads on the master (default: one per core; at most 1024)")
       ->check(unsigned_in(0, core::kMaxWorkers));
-  cmd.add_option("--slave-workers", s.slave_workers, "Worker threads each slave uses (at most 1024)")
+  cmd.add_option("--slave-workers", s.slave_workers,
+                 "Worker threads each slave uses (at most 1024)")
       ->check(unsigned_in(0, core::kMaxWorkers));
   cmd.add_option("--seed", s.seed, "Seed for random sizes and file picks (0..2^64-1)")
       ->capture_default_str()

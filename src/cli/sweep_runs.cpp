@@ -62,8 +62,8 @@ std::string write_text(const std::string& path, const std::string& text) {
 std::string progress_line(std::size_t run, std::size_t runs, const std::string& what,
                           std::string_view repeat_word, std::size_t repeat, std::size_t repeats,
                           std::chrono::steady_clock::duration elapsed) {
-  std::string line = fmt::format("run {}/{}: {} {} {}/{}", run + 1, runs, what, repeat_word,
-                                 repeat + 1, repeats);
+  std::string line =
+      fmt::format("run {}/{}: {} {} {}/{}", run + 1, runs, what, repeat_word, repeat + 1, repeats);
   if (run > 0) {
     const double per_run =
         std::chrono::duration<double>(elapsed).count() / static_cast<double>(run);
@@ -90,8 +90,8 @@ RunOnceRequest sweep_request(const SweepOptions& options, const LoadedProfile& l
   request.profile_text = loaded.text;
   request.profile_path = options.profile;
   request.variables = loaded.parsed.used_variables;
-  request.slaves = slave_addresses(profile, options.local ? local.address() : "", local.port(),
-                                   options.port);
+  request.slaves =
+      slave_addresses(profile, options.local ? local.address() : "", local.port(), options.port);
   request.seed = options.seed;
   request.workers = default_workers(options.workers);
   request.slave_workers = options.slave_workers;

@@ -33,14 +33,13 @@ std::string note_for(char flag, const std::string& value) {
                          flag);
     case 'k':
       return "-k: volley always samples the NIC counters (/proc/net/dev): the Netstat section";
-    case 'S':
-      return fmt::format("-S {}: volley's control connection is always TCP", value);
+    case 'S': return fmt::format("-S {}: volley's control connection is always TCP", value);
     case 'X':
-      return fmt::format("-X {}: volley writes its latency histograms there (docs/results.md), "
-                         "not uperf's one line per operation",
-                         value);
-    default:
-      return "";
+      return fmt::format(
+          "-X {}: volley writes its latency histograms there (docs/results.md), "
+          "not uperf's one line per operation",
+          value);
+    default: return "";
   }
 }
 

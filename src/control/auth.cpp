@@ -39,10 +39,11 @@ int hex_digit(char c) {
 }  // namespace
 
 std::string key_file_advice(const std::string& path) {
-  return fmt::format("make one with `openssl rand -hex 32 > {0}` or "
-                     "`head -c 32 /dev/urandom > {0}`, then `chmod 600 {0}` and copy it to the "
-                     "master and every slave",
-                     path);
+  return fmt::format(
+      "make one with `openssl rand -hex 32 > {0}` or "
+      "`head -c 32 /dev/urandom > {0}`, then `chmod 600 {0}` and copy it to the "
+      "master and every slave",
+      path);
 }
 
 std::optional<Secret> parse_key(std::string_view contents, const std::string& source,
@@ -76,7 +77,7 @@ std::optional<Secret> parse_key(std::string_view contents, const std::string& so
 }
 
 std::variant<KeyFile, std::string> read_key_file(const std::string& path,
-                                                const std::string& source) {
+                                                 const std::string& source) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd < 0) return fmt::format("{}: cannot read it: {}", source, std::strerror(errno));
   struct stat st {};
@@ -108,9 +109,9 @@ std::variant<KeyFile, std::string> read_key_file(const std::string& path,
   if (!key) return fmt::format("{} ({})", error, key_file_advice(path));
   out.key = std::move(*key);
   if ((st.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
-    out.warning = fmt::format(
-        "warning: {} can be read by other users (mode {:04o}); `chmod 600 {}`", source,
-        st.st_mode & 07777, path);
+    out.warning =
+        fmt::format("warning: {} can be read by other users (mode {:04o}); `chmod 600 {}`", source,
+                    st.st_mode & 07777, path);
   }
   return out;
 }
@@ -160,7 +161,8 @@ std::optional<std::string_view> authenticated_body(std::string_view payload, con
                                                    std::uint64_t sequence) {
   if (payload.size() < kMacBytes) return std::nullopt;
   const std::string_view body = payload.substr(0, payload.size() - kMacBytes);
-  if (!same_secret(payload.substr(body.size()), frame_mac(key, sequence, body))) return std::nullopt;
+  if (!same_secret(payload.substr(body.size()), frame_mac(key, sequence, body)))
+    return std::nullopt;
   return body;
 }
 

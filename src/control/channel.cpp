@@ -25,7 +25,8 @@ constexpr auto kAwait = asio::as_tuple(asio::use_awaitable);
 constexpr std::size_t kReadChunk = std::size_t{64} * 1024;
 
 ChannelError from_error(const boost::system::error_code& ec, const std::string& peer) {
-  if (ec == asio::error::eof) return {fmt::format("{} closed the control connection", peer), true, true};
+  if (ec == asio::error::eof)
+    return {fmt::format("{} closed the control connection", peer), true, true};
   // A send into a connection the peer had closed: its reset came back before our next send.
   if (ec == asio::error::broken_pipe) {
     return {fmt::format("{} closed the control connection (broken pipe)", peer), false, true};
@@ -58,8 +59,9 @@ asio::awaitable<std::variant<json, ChannelError>> Channel::receive_frame() {
   std::array<std::uint8_t, 4> header{};
   auto [ec, n] = co_await asio::async_read(socket_, asio::buffer(header), kAwait);
   if (ec == asio::error::eof && n > 0) {
-    co_return ChannelError{fmt::format("{} closed the control connection in the middle of a message",
-                                       who), false, true};
+    co_return ChannelError{
+        fmt::format("{} closed the control connection in the middle of a message", who), false,
+        true};
   }
   if (ec) co_return from_error(ec, who);
   auto length = decode_length(header, max_frame_bytes_);
@@ -81,7 +83,8 @@ asio::awaitable<std::variant<json, ChannelError>> Channel::receive_frame() {
       // A close in the middle of a message is a broken peer, not an orderly goodbye.
       co_return ChannelError{fmt::format("{} closed the control connection in the middle of a "
                                          "message",
-                                         who), false, true};
+                                         who),
+                             false, true};
     }
     if (body_ec) co_return from_error(body_ec, who);
   }
@@ -91,9 +94,10 @@ asio::awaitable<std::variant<json, ChannelError>> Channel::receive_frame() {
     }
     const auto body = authenticated_body(payload, receive_key_, receive_sequence_);
     if (!body) {
-      co_return ChannelError{fmt::format("{} sent a control message that fails authentication "
-                                         "(forged, replayed or out of order)",
-                                         who)};
+      co_return ChannelError{
+          fmt::format("{} sent a control message that fails authentication "
+                      "(forged, replayed or out of order)",
+                      who)};
     }
     ++receive_sequence_;
     payload.resize(body->size());

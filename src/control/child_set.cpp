@@ -66,12 +66,13 @@ results::ProcessRecord process_record(std::string name, const results::RunResult
 }
 
 std::variant<std::unique_ptr<ChildSet>, std::string> ChildSet::spawn(asio::io_context& context,
-                                                                      ChildSetSettings settings) {
+                                                                     ChildSetSettings settings) {
   std::unique_ptr<ChildSet> set(new ChildSet(context, settings));
   const char* role = settings.master_side ? "master" : "slave";
   for (std::uint32_t shard = settings.first_shard; shard < settings.shard_count; ++shard) {
     auto started = process::ChildProcess::spawn(
-        settings.executable, {"--quiet", "--workers", std::to_string(std::max<std::size_t>(1, settings.workers))},
+        settings.executable,
+        {"--quiet", "--workers", std::to_string(std::max<std::size_t>(1, settings.workers))},
         fmt::format("{} process {} of {}", role, shard + 1, settings.shard_count));
     if (auto* problem = std::get_if<std::string>(&started)) return std::move(*problem);
     auto& child = std::get<process::ChildProcess>(started);
@@ -80,7 +81,8 @@ std::variant<std::unique_ptr<ChildSet>, std::string> ChildSet::spawn(asio::io_co
     // A Unix socketpair behind a TCP socket object: Channel only reads and writes bytes.
     socket.assign(asio::ip::tcp::v4(), child.take_fd(), ec);
     if (ec) return fmt::format("{}: {}", child.describe(), ec.message());
-    set->children_.push_back(Child{.process = std::move(child), .channel = std::make_unique<Channel>(std::move(socket))});
+    set->children_.push_back(Child{.process = std::move(child),
+                                   .channel = std::make_unique<Channel>(std::move(socket))});
   }
   return set;
 }
@@ -101,7 +103,8 @@ asio::awaitable<std::string> ChildSet::load(LoadRequest load) {
     if (auto* e = std::get_if<ChannelError>(&sent)) co_return lost(i, *e);
     auto got = co_await receive_within(context_, channel, kLoadTimeout);
     if (auto* e = std::get_if<ChannelError>(&got)) co_return lost(i, *e);
-    if (auto problem = check_hello(std::get<json>(got), describe(i)); !problem.empty()) co_return problem;
+    if (auto problem = check_hello(std::get<json>(got), describe(i)); !problem.empty())
+      co_return problem;
     children_[i].phase = peer_after_receive(children_[i].phase, MessageType::kHello);
     LoadRequest mine = load;
     mine.shard_index = settings_.first_shard + static_cast<std::uint32_t>(i);
@@ -122,11 +125,13 @@ asio::awaitable<std::string> ChildSet::load(LoadRequest load) {
       const json& m = std::get<json>(got);
       const std::string type = text_field(m, "type");
       if (type == "ping") continue;
-      if (type == "loaded" && peer_rule(children_[i].phase, MessageType::kLoaded) == Rule::kAccept) {
+      if (type == "loaded" &&
+          peer_rule(children_[i].phase, MessageType::kLoaded) == Rule::kAccept) {
         children_[i].phase = peer_after_receive(children_[i].phase, MessageType::kLoaded);
         ports_.push_back(ports_from_json(m.value("ports", json::object())));
         auto listeners = loaded_listeners(m);
-        if (listeners.empty() && ports_.back().count(0) != 0) listeners.push_back(ports_.back().at(0));
+        if (listeners.empty() && ports_.back().count(0) != 0)
+          listeners.push_back(ports_.back().at(0));
         negotiated_.push_back(std::move(listeners));
         break;
       }
@@ -167,7 +172,8 @@ asio::awaitable<std::string> ChildSet::send_all(json m) {
     if (!channel.is_open()) continue;
     children_[i].phase = peer_after_send(children_[i].phase, message_type(text_field(m, "type")));
     auto sent = co_await channel.send(m);
-    if (auto* e = std::get_if<ChannelError>(&sent); e != nullptr && first.empty()) first = lost(i, *e);
+    if (auto* e = std::get_if<ChannelError>(&sent); e != nullptr && first.empty())
+      first = lost(i, *e);
   }
   co_return first;
 }
@@ -192,16 +198,19 @@ std::string ChildSet::note(std::size_t i, const json& m) {
     }
     case MessageType::kResults: c.results = m; return {};
     case MessageType::kWritten:
-      if (!append_written(m, c.written)) return fmt::format("{} sent a malformed written message", describe(i));
+      if (!append_written(m, c.written))
+        return fmt::format("{} sent a malformed written message", describe(i));
       return {};
     case MessageType::kDrained:
-      if (!uint_field(m, "step")) return fmt::format("{} sent a malformed drained message", describe(i));
+      if (!uint_field(m, "step"))
+        return fmt::format("{} sent a malformed drained message", describe(i));
       c.drained = m;
       return {};
     case MessageType::kRejected:
       return fmt::format("{} could not set up the run: {}", describe(i), text_field(m, "message"));
     case MessageType::kError: return fmt::format("{}: {}", describe(i), text_field(m, "message"));
-    case MessageType::kAbort: return fmt::format("{} aborted the run: {}", describe(i), text_field(m, "reason"));
+    case MessageType::kAbort:
+      return fmt::format("{} aborted the run: {}", describe(i), text_field(m, "reason"));
     default: return {};  // ping, and the rest the table accepts without a handler
   }
 }
@@ -248,8 +257,8 @@ std::vector<json> ChildSet::drained() const {
   return out;
 }
 
-asio::awaitable<std::string> ChildSet::send_written(std::size_t step,
-                                                    const std::vector<engine::ConnectionBytes>& peer_written) {
+asio::awaitable<std::string> ChildSet::send_written(
+    std::size_t step, const std::vector<engine::ConnectionBytes>& peer_written) {
   for (std::size_t i = 0; i < children_.size(); ++i) {
     const std::uint32_t shard = settings_.first_shard + static_cast<std::uint32_t>(i);
     std::vector<engine::ConnectionBytes> mine;
@@ -273,14 +282,16 @@ json ChildSet::merged_drained(std::size_t step) const {
 }
 
 bool ChildSet::all_results() const {
-  return std::all_of(children_.begin(), children_.end(), [](const Child& c) { return c.results.has_value(); });
+  return std::all_of(children_.begin(), children_.end(),
+                     [](const Child& c) { return c.results.has_value(); });
 }
 
 std::string ChildSet::merge_results(results::RunResult& into) const {
   for (std::size_t i = 0; i < children_.size(); ++i) {
     if (!children_[i].results) return fmt::format("{} sent no results", describe(i));
     std::string error;
-    auto part = results::run_result_from_json(children_[i].results->value("result", json::object()), error);
+    auto part =
+        results::run_result_from_json(children_[i].results->value("result", json::object()), error);
     if (!part) return fmt::format("{}: {}", describe(i), error);
     results::merge_into(into, *part);
   }
@@ -311,7 +322,8 @@ asio::awaitable<void> ChildSet::close() {
   }
   // The readers hold references into the children: wait until each has left.
   asio::steady_timer poll(context_);
-  while (std::any_of(children_.begin(), children_.end(), [](const Child& c) { return c.reader_alive; })) {
+  while (std::any_of(children_.begin(), children_.end(),
+                     [](const Child& c) { return c.reader_alive; })) {
     poll.expires_after(std::chrono::milliseconds(5));
     co_await poll.async_wait(kAwait);
   }

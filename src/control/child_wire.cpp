@@ -29,13 +29,15 @@ std::vector<std::uint16_t> shard_ports_from_json(const json& ports) {
   std::vector<std::uint16_t> out;
   if (!ports.is_array()) return out;
   for (const auto& p : ports) {
-    if (!p.is_number_integer() || p.get<std::int64_t>() < 0 || p.get<std::int64_t>() > 65535) return {};
+    if (!p.is_number_integer() || p.get<std::int64_t>() < 0 || p.get<std::int64_t>() > 65535)
+      return {};
     out.push_back(p.get<std::uint16_t>());
   }
   return out;
 }
 
-std::vector<std::uint16_t> spread_ports(const std::vector<std::vector<std::uint16_t>>& per_process) {
+std::vector<std::uint16_t> spread_ports(
+    const std::vector<std::vector<std::uint16_t>>& per_process) {
   std::size_t listeners = SIZE_MAX;
   for (const auto& p : per_process) listeners = std::min(listeners, p.size());
   std::vector<std::uint16_t> out;
@@ -80,10 +82,10 @@ std::map<std::string, engine::HostTarget> targets_from_json(const json& targets)
     const auto ports = t.find("ports");
     const auto peer = t.contains("peer") ? uint_field(t, "peer") : std::optional<std::uint64_t>(0);
     if (!peer || *peer > UINT32_MAX) continue;
-    out[host] = engine::HostTarget{address, static_cast<std::uint16_t>(*port),
-                                   ports == t.end() ? std::vector<std::uint16_t>{}
-                                                    : shard_ports_from_json(*ports),
-                                   static_cast<std::uint32_t>(*peer)};
+    out[host] = engine::HostTarget{
+        address, static_cast<std::uint16_t>(*port),
+        ports == t.end() ? std::vector<std::uint16_t>{} : shard_ports_from_json(*ports),
+        static_cast<std::uint32_t>(*peer)};
   }
   return out;
 }

@@ -19,13 +19,13 @@ std::string encode_payload(std::string_view payload) {
 }
 
 std::variant<std::uint32_t, DecodeError> decode_length(const std::array<std::uint8_t, 4>& header,
-                                                      std::uint32_t max_bytes) {
+                                                       std::uint32_t max_bytes) {
   const std::uint32_t n = (std::uint32_t{header[0]} << 24) | (std::uint32_t{header[1]} << 16) |
                           (std::uint32_t{header[2]} << 8) | std::uint32_t{header[3]};
   if (n == 0) return DecodeError{"empty control message"};
   if (n > max_bytes) {
-    return DecodeError{fmt::format("control message of {} bytes exceeds the {} byte limit", n,
-                                   max_bytes)};
+    return DecodeError{
+        fmt::format("control message of {} bytes exceeds the {} byte limit", n, max_bytes)};
   }
   return n;
 }

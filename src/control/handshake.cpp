@@ -56,9 +56,10 @@ asio::awaitable<std::variant<MasterGreeting, std::string>> master_handshake(
   auto reply = co_await channel.receive();
   if (std::holds_alternative<ChannelError>(reply) ||
       text_field(std::get<json>(reply), "type") == "error") {
-    co_return fmt::format("{} (do this master's --key-file / VOLLEY_KEY_FILE and the slave's "
-                          "--key-file hold the same key?)",
-                          refusal(reply));
+    co_return fmt::format(
+        "{} (do this master's --key-file / VOLLEY_KEY_FILE and the slave's "
+        "--key-file hold the same key?)",
+        refusal(reply));
   }
   if (!slave_proved(*key, challenge, nonce, std::get<json>(reply))) {
     co_return std::string(

@@ -59,9 +59,10 @@ std::variant<AcceptedAuth, std::string> accept_master_auth(const Secret& key,
                                                            const json& m) {
   const std::string type = text_field(m, "type");
   if (type != "auth") {
-    return fmt::format("this slave requires a key, and the master sent '{}' instead of proving it "
-                       "knows it (volley run --key-file FILE)",
-                       core::printable(type, 40));
+    return fmt::format(
+        "this slave requires a key, and the master sent '{}' instead of proving it "
+        "knows it (volley run --key-file FILE)",
+        core::printable(type, 40));
   }
   const std::string nonce = text_field(m, "nonce");
   const std::string proof = text_field(m, "proof");

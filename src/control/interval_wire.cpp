@@ -33,13 +33,14 @@ std::vector<TxnDatagrams> txn_datagrams(const engine::Plan& plan,
   std::vector<TxnDatagrams> out;
   out.reserve(by_txn.size());
   for (const auto& [key, counts] : by_txn) {
-    out.push_back({static_cast<std::uint32_t>(key.first), static_cast<std::uint32_t>(key.second),
-                   counts});
+    out.push_back(
+        {static_cast<std::uint32_t>(key.first), static_cast<std::uint32_t>(key.second), counts});
   }
   return out;
 }
 
-std::vector<TxnTcp> txn_tcp(const engine::Plan& plan, const std::vector<results::SlotStats>& slots) {
+std::vector<TxnTcp> txn_tcp(const engine::Plan& plan,
+                            const std::vector<results::SlotStats>& slots) {
   std::map<std::pair<std::size_t, std::size_t>, stats::TcpSummary> by_txn;
   const std::size_t n = std::min(plan.slots.size(), slots.size());
   for (std::size_t i = 0; i < n; ++i) {
@@ -80,7 +81,8 @@ json interval_counts_message(std::uint64_t interval, const std::vector<TxnDatagr
   if (kernel) {
     json moved = json::object();
     for (const auto& [name, value] : *kernel) {
-      if (moved.size() < kMaxIntervalCounters && name.size() <= kMaxCounterNameBytes) moved[name] = value;
+      if (moved.size() < kMaxIntervalCounters && name.size() <= kMaxCounterNameBytes)
+        moved[name] = value;
     }
     out["kernel"] = std::move(moved);
   }

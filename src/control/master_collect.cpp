@@ -70,14 +70,17 @@ awaitable<void> MasterRun::State::collect() {
   if (failure.empty()) {
     json finish = message("finish");
     co_await send_all(std::move(finish));
-    co_await wait_until([&] { return all_slaves([](const SlaveSession& s) { return s.results.has_value(); }); },
-                        kResultsTimeout, "the slaves' results");
+    co_await wait_until(
+        [&] { return all_slaves([](const SlaveSession& s) { return s.results.has_value(); }); },
+        kResultsTimeout, "the slaves' results");
   } else if (collect_interrupted) {
-    co_await collect_until([&] { return all_slaves([](const SlaveSession& s) { return s.results || s.lost; }); },
-                           collect_deadline);
+    co_await collect_until(
+        [&] { return all_slaves([](const SlaveSession& s) { return s.results || s.lost; }); },
+        collect_deadline);
     for (auto& s : slaves) {
       if (s.results || !s.trouble.empty()) continue;
-      s.trouble = fmt::format("no results within {} ms of the interruption", kInterruptedResultsTimeout.count());
+      s.trouble = fmt::format("no results within {} ms of the interruption",
+                              kInterruptedResultsTimeout.count());
     }
   } else {
     json abort = message("abort", {{"reason", failure}});
@@ -91,12 +94,13 @@ awaitable<void> MasterRun::State::collect() {
 // Ctrl-C: the time until the interruption (the operator chose when to stop).
 void MasterRun::State::finish_local_result() {
   report.master.result.processes.push_back(
-      process_record(children ? fmt::format("master process 1 of {}", processes) : "master", report.master.result,
-                     rss_before, rss_after, report.master.cpu));
+      process_record(children ? fmt::format("master process 1 of {}", processes) : "master",
+                     report.master.result, rss_before, rss_after, report.master.cpu));
   auto& windows = report.master.result.windows;
   if (failed_in_step && *failed_in_step < windows.size() && *failed_in_step < step_release.size()) {
     const auto until = interrupted_at.value_or(last_progress_at);
-    const auto measured = std::max(MasterClock::duration::zero(), until - step_release[*failed_in_step]);
+    const auto measured =
+        std::max(MasterClock::duration::zero(), until - step_release[*failed_in_step]);
     auto& elapsed = windows[*failed_in_step].elapsed;
     const auto measured_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(measured);
     // Zero when the engine, stopped by the failure, never closed the step's window: the
@@ -111,21 +115,24 @@ void MasterRun::State::finish_local_result() {
 awaitable<void> MasterRun::State::finish_children() {
   if (failure.empty()) {
     json finish = message("finish");  // (built apart: GCC 12 fails on a literal in co_await)
-    if (auto problem = co_await children->send_all(std::move(finish)); !problem.empty()) fail(problem);
+    if (auto problem = co_await children->send_all(std::move(finish)); !problem.empty())
+      fail(problem);
     co_await wait_until([&] { return children->all_results(); }, kResultsTimeout,
                         "the master's child processes' results");
   } else if (collect_interrupted) {
     co_await collect_until([&] { return children->all_results(); }, collect_deadline);
   }
   if (failure.empty() || (collect_interrupted && children->all_results())) {
-    if (auto problem = children->merge_results(report.master.result); !problem.empty()) fail(problem);
+    if (auto problem = children->merge_results(report.master.result); !problem.empty())
+      fail(problem);
     auto& cpu = report.master.cpu;
     for (const json& part : children->results()) {
       const auto usage = cpu_usage_from_json(part.value("cpu", json()));
       if (!cpu || !cpu->process || !usage || !usage->process) continue;
       cpu->process->user_s += usage->process->user_s;
       cpu->process->sys_s += usage->process->sys_s;
-      cpu->process->cores = cpu->wall_s > 0 ? (cpu->process->user_s + cpu->process->sys_s) / cpu->wall_s : 0;
+      cpu->process->cores =
+          cpu->wall_s > 0 ? (cpu->process->user_s + cpu->process->sys_s) / cpu->wall_s : 0;
       cpu->process->core_pct = cpu->process->cores * 100;
     }
   } else {
@@ -143,7 +150,8 @@ void MasterRun::State::add_slave_reports() {
     side.host = s.address.host;
     if (s.results) {
       std::string error;
-      if (auto r = results::run_result_from_json(s.results->value("result", json::object()), error)) {
+      if (auto r =
+              results::run_result_from_json(s.results->value("result", json::object()), error)) {
         side.result = std::move(*r);
       } else {
         fail(fmt::format("slave {}: {}", s.address.host, error));
@@ -151,11 +159,13 @@ void MasterRun::State::add_slave_reports() {
       side.cpu = cpu_usage_from_json(s.results->value("cpu", json()));
       side.nic = nic_rates_from_json(s.results->value("nic", json()));
       side.kernel = kernel_counters_from_json(s.results->value("kernel", json()));
-      if (const auto system = s.results->find("system"); system != s.results->end() && system->is_object()) {
+      if (const auto system = s.results->find("system");
+          system != s.results->end() && system->is_object()) {
         side.system = *system;
       }
     } else {
-      side.missing = !s.trouble.empty() ? s.trouble : "no results: the run stopped before they were asked for";
+      side.missing =
+          !s.trouble.empty() ? s.trouble : "no results: the run stopped before they were asked for";
     }
     report.slaves.push_back(std::move(side));
   }
@@ -174,9 +184,11 @@ awaitable<void> MasterRun::State::say_goodbye() {
   }
   ticking = false;
   ticker.cancel();
-  while (std::any_of(slaves.begin(), slaves.end(), [](const SlaveSession& s) { return s.reader_alive; })) {
+  while (std::any_of(slaves.begin(), slaves.end(),
+                     [](const SlaveSession& s) { return s.reader_alive; })) {
     auto event = co_await events.next();
-    if (auto* exited = std::get_if<ReaderExited>(&event)) slaves[exited->slave].reader_alive = false;
+    if (auto* exited = std::get_if<ReaderExited>(&event))
+      slaves[exited->slave].reader_alive = false;
   }
   co_await asio::post(context, asio::use_awaitable);
 }

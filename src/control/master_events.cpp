@@ -58,7 +58,8 @@ std::string describe_event(const MasterEvent& event) {
 }  // namespace
 
 void MasterRun::State::trace(const std::string& what) const {
-  settings.trace(fmt::format("{:9.3f} {}", std::chrono::duration<double>(MasterClock::now() - trace_start).count(), what));
+  settings.trace(fmt::format(
+      "{:9.3f} {}", std::chrono::duration<double>(MasterClock::now() - trace_start).count(), what));
 }
 
 void MasterRun::State::log(const std::string& line) const {
@@ -120,7 +121,8 @@ awaitable<void> MasterRun::State::handle(MasterEvent event) {
     show_intervals();  // the intervals it had not answered for go without it
   } else if (auto* child = std::get_if<ChildMessage>(&event)) {
     if (children) {
-      if (auto problem = children->note(child->child, child->message); !problem.empty()) fail(problem);
+      if (auto problem = children->note(child->child, child->message); !problem.empty())
+        fail(problem);
     }
   } else if (auto* child_lost = std::get_if<ChildLost>(&event)) {
     if (children) fail(children->lost(child_lost->child, child_lost->error));
@@ -131,7 +133,8 @@ awaitable<void> MasterRun::State::handle(MasterEvent event) {
   } else if (auto* drained = std::get_if<LocalDrained>(&event)) {
     local_drained = drained->step;
     if (!drained->shortfalls.empty()) {
-      fail(describe_shortfalls("master", drained->step, drained->shortfalls, drained->shortfalls.size(), *plan));
+      fail(describe_shortfalls("master", drained->step, drained->shortfalls,
+                               drained->shortfalls.size(), *plan));
     }
   } else if (std::holds_alternative<Interrupt>(event)) {
     on_interrupt();
@@ -169,7 +172,8 @@ void MasterRun::State::on_slave_message(std::size_t i, const json& m) {
       s.shard_ports = loaded_listeners(m);  // a slave spread over processes: one port per process
       break;
     case MessageType::kRejected:
-      fail(fmt::format("slave {} could not set up the run:\n{}", s.address.host, text_field(m, "message")));
+      fail(fmt::format("slave {} could not set up the run:\n{}", s.address.host,
+                       text_field(m, "message")));
       break;
     case MessageType::kStepDone:
       if (const auto step = uint_field(m, "step")) {
@@ -181,9 +185,11 @@ void MasterRun::State::on_slave_message(std::size_t i, const json& m) {
       break;
     case MessageType::kWritten: {
       const std::size_t before = s.written.size();
-      if (!append_written(m, s.written)) fail(fmt::format("slave {} sent a malformed written message", s.address.host));
+      if (!append_written(m, s.written))
+        fail(fmt::format("slave {} sent a malformed written message", s.address.host));
       // The master numbers its connections per slave: these are slave i's.
-      for (std::size_t k = before; k < s.written.size(); ++k) s.written[k].peer = static_cast<std::uint32_t>(i);
+      for (std::size_t k = before; k < s.written.size(); ++k)
+        s.written[k].peer = static_cast<std::uint32_t>(i);
       break;
     }
     case MessageType::kDrained: {
@@ -196,8 +202,8 @@ void MasterRun::State::on_slave_message(std::size_t i, const json& m) {
       }
       s.steps_drained = static_cast<std::size_t>(*step);
       if (total > 0) {
-        s.trouble = describe_shortfalls(fmt::format("slave {}", s.address.host), static_cast<std::size_t>(*step),
-                                        shortfalls, total, *plan);
+        s.trouble = describe_shortfalls(fmt::format("slave {}", s.address.host),
+                                        static_cast<std::size_t>(*step), shortfalls, total, *plan);
         fail(s.trouble);
       }
       break;
@@ -205,7 +211,8 @@ void MasterRun::State::on_slave_message(std::size_t i, const json& m) {
     case MessageType::kIntervalCounts: {
       auto part = interval_part_from_json(m);
       if (!part || part->interval != s.intervals_answered || part->interval >= intervals_taken) {
-        fail(fmt::format("slave {} sent a malformed or unexpected interval_counts message", s.address.host));
+        fail(fmt::format("slave {} sent a malformed or unexpected interval_counts message",
+                         s.address.host));
         break;
       }
       ++s.intervals_answered;
@@ -220,7 +227,9 @@ void MasterRun::State::on_slave_message(std::size_t i, const json& m) {
       break;
     }
     case MessageType::kResults: s.results = m; break;
-    case MessageType::kError: fail(fmt::format("slave {}: {}", s.address.host, text_field(m, "message"))); break;
+    case MessageType::kError:
+      fail(fmt::format("slave {}: {}", s.address.host, text_field(m, "message")));
+      break;
     case MessageType::kAbort:
       fail(fmt::format("slave {} aborted the run: {}", s.address.host, text_field(m, "reason")));
       break;
@@ -243,8 +252,11 @@ void MasterRun::State::on_interrupt() {
 void MasterRun::State::on_interval_tick() {
   const auto now = MasterClock::now();
   report::IntervalSample sample;
-  sample.start_unix_ns = unix_now_ns() - std::chrono::duration_cast<std::chrono::nanoseconds>(now - last_interval).count();
-  sample.since_run_start = std::chrono::duration_cast<std::chrono::nanoseconds>(last_interval - run_start);
+  sample.start_unix_ns =
+      unix_now_ns() -
+      std::chrono::duration_cast<std::chrono::nanoseconds>(now - last_interval).count();
+  sample.since_run_start =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(last_interval - run_start);
   sample.length = std::chrono::duration_cast<std::chrono::nanoseconds>(now - last_interval);
   sample.step = current_step;
   if (kernel_series) sample.kernel.push_back({"master", kernel_series->next()});
@@ -257,14 +269,16 @@ void MasterRun::State::on_interval_tick() {
   // The workers answer on this thread later; samples arrive in the order they were taken.
   // Only counters and a few percentiles are kept: the series must not grow with the
   // histograms' size. The full histograms go to the latency log, if asked for, and go.
-  engine->take_interval(context, [this, n, sample = std::move(sample)](const std::vector<results::SlotStats>& slots) mutable {
+  engine->take_interval(context, [this, n, sample = std::move(sample)](
+                                     const std::vector<results::SlotStats>& slots) mutable {
     report::summarize_interval(report.slot_names, slots, sample);
     report.intervals.push_back(std::move(sample));
     if (const auto early = early_parts.find(n); early != early_parts.end()) {
       for (const auto& [slave, part] : early->second) add_interval_part(slave, part);
       early_parts.erase(early);
     }
-    if (settings.on_interval_histograms) settings.on_interval_histograms(report, report.intervals.back(), slots);
+    if (settings.on_interval_histograms)
+      settings.on_interval_histograms(report, report.intervals.back(), slots);
     show_intervals();
   });
 }
@@ -289,8 +303,9 @@ awaitable<void> MasterRun::State::on_tick() {
     auto& s = slaves[i];
     if (!s.channel || !s.channel->is_open() || s.results) continue;
     if (!master_was_stalled && now - s.last_heard > silence_limit) {
-      std::string why = fmt::format("slave {} has been silent for {:.1f} s (the link or the slave is down)",
-                                    s.address.host, std::chrono::duration<double>(now - s.last_heard).count());
+      std::string why =
+          fmt::format("slave {} has been silent for {:.1f} s (the link or the slave is down)",
+                      s.address.host, std::chrono::duration<double>(now - s.last_heard).count());
       if (s.trouble.empty()) s.trouble = why;
       fail(std::move(why));
     } else if (s.phase != PeerPhase::kGreeting && now - s.last_ping >= settings.ping_interval) {
@@ -308,8 +323,10 @@ void MasterRun::State::add_interval_part(std::size_t slave, const IntervalPart& 
     sample.peers.missing += fmt::format("slave {}: {}", slaves[slave].address.host, part.missing);
     return;
   }
-  for (const TxnDatagrams& t : part.txns) report::add_peer_datagrams(report.slot_names, t.group, t.txn, t.counts, sample);
-  for (const TxnTcp& t : part.tcp) report::add_peer_tcp(report.slot_names, t.group, t.txn, t.tcp, sample);
+  for (const TxnDatagrams& t : part.txns)
+    report::add_peer_datagrams(report.slot_names, t.group, t.txn, t.counts, sample);
+  for (const TxnTcp& t : part.tcp)
+    report::add_peer_tcp(report.slot_names, t.group, t.txn, t.tcp, sample);
   if (part.kernel) sample.kernel.push_back({slaves[slave].address.host, *part.kernel});
   ++sample.peers.answered;
 }
@@ -323,8 +340,9 @@ void MasterRun::State::show_intervals() {
       for (const auto& s : slaves) {
         if (s.intervals_answered <= n) silent.push_back(s.address.host);
       }
-      const bool waiting = std::any_of(slaves.begin(), slaves.end(),
-                                       [n](const SlaveSession& s) { return s.intervals_answered <= n && !s.lost; });
+      const bool waiting = std::any_of(slaves.begin(), slaves.end(), [n](const SlaveSession& s) {
+        return s.intervals_answered <= n && !s.lost;
+      });
       if (waiting && !show_all) return;
       if (!silent.empty()) {
         if (!sample.peers.missing.empty()) sample.peers.missing += "; ";
@@ -345,8 +363,8 @@ awaitable<void> MasterRun::State::absorb_queued() {
   while (!events.empty()) co_await handle(co_await events.next());
 }
 
-awaitable<bool> MasterRun::State::wait_until(std::function<bool()> done, MasterClock::duration timeout,
-                                             std::string what) {
+awaitable<bool> MasterRun::State::wait_until(std::function<bool()> done,
+                                             MasterClock::duration timeout, std::string what) {
   const auto deadline = MasterClock::now() + timeout;
   while (!done()) {
     if (!failure.empty()) co_return false;
@@ -361,7 +379,8 @@ awaitable<bool> MasterRun::State::wait_until(std::function<bool()> done, MasterC
   co_return failure.empty();
 }
 
-awaitable<void> MasterRun::State::collect_until(std::function<bool()> done, MasterClock::time_point deadline) {
+awaitable<void> MasterRun::State::collect_until(std::function<bool()> done,
+                                                MasterClock::time_point deadline) {
   asio::steady_timer wake(context);
   wake.expires_at(deadline);
   wake.async_wait([this](const boost::system::error_code& ec) {
@@ -378,13 +397,15 @@ awaitable<bool> MasterRun::State::wait_for_wall_clock(std::int64_t at_ns) {
   auto reached = std::make_shared<bool>(false);
   asio::system_timer timer(context);
   timer.expires_at(std::chrono::system_clock::time_point(
-      std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::nanoseconds(at_ns))));
+      std::chrono::duration_cast<std::chrono::system_clock::duration>(
+          std::chrono::nanoseconds(at_ns))));
   timer.async_wait([this, reached](const boost::system::error_code& ec) {
     if (ec) return;
     *reached = true;
     events.push(Tick{});
   });
-  const bool ok = co_await wait_until([&] { return *reached; }, std::chrono::hours(25), "the start time");
+  const bool ok =
+      co_await wait_until([&] { return *reached; }, std::chrono::hours(25), "the start time");
   timer.cancel();
   co_await asio::post(context, asio::use_awaitable);  // let a cancelled handler finish
   co_return ok;

@@ -37,8 +37,8 @@ constexpr auto kLoadTimeout = std::chrono::seconds(60);
 
 /// Reads slave `i`'s messages into the run's events until its channel ends: the greeting (and
 /// authentication) first, here, since the channel must be keyed before the next frame is read.
-awaitable<void> read_slave(std::vector<SlaveSession>& slaves, EventQueue<MasterEvent>& events, std::size_t i,
-                           const std::optional<Secret>& key) {
+awaitable<void> read_slave(std::vector<SlaveSession>& slaves, EventQueue<MasterEvent>& events,
+                           std::size_t i, const std::optional<Secret>& key) {
   Channel& channel = *slaves[i].channel;
   auto greeting = co_await master_handshake(channel, key);
   if (auto* greeted = std::get_if<MasterGreeting>(&greeting)) {
@@ -70,10 +70,11 @@ awaitable<void> MasterRun::State::reach_slaves() {
     const SlaveAddress& address = settings.slaves[i];
     slaves.push_back(SlaveSession{.address = address});
     tcp::resolver resolver(context);
-    auto [resolve_ec, endpoints] =
-        co_await resolver.async_resolve(address.control_host, std::to_string(address.control_port), kAwait);
+    auto [resolve_ec, endpoints] = co_await resolver.async_resolve(
+        address.control_host, std::to_string(address.control_port), kAwait);
     if (resolve_ec) {
-      fail(fmt::format("cannot resolve slave host '{}': {}", address.control_host, resolve_ec.message()));
+      fail(fmt::format("cannot resolve slave host '{}': {}", address.control_host,
+                       resolve_ec.message()));
       break;
     }
     tcp::socket socket(context);
@@ -90,11 +91,13 @@ awaitable<void> MasterRun::State::reach_slaves() {
     guard.cancel();
     co_await asio::post(context, asio::use_awaitable);  // let the cancelled guard finish
     if (connect_ec) {
-      fail(fmt::format("cannot reach slave '{}' at {}: {}{}", address.host,
-                       core::format_host_port(address.control_host, address.control_port),
-                       timed_out ? fmt::format("no answer within {} ms", settings.connect_timeout.count())
-                                 : connect_ec.message(),
-                       connect_ec == asio::error::connection_refused ? " (is `volley serve` running there?)" : ""));
+      fail(fmt::format(
+          "cannot reach slave '{}' at {}: {}{}", address.host,
+          core::format_host_port(address.control_host, address.control_port),
+          timed_out ? fmt::format("no answer within {} ms", settings.connect_timeout.count())
+                    : connect_ec.message(),
+          connect_ec == asio::error::connection_refused ? " (is `volley serve` running there?)"
+                                                        : ""));
       break;
     }
     slaves[i].data_address = endpoint.address();
@@ -102,8 +105,11 @@ awaitable<void> MasterRun::State::reach_slaves() {
     slaves[i].reader_alive = true;
     asio::co_spawn(context, read_slave(slaves, events, i, settings.key), asio::detached);
   }
-  co_await wait_until([&] { return all_slaves([](const SlaveSession& s) { return s.phase != PeerPhase::kGreeting; }); },
-                      kHandshakeTimeout, "the slaves' greeting");
+  co_await wait_until(
+      [&] {
+        return all_slaves([](const SlaveSession& s) { return s.phase != PeerPhase::kGreeting; });
+      },
+      kHandshakeTimeout, "the slaves' greeting");
 }
 
 awaitable<void> MasterRun::State::load_slaves() {
@@ -119,22 +125,32 @@ awaitable<void> MasterRun::State::load_slaves() {
   for (std::size_t i = 0; i < slaves.size() && failure.empty(); ++i) {
     // Slave i's data connections carry token + i (transport::RunTokens).
     const std::uint32_t its_token = token + static_cast<std::uint32_t>(i);
-    LoadRequest load{settings.profile_text, settings.profile_file, settings.variables, slaves[i].address.host,
-                     settings.seed,         its_token ^ slaves[i].data_mask, 1, settings.slave_workers,
-                     file_sets,             settings.record_latency,        settings.sample_tcp};
+    LoadRequest load{settings.profile_text,
+                     settings.profile_file,
+                     settings.variables,
+                     slaves[i].address.host,
+                     settings.seed,
+                     its_token ^ slaves[i].data_mask,
+                     1,
+                     settings.slave_workers,
+                     file_sets,
+                     settings.record_latency,
+                     settings.sample_tcp};
     if (settings.max_duration) load.max_duration_ns = settings.max_duration->count();
     json load_message = to_json(load);
     // A load beyond the slave's limits would be cut off by a reset and its reason lost: say it
     // here, in the slave's words.
     const auto frame_bytes = encode_frame(load_message).size() - 4;
-    if (auto problem = check_load_fits(slaves[i].limits, frame_bytes, load.profile_text.size()); !problem.empty()) {
+    if (auto problem = check_load_fits(slaves[i].limits, frame_bytes, load.profile_text.size());
+        !problem.empty()) {
       fail(fmt::format("slave {}: {}", slaves[i].address.host, problem));
       break;
     }
     co_await send_to(i, std::move(load_message));
   }
-  co_await wait_until([&] { return all_slaves([](const SlaveSession& s) { return s.ports.has_value(); }); },
-                      kLoadTimeout, "the slaves to load the profile");
+  co_await wait_until(
+      [&] { return all_slaves([](const SlaveSession& s) { return s.ports.has_value(); }); },
+      kLoadTimeout, "the slaves to load the profile");
 }
 
 namespace {
@@ -150,7 +166,8 @@ asio::ip::address listen_address_for(const std::vector<SlaveSession>& slaves) {
     const auto local = s.channel->socket().local_endpoint(ec).address();
     v6 = v6 || (!ec && local.is_v6() && !local.to_v6().is_v4_mapped());
   }
-  return v6 ? asio::ip::address(asio::ip::address_v6::any()) : asio::ip::address(asio::ip::address_v4::any());
+  return v6 ? asio::ip::address(asio::ip::address_v6::any())
+            : asio::ip::address(asio::ip::address_v4::any());
 }
 
 }  // namespace
@@ -166,13 +183,15 @@ awaitable<void> MasterRun::State::build_local_side() {
   for (std::size_t i = 0; i < slaves.size(); ++i) {
     const auto& s = slaves[i];
     const auto port = s.ports->count(0) != 0 ? s.ports->at(0) : std::uint16_t{0};
-    config.targets[s.address.host] = engine::HostTarget{s.data_address, port, s.shard_ports, static_cast<std::uint32_t>(i)};
+    config.targets[s.address.host] =
+        engine::HostTarget{s.data_address, port, s.shard_ports, static_cast<std::uint32_t>(i)};
   }
   config.listen_address = listen_address_for(slaves);
   config.on_txn_done = [this](std::size_t step) {
     asio::post(context, [this, step] { events.push(LocalStepDone{step}); });
   };
-  processes = process::process_count(*settings.profile, *plan, process::machine_budget(settings.processes));
+  processes =
+      process::process_count(*settings.profile, *plan, process::machine_budget(settings.processes));
   if (processes > 1) {
     config.shard_count = processes;
     ChildSetSettings children_settings;
@@ -180,16 +199,25 @@ awaitable<void> MasterRun::State::build_local_side() {
     children_settings.master_side = true;
     children_settings.first_shard = 1;
     children_settings.shard_count = processes;
-    children_settings.workers = std::max<std::size_t>(1, (settings.workers + processes - 1) / processes);
+    children_settings.workers =
+        std::max<std::size_t>(1, (settings.workers + processes - 1) / processes);
     config.workers = children_settings.workers;
     auto spawned = ChildSet::spawn(context, children_settings);
     if (auto* problem = std::get_if<std::string>(&spawned)) {
       fail(*problem);
     } else {
       children = std::move(std::get<std::unique_ptr<ChildSet>>(spawned));
-      LoadRequest load{settings.profile_text, settings.profile_file, settings.variables, "",
-                       settings.seed,         token,                 config.peers,       children_settings.workers,
-                       file_sets,             settings.record_latency, settings.sample_tcp};
+      LoadRequest load{settings.profile_text,
+                       settings.profile_file,
+                       settings.variables,
+                       "",
+                       settings.seed,
+                       token,
+                       config.peers,
+                       children_settings.workers,
+                       file_sets,
+                       settings.record_latency,
+                       settings.sample_tcp};
       load.listen_address = config.listen_address.to_string();
       if (settings.max_duration) load.max_duration_ns = settings.max_duration->count();
       if (auto trouble = co_await children->load(std::move(load)); !trouble.empty()) fail(trouble);

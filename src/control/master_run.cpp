@@ -8,7 +8,8 @@ namespace volley::control {
 using namespace master_events;  // NOLINT(google-build-using-namespace): this file handles them
 
 MasterRun::MasterRun(boost::asio::io_context& context, MasterSettings settings)
-    : settings_(std::move(settings)), state_(std::make_unique<State>(context, settings_, report_)) {}
+    : settings_(std::move(settings)),
+      state_(std::make_unique<State>(context, settings_, report_)) {}
 
 MasterRun::~MasterRun() = default;
 
@@ -33,7 +34,8 @@ boost::asio::awaitable<void> MasterRun::run() {
     co_await st.finish_steps();
   }
   if (st.run_start != MasterClock::time_point{}) {
-    report_.duration = std::chrono::duration_cast<std::chrono::nanoseconds>(MasterClock::now() - st.run_start);
+    report_.duration =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(MasterClock::now() - st.run_start);
   }
   co_await st.collect();
   co_await st.say_goodbye();

@@ -81,8 +81,8 @@ struct ChildLost {
   ChannelError error = {};
 };
 
-using MasterEvent = std::variant<SlaveMessage, SlaveLost, ReaderExited, LocalStepDone,
-                                 LocalDrained, Tick, IntervalTick, Interrupt, ChildMessage, ChildLost>;
+using MasterEvent = std::variant<SlaveMessage, SlaveLost, ReaderExited, LocalStepDone, LocalDrained,
+                                 Tick, IntervalTick, Interrupt, ChildMessage, ChildLost>;
 
 }  // namespace master_events
 using master_events::MasterEvent;
@@ -108,7 +108,7 @@ struct SlaveSession {
   std::vector<engine::ConnectionBytes> written = {};
   std::optional<std::size_t> steps_drained = {};
   std::vector<std::uint16_t> shard_ports = {};  ///< a slave spread over processes: one port each
-  std::uint32_t data_mask = 0;  ///< from the handshake: masks the run token in `load`
+  std::uint32_t data_mask = 0;           ///< from the handshake: masks the run token in `load`
   std::uint64_t intervals_answered = 0;  ///< its interval_counts so far (they come in order)
   /// Its TCP data connections to the master since the run began, as of its last step_done
   /// (absent from a slave older than this key).
@@ -116,8 +116,14 @@ struct SlaveSession {
 };
 
 struct MasterRun::State {
-  State(boost::asio::io_context& io, const MasterSettings& run_settings, report::RunReport& run_report)
-      : context(io), settings(run_settings), report(run_report), events(io), ticker(io), interval_timer(io) {}
+  State(boost::asio::io_context& io, const MasterSettings& run_settings,
+        report::RunReport& run_report)
+      : context(io),
+        settings(run_settings),
+        report(run_report),
+        events(io),
+        ticker(io),
+        interval_timer(io) {}
 
   // --- the script's phases (each returns with `failure` set when the run cannot go on) ---
   void begin_report();
@@ -163,7 +169,8 @@ struct MasterRun::State {
                                           std::string what);
   /// After Ctrl-C: handles events until `done()` holds or `deadline` passes, although the run
   /// has failed ("interrupted"); a timer wakes it at the deadline.
-  boost::asio::awaitable<void> collect_until(std::function<bool()> done, MasterClock::time_point deadline);
+  boost::asio::awaitable<void> collect_until(std::function<bool()> done,
+                                             MasterClock::time_point deadline);
   boost::asio::awaitable<bool> wait_for_wall_clock(std::int64_t at_ns);
   /// A slave's interval_counts, added to its interval's sample.
   void add_interval_part(std::size_t slave, const IntervalPart& part);

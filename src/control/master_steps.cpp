@@ -28,7 +28,8 @@ namespace {
 constexpr auto kStuckAfter = std::chrono::milliseconds(500);
 
 /// The report's name and host for every stat slot of the plan: "group/txn/flowop".
-std::vector<report::SlotName> slot_names(const profile::Profile& profile, const engine::Plan& plan) {
+std::vector<report::SlotName> slot_names(const profile::Profile& profile,
+                                         const engine::Plan& plan) {
   std::vector<report::SlotName> names;
   const profile::FlowopHosts hosts = profile::flowop_hosts(profile);
   for (const auto& info : plan.slots) {
@@ -42,7 +43,8 @@ std::vector<report::SlotName> slot_names(const profile::Profile& profile, const 
         *info.flowop < hosts[info.group][info.txn].size()) {
       host = hosts[info.group][info.txn][*info.flowop];
     }
-    names.push_back({info.group, info.txn, info.flowop, info.uncorrected, std::move(name), std::move(host)});
+    names.push_back(
+        {info.group, info.txn, info.flowop, info.uncorrected, std::move(name), std::move(host)});
   }
   return names;
 }
@@ -59,12 +61,20 @@ awaitable<void> MasterRun::State::start_steps() {
   if (children) {
     for (const auto& p : children->negotiated()) listeners.push_back(p);
   }
-  if (const auto spread = spread_ports(listeners); spread.size() > 1) start["master_ports"] = spread;
+  if (const auto spread = spread_ports(listeners); spread.size() > 1)
+    start["master_ports"] = spread;
   if (children) {
-    json child_start = message("start", {{"master_port", 0}, {"targets", targets_to_json(engine->config().targets)}});
-    if (auto problem = co_await children->send_all(std::move(child_start)); !problem.empty()) fail(problem);
-    children->listen([this](std::size_t i, json m) { events.push(ChildMessage{i, std::move(m)}); },
-                     [this](std::size_t i, ChannelError e) { events.push(ChildLost{i, std::move(e)}); });
+    json child_start = message(
+        "start", {{"master_port", 0}, {"targets", targets_to_json(engine->config().targets)}});
+    if (auto problem = co_await children->send_all(std::move(child_start)); !problem.empty())
+      fail(problem);
+    children->listen(
+        [this](std::size_t i, json m) {
+          events.push(ChildMessage{i, std::move(m)});
+        },
+        [this](std::size_t i, ChannelError e) {
+          events.push(ChildLost{i, std::move(e)});
+        });
   }
   co_await send_all(std::move(start));
   engine->start();
@@ -141,7 +151,8 @@ void MasterRun::State::measure_timed_end() {
 // fails saying so, rather than hang.
 awaitable<bool> MasterRun::State::wait_for_local_step(std::size_t step) {
   const bool timed = std::any_of(plan->groups.begin(), plan->groups.end(), [&](const auto& g) {
-    return g.strands > 0 && step < g.txns.size() && std::holds_alternative<profile::Duration>(g.txns[step].bound);
+    return g.strands > 0 && step < g.txns.size() &&
+           std::holds_alternative<profile::Duration>(g.txns[step].bound);
   });
   bool watching = false;
   const auto local_done_or_watch = [&] {
@@ -161,10 +172,11 @@ awaitable<bool> MasterRun::State::wait_for_local_step(std::size_t step) {
   // their counts say so) end the step as the slave's accepts end on the master's count.
   if (watching && engine->quiet_cut() == step && !engine->quiet_cut_only_accepts()) {
     stuck_step = step;
-    fail(fmt::format("step {}: every slave had ended its share of this iterations step, but "
-                     "master strands still waited {} ms later for data or connections that "
-                     "will not come (the two sides' flowops no longer match); they were cut",
-                     step, kStuckAfter.count()));
+    fail(
+        fmt::format("step {}: every slave had ended its share of this iterations step, but "
+                    "master strands still waited {} ms later for data or connections that "
+                    "will not come (the two sides' flowops no longer match); they were cut",
+                    step, kStuckAfter.count()));
     co_return false;
   }
   co_return true;
@@ -187,20 +199,23 @@ awaitable<void> MasterRun::State::send_step_end(std::size_t step) {
       its.push_back(e);
       its.back().peer = 0;
     }
-    for (json& w : written_messages(step, its, slaves[i].limits.max_frame_bytes)) co_await send_to(i, std::move(w));
+    for (json& w : written_messages(step, its, slaves[i].limits.max_frame_bytes))
+      co_await send_to(i, std::move(w));
   }
   HostPortCounts connected = engine->connected();
   if (children) {
     for (const auto& [key, n] : children->connected()) connected[key] += n;
   }
-  const auto drain_for = std::chrono::duration_cast<std::chrono::milliseconds>(settings.step_grace) / 2;
+  const auto drain_for =
+      std::chrono::duration_cast<std::chrono::milliseconds>(settings.step_grace) / 2;
   for (std::size_t i = 0; i < slaves.size(); ++i) {
     json end_step = message("end_step", {{"step", step}, {"drain_ms", drain_for.count()}});
     const PortCounts mine = counts_for_host(connected, slaves[i].address.host);
     if (tracing) {
       std::uint64_t total = 0;
       for (const auto& [port, n] : mine) total += n;
-      trace(fmt::format("step {}: slave {} has {} TCP data connections from the master in all", step, i, total));
+      trace(fmt::format("step {}: slave {} has {} TCP data connections from the master in all",
+                        step, i, total));
     }
     end_step["connected"] = port_counts_to_json(mine);
     co_await send_to(i, std::move(end_step));
@@ -224,11 +239,13 @@ awaitable<bool> MasterRun::State::wait_for_slaves_step_done(std::size_t step) {
       std::vector<std::string> names;
       for (const std::size_t i : late()) {
         names.push_back(slaves[i].address.host);
-        slaves[i].trouble = fmt::format("did not report the end of step {} within {:.1f} s (--step-grace)", step, grace_s);
+        slaves[i].trouble = fmt::format(
+            "did not report the end of step {} within {:.1f} s (--step-grace)", step, grace_s);
       }
-      fail(fmt::format("slave{} {} did not report the end of step {} within {:.1f} s of the "
-                       "master's end of step (--step-grace)",
-                       names.size() == 1 ? "" : "s", fmt::join(names, ", "), step, grace_s));
+      fail(
+          fmt::format("slave{} {} did not report the end of step {} within {:.1f} s of the "
+                      "master's end of step (--step-grace)",
+                      names.size() == 1 ? "" : "s", fmt::join(names, ", "), step, grace_s));
       break;
     }
     co_await handle(co_await events.next());
@@ -240,7 +257,8 @@ awaitable<bool> MasterRun::State::wait_for_slaves_step_done(std::size_t step) {
 // starts when both are level.
 awaitable<void> MasterRun::State::drain_step(std::size_t step) {
   if (tracing) trace(fmt::format("step {}: draining", step));
-  const auto drain_for = std::chrono::duration_cast<std::chrono::milliseconds>(settings.step_grace) / 2;
+  const auto drain_for =
+      std::chrono::duration_cast<std::chrono::milliseconds>(settings.step_grace) / 2;
   std::vector<engine::ConnectionBytes> theirs;
   for (auto& s : slaves) {
     theirs.insert(theirs.end(), s.written.begin(), s.written.end());
@@ -248,10 +266,15 @@ awaitable<void> MasterRun::State::drain_step(std::size_t step) {
   }
   if (children) {
     // Each process drains the connections of its own strands (strand % processes).
-    json child_end = message("end_step", {{"step", step}, {"drain_ms", drain_for.count()}, {"connected", json::array()}});
-    if (auto problem = co_await children->send_written(step, theirs); !problem.empty()) fail(problem);
-    if (auto problem = co_await children->send_all(std::move(child_end)); !problem.empty()) fail(problem);
-    std::erase_if(theirs, [&](const engine::ConnectionBytes& w) { return w.strand % processes != 0; });
+    json child_end =
+        message("end_step",
+                {{"step", step}, {"drain_ms", drain_for.count()}, {"connected", json::array()}});
+    if (auto problem = co_await children->send_written(step, theirs); !problem.empty())
+      fail(problem);
+    if (auto problem = co_await children->send_all(std::move(child_end)); !problem.empty())
+      fail(problem);
+    std::erase_if(theirs,
+                  [&](const engine::ConnectionBytes& w) { return w.strand % processes != 0; });
   }
   engine->drain(step, std::move(theirs), MasterClock::now() + drain_for, context,
                 [this, step](std::vector<engine::DrainShortfall> shortfalls) {
@@ -259,8 +282,10 @@ awaitable<void> MasterRun::State::drain_step(std::size_t step) {
                 });
   co_await wait_until(
       [&] {
-        return local_drained && *local_drained >= step && (!children || children->all_drained(step)) &&
-               all_slaves([&](const SlaveSession& s) { return s.steps_drained && *s.steps_drained >= step; });
+        return local_drained && *local_drained >= step &&
+               (!children || children->all_drained(step)) && all_slaves([&](const SlaveSession& s) {
+                 return s.steps_drained && *s.steps_drained >= step;
+               });
       },
       settings.step_grace, fmt::format("the end-of-step drain of step {}", step));
   if (!children) co_return;
@@ -281,7 +306,11 @@ awaitable<void> MasterRun::State::finish_steps() {
   if (!children) co_await handle(IntervalTick{});
   if (ask_intervals && failure.empty()) {
     co_await wait_until(
-        [&] { return all_slaves([&](const SlaveSession& s) { return s.lost || s.intervals_answered >= intervals_taken; }); },
+        [&] {
+          return all_slaves([&](const SlaveSession& s) {
+            return s.lost || s.intervals_answered >= intervals_taken;
+          });
+        },
         settings.step_grace, "the slaves' counts of the last interval");
   }
   running = false;

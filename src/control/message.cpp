@@ -56,14 +56,16 @@ AnnouncedLimits announced_limits(const json& hello) {
 std::string check_load_fits(const AnnouncedLimits& limits, std::uint64_t frame_bytes,
                             std::uint64_t profile_bytes) {
   if (limits.max_profile_bytes > 0 && profile_bytes > limits.max_profile_bytes) {
-    return fmt::format("the profile is {} bytes; the slave accepts at most {} (volley serve "
-                       "--max-profile-bytes)",
-                       profile_bytes, limits.max_profile_bytes);
+    return fmt::format(
+        "the profile is {} bytes; the slave accepts at most {} (volley serve "
+        "--max-profile-bytes)",
+        profile_bytes, limits.max_profile_bytes);
   }
   if (limits.max_frame_bytes > 0 && frame_bytes > limits.max_frame_bytes) {
-    return fmt::format("the load message is {} bytes; the slave accepts at most {} (volley serve "
-                       "--max-frame-bytes)",
-                       frame_bytes, limits.max_frame_bytes);
+    return fmt::format(
+        "the load message is {} bytes; the slave accepts at most {} (volley serve "
+        "--max-frame-bytes)",
+        frame_bytes, limits.max_frame_bytes);
   }
   return {};
 }
@@ -91,15 +93,15 @@ json to_json(const LoadRequest& load) {
                      {"files", std::move(entries)}});
   }
   json out = message("load", {{"profile_text", load.profile_text},
-                          {"profile_file", load.profile_file},
-                          {"variables", load.variables},
-                          {"host", load.host},
-                          {"seed", load.seed},
-                          {"token", load.token},
-                          {"workers", load.workers},
-                          {"record_latency", load.record_latency},
-                          {"sample_tcp", load.sample_tcp},
-                          {"file_sets", std::move(files)}});
+                              {"profile_file", load.profile_file},
+                              {"variables", load.variables},
+                              {"host", load.host},
+                              {"seed", load.seed},
+                              {"token", load.token},
+                              {"workers", load.workers},
+                              {"record_latency", load.record_latency},
+                              {"sample_tcp", load.sample_tcp},
+                              {"file_sets", std::move(files)}});
   if (load.max_duration_ns > 0) out["max_duration_ns"] = load.max_duration_ns;
   if (load.peers != 1) out["peers"] = load.peers;
   if (load.shard_count > 1 || load.master_side || !load.listen_address.empty()) {

@@ -61,7 +61,8 @@ std::vector<sampling::SoftnetDelta> softnet_from_json(const json& j) {
   }
   std::vector<sampling::SoftnetDelta> out;
   for (const auto& c : j.at("per_cpu")) {
-    out.push_back({static_cast<unsigned>(detail::checked_uint(c.at("cpu"), std::numeric_limits<std::uint32_t>::max())),
+    out.push_back({static_cast<unsigned>(detail::checked_uint(
+                       c.at("cpu"), std::numeric_limits<std::uint32_t>::max())),
                    detail::checked_uint(c.at("processed")), detail::checked_uint(c.at("dropped")),
                    detail::checked_uint(c.at("time_squeeze"))});
   }
@@ -77,14 +78,19 @@ std::optional<sampling::CpuUsage> cpu_usage_from_json(const json& j) {
     u.wall_s = j.at("wall_s").get<double>();
     if (!j.at("total").is_null()) u.total = breakdown_from_json(j.at("total"));
     for (const auto& c : j.at("per_cpu")) {
-      u.per_cpu.push_back({static_cast<unsigned>(detail::checked_uint(c.at("cpu"), std::numeric_limits<unsigned>::max())), breakdown_from_json(c)});
+      u.per_cpu.push_back({static_cast<unsigned>(detail::checked_uint(
+                               c.at("cpu"), std::numeric_limits<unsigned>::max())),
+                           breakdown_from_json(c)});
     }
     if (const auto& h = j.at("hottest_cpu"); !h.is_null()) {
-      u.hottest = sampling::HottestCore{static_cast<unsigned>(detail::checked_uint(h.at("cpu"), std::numeric_limits<unsigned>::max())), h.at("busy_pct").get<double>()};
+      u.hottest = sampling::HottestCore{static_cast<unsigned>(detail::checked_uint(
+                                            h.at("cpu"), std::numeric_limits<unsigned>::max())),
+                                        h.at("busy_pct").get<double>()};
     }
     if (const auto& p = j.at("process"); !p.is_null()) {
-      u.process = sampling::ProcessUsage{p.at("user_s").get<double>(), p.at("sys_s").get<double>(),
-                                         p.at("core_pct").get<double>(), p.at("cores").get<double>()};
+      u.process =
+          sampling::ProcessUsage{p.at("user_s").get<double>(), p.at("sys_s").get<double>(),
+                                 p.at("core_pct").get<double>(), p.at("cores").get<double>()};
     }
     return u;
   } catch (const json::exception&) {

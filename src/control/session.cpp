@@ -9,9 +9,10 @@ namespace volley::control {
 namespace {
 
 constexpr std::array<std::string_view, kMessageTypeCount> kTypeNames = {
-    "hello",   "auth",      "auth_ok", "load",     "loaded",          "rejected", "start", "proceed",
-    "end_step", "written",  "step_done", "drained", "interval",       "interval_counts", "stop",
-    "finish",  "results",   "abort",   "bye",      "ping",            "error",    "?"};
+    "hello",   "auth",     "auth_ok", "load",      "loaded",  "rejected", "start",
+    "proceed", "end_step", "written", "step_done", "drained", "interval", "interval_counts",
+    "stop",    "finish",   "results", "abort",     "bye",     "ping",     "error",
+    "?"};
 
 constexpr Rule A = Rule::kAccept;
 constexpr Rule G = Rule::kBeforeGreeting;
@@ -132,7 +133,8 @@ PeerPhase peer_after_send(PeerPhase phase, MessageType sent) {
     case MessageType::kStart: return phase == PeerPhase::kLoaded ? PeerPhase::kRunning : phase;
     case MessageType::kFinish:
     case MessageType::kStop:
-      return phase == PeerPhase::kRunning || phase == PeerPhase::kLoaded ? PeerPhase::kCollecting : phase;
+      return phase == PeerPhase::kRunning || phase == PeerPhase::kLoaded ? PeerPhase::kCollecting
+                                                                         : phase;
     default: return phase;
   }
 }
@@ -167,10 +169,12 @@ std::string refusal(Rule rule, std::string_view type_name) {
     case Rule::kBeforeGreeting: return fmt::format("'{}' before the greeting", type);
     case Rule::kAfterGreeting: return fmt::format("'{}' after the greeting", type);
     case Rule::kBeforeLoad: return fmt::format("'{}' before a profile was loaded", type);
-    case Rule::kAlreadyLoaded: return "a profile is already loaded in this session (one load per run)";
+    case Rule::kAlreadyLoaded:
+      return "a profile is already loaded in this session (one load per run)";
     case Rule::kBeforeStart: return fmt::format("'{}' before the run was started", type);
     case Rule::kAlreadyStarted: return fmt::format("'{}' for a run already started", type);
-    case Rule::kNotFromPeer: return fmt::format("'{}', which is the slave's to send, not the master's", type);
+    case Rule::kNotFromPeer:
+      return fmt::format("'{}', which is the slave's to send, not the master's", type);
     case Rule::kOutOfPhase: return fmt::format("'{}' out of its phase", type);
     case Rule::kUnknownType: return fmt::format("unknown message type '{}'", type);
   }

@@ -52,19 +52,22 @@ namespace {
 /// The first limit `plan` exceeds, as the sentence to send back, or "".
 std::string check_limits(const engine::Plan& plan, std::size_t workers, const SlaveLimits& limits) {
   if (plan.total_strands > limits.max_strands) {
-    return fmt::format("the profile asks for {} strands; this slave allows at most {} per run "
-                       "(volley serve --max-strands)",
-                       plan.total_strands, limits.max_strands);
+    return fmt::format(
+        "the profile asks for {} strands; this slave allows at most {} per run "
+        "(volley serve --max-strands)",
+        plan.total_strands, limits.max_strands);
   }
   if (workers > limits.max_workers) {
-    return fmt::format("the master asks for {} workers; this slave allows at most {} per run "
-                       "(volley serve --max-workers)",
-                       workers, limits.max_workers);
+    return fmt::format(
+        "the master asks for {} workers; this slave allows at most {} per run "
+        "(volley serve --max-workers)",
+        workers, limits.max_workers);
   }
   if (plan.io_buffer_bytes > limits.max_io_bytes) {
-    return fmt::format("the profile reads or writes {} bytes in one call; this slave allows at most "
-                       "{} (volley serve --max-io-bytes)",
-                       plan.io_buffer_bytes, limits.max_io_bytes);
+    return fmt::format(
+        "the profile reads or writes {} bytes in one call; this slave allows at most "
+        "{} (volley serve --max-io-bytes)",
+        plan.io_buffer_bytes, limits.max_io_bytes);
   }
   std::vector<std::uint64_t> opens(plan.groups.size(), 0);  // connections a strand opens
   for (const auto& c : plan.connections) ++opens[c.group];
@@ -78,30 +81,32 @@ std::string check_limits(const engine::Plan& plan, std::size_t workers, const Sl
       for (const auto& op : txn.ops) {
         const auto* think = std::get_if<profile::ThinkOp>(&op.spec);
         if (think != nullptr && think->duration > limits.max_think) {
-          return fmt::format("the profile thinks for {} s at once; this slave allows at most {} s "
-                             "(volley serve --max-think)",
-                             std::chrono::duration_cast<std::chrono::seconds>(think->duration).count(),
-                             limits.max_think.count());
+          return fmt::format(
+              "the profile thinks for {} s at once; this slave allows at most {} s "
+              "(volley serve --max-think)",
+              std::chrono::duration_cast<std::chrono::seconds>(think->duration).count(),
+              limits.max_think.count());
         }
       }
     }
     // Saturating: the strand count is already bounded, but keep the sum from wrapping.
-    const std::uint64_t add = per_strand > limits.max_connections
-                                  ? limits.max_connections + 1
-                                  : std::min<std::uint64_t>(per_strand * group.strands,
-                                                            limits.max_connections + 1);
+    const std::uint64_t add =
+        per_strand > limits.max_connections
+            ? limits.max_connections + 1
+            : std::min<std::uint64_t>(per_strand * group.strands, limits.max_connections + 1);
     connections = std::min<std::uint64_t>(connections + add, limits.max_connections + 1);
   }
   if (connections > limits.max_connections) {
-    return fmt::format("the profile opens more than {} connections; this slave allows at most {} "
-                       "per run (volley serve --max-connections)",
-                       limits.max_connections, limits.max_connections);
+    return fmt::format(
+        "the profile opens more than {} connections; this slave allows at most {} "
+        "per run (volley serve --max-connections)",
+        limits.max_connections, limits.max_connections);
   }
   if (duration > limits.max_run) {
-    return fmt::format("the profile's timed steps last {} s; this slave allows at most {} s per run "
-                       "(volley serve --max-run)",
-                       std::chrono::duration_cast<std::chrono::seconds>(duration).count(),
-                       limits.max_run.count());
+    return fmt::format(
+        "the profile's timed steps last {} s; this slave allows at most {} s per run "
+        "(volley serve --max-run)",
+        std::chrono::duration_cast<std::chrono::seconds>(duration).count(), limits.max_run.count());
   }
   return {};
 }
@@ -179,17 +184,19 @@ asio::awaitable<void> SlaveServer::on_load(Session& s, const json& m) {
   std::unique_ptr<LoadedRun> loaded = std::move(prepared.run);
   const bool child = load->shard_count > 1 || load->master_side;
   if (child) {
-    loaded->process_name = fmt::format("{} process {} of {}", load->master_side ? "master" : "slave",
-                                       load->shard_index + 1, load->shard_count);
-  } else if (const auto processes = process::process_count(loaded->profile, loaded->plan,
-                                                           process::machine_budget(settings_.processes));
+    loaded->process_name =
+        fmt::format("{} process {} of {}", load->master_side ? "master" : "slave",
+                    load->shard_index + 1, load->shard_count);
+  } else if (const auto processes = process::process_count(
+                 loaded->profile, loaded->plan, process::machine_budget(settings_.processes));
              processes > 1) {
     s.proxied_timed = loaded->timed;
     co_await load_children(s, *load, processes, workers);
     co_return;
   }
   // Reading the snapshot runs `tc`: off the control thread, like every helper.
-  loaded->system = co_await run_off_thread(context_, [] { return sampling::read_system_snapshot(); });
+  loaded->system =
+      co_await run_off_thread(context_, [] { return sampling::read_system_snapshot(); });
   if (auto why = build_engine(s, *loaded, *load, workers); !why.empty()) {
     co_await reject(s, fmt::format("slave: {}", why));
     co_return;
@@ -212,7 +219,8 @@ asio::awaitable<void> SlaveServer::on_load(Session& s, const json& m) {
   if (!std::holds_alternative<std::monostate>(sent)) s.end_reason = "send failed";
 }
 
-std::string SlaveServer::build_engine(Session& s, LoadedRun& run, const LoadRequest& load, std::size_t workers) {
+std::string SlaveServer::build_engine(Session& s, LoadedRun& run, const LoadRequest& load,
+                                      std::size_t workers) {
   const bool child = load.shard_count > 1 || load.master_side;
   engine::EngineConfig config;
   config.workers = workers;
@@ -220,8 +228,9 @@ std::string SlaveServer::build_engine(Session& s, LoadedRun& run, const LoadRequ
   config.token = load.token ^ s.data_mask;
   config.peers = std::max<std::uint32_t>(1, load.peers);
   config.header_timeout = settings_.limits.header_timeout;
-  run.strangers = std::make_shared<core::ThrottledLog>(
-      [this](const std::string& line) { log(line); }, kRefusalLogInterval, "data connections closed");
+  run.strangers =
+      std::make_shared<core::ThrottledLog>([this](const std::string& line) { log(line); },
+                                           kRefusalLogInterval, "data connections closed");
   // Called on the workers' threads (their listeners): throttled and logged on this one, in this
   // run's own log even when it comes after the run is gone.
   config.on_rejected_connection = [this, strangers = run.strangers](const std::string& line) {
@@ -281,15 +290,21 @@ asio::awaitable<void> SlaveServer::load_children(Session& s, const LoadRequest& 
     co_return;
   }
   s.children->listen(
-      [&s](std::size_t i, json m) { s.events.push(ChildMessage{i, std::move(m)}); },
-      [&s](std::size_t i, ChannelError e) { s.events.push(ChildLost{i, std::move(e)}); });
+      [&s](std::size_t i, json m) {
+        s.events.push(ChildMessage{i, std::move(m)});
+      },
+      [&s](std::size_t i, ChannelError e) {
+        s.events.push(ChildLost{i, std::move(e)});
+      });
   // One port per process for each listener: the master sends strand s to process s % count.
   json shard_ports = {{"0", spread_ports(s.children->negotiated())}};
   json first = json::object();
-  for (const auto& [requested, actual] : s.children->ports().front()) first[std::to_string(requested)] = actual;
+  for (const auto& [requested, actual] : s.children->ports().front())
+    first[std::to_string(requested)] = actual;
   log(fmt::format("master {}: loaded the profile in {} processes", s.who, processes));
   s.phase = served_next(s.phase, MessageType::kLoad);
-  json out = message("loaded", {{"ports", std::move(first)}, {"shard_ports", std::move(shard_ports)}});
+  json out =
+      message("loaded", {{"ports", std::move(first)}, {"shard_ports", std::move(shard_ports)}});
   auto sent = co_await s.channel.send(std::move(out));
   if (!std::holds_alternative<std::monostate>(sent)) s.end_reason = "send failed";
 }

@@ -68,7 +68,8 @@ asio::awaitable<void> SlaveServer::on_message(Session& s, const json& m) {
     case MessageType::kPing: break;
     case MessageType::kBye: s.end_reason = "master said goodbye"; break;
     case MessageType::kAbort:
-      s.end_reason = fmt::format("master aborted: {}", core::printable(text_field(m, "reason", "no reason given")));
+      s.end_reason = fmt::format("master aborted: {}",
+                                 core::printable(text_field(m, "reason", "no reason given")));
       break;
     case MessageType::kInterval: co_await on_interval(s, m); break;
     case MessageType::kLoad: co_await on_load(s, m); break;
@@ -184,7 +185,8 @@ asio::awaitable<void> SlaveServer::on_end_step(Session& s, std::size_t step, con
   for (const auto& [port, n] : *connected) {
     if (run.engine->listens_on(port)) run.master_connected += n;
   }
-  run.engine->end_txn(step, std::chrono::milliseconds(30), run.master_connected, run.master_written);
+  run.engine->end_txn(step, std::chrono::milliseconds(30), run.master_connected,
+                      run.master_written);
   // An iterations step may be over here already: then the drain starts now, else once the
   // quiescence cut has ended it.
   if (run.barrier.drain_due(step)) {
@@ -213,11 +215,11 @@ asio::awaitable<void> SlaveServer::send_results(Session& s, RunEnd end) {
   const auto done = run.barrier.last_done();
   if (end == RunEnd::kStopped && released && (!done || *done < *released) &&
       *released < result.windows.size()) {
-    result.windows[*released].elapsed =
-        std::chrono::duration_cast<std::chrono::nanoseconds>(stopped_at - run.barrier.released_at());
+    result.windows[*released].elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(
+        stopped_at - run.barrier.released_at());
   }
-  result.processes.push_back(process_record(run.process_name, result, run.rss_before,
-                                            run.rss_after, run.cpu));
+  result.processes.push_back(
+      process_record(run.process_name, result, run.rss_before, run.rss_after, run.cpu));
   json cpu = nullptr;
   json nic = nullptr;
   if (run.cpu) sampling::to_json(cpu, *run.cpu);
@@ -227,10 +229,14 @@ asio::awaitable<void> SlaveServer::send_results(Session& s, RunEnd end) {
   json system = std::move(run.system);
   log_run_strangers(s);  // the listeners are closed and their last lines in
   s.run.reset();
-  s.phase = served_next(s.phase, end == RunEnd::kFinished ? MessageType::kFinish : MessageType::kStop);
+  s.phase =
+      served_next(s.phase, end == RunEnd::kFinished ? MessageType::kFinish : MessageType::kStop);
   log(fmt::format("master {}: run {}", s.who, end == RunEnd::kFinished ? "finished" : "stopped"));
-  json out = message("results", {{"result", results::to_json(result)}, {"cpu", cpu}, {"nic", nic},
-                                 {"kernel", kernel}, {"system", system}});
+  json out = message("results", {{"result", results::to_json(result)},
+                                 {"cpu", cpu},
+                                 {"nic", nic},
+                                 {"kernel", kernel},
+                                 {"system", system}});
   auto sent = co_await s.channel.send(std::move(out));
   if (!std::holds_alternative<std::monostate>(sent)) s.end_reason = "send failed";
 }

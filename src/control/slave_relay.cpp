@@ -53,7 +53,8 @@ asio::awaitable<void> SlaveServer::on_proxied(Session& s, MessageType type, cons
     std::vector<engine::ConnectionBytes> entries;
     const auto step = uint_field(m, "step");
     problem = !step || !append_written(m, entries) ? "'written' that is malformed" : "";
-    if (problem.empty()) problem = co_await s.children->send_written(static_cast<std::size_t>(*step), entries);
+    if (problem.empty())
+      problem = co_await s.children->send_written(static_cast<std::size_t>(*step), entries);
   } else {
     // The host's kernel counters over the timed part: sampled here, once for all the children.
     if (type == MessageType::kProceed && !s.proxied_timed.empty() &&

@@ -65,23 +65,23 @@ constexpr transport::SourceQuota::Limits kAwaitingHelloLimits{64, 1024};
 std::string eviction_reason(const transport::SourceQuota::Limits& limits,
                             transport::SourceQuota::Verdict why) {
   if (why == transport::SourceQuota::Verdict::kReplacesOwnOldest) {
-    return fmt::format("no hello yet, closed to make room for a newer connection from its "
-                       "address, which held {}, the most one address may (volley serve "
-                       "--hello-timeout)",
-                       limits.per_source);
+    return fmt::format(
+        "no hello yet, closed to make room for a newer connection from its "
+        "address, which held {}, the most one address may (volley serve "
+        "--hello-timeout)",
+        limits.per_source);
   }
-  return fmt::format("no hello yet, closed to make room: {} connections waited for their hello, "
-                     "the most this slave holds, and its address held the most of them (volley "
-                     "serve --hello-timeout)",
-                     limits.total);
+  return fmt::format(
+      "no hello yet, closed to make room: {} connections waited for their hello, "
+      "the most this slave holds, and its address held the most of them (volley "
+      "serve --hello-timeout)",
+      limits.total);
 }
 
 bool out_of_descriptors(const boost::system::error_code& ec) {
   return ec == asio::error::no_descriptors || ec == asio::error::no_buffer_space ||
-         ec == boost::system::errc::too_many_files_open_in_system ||
-         ec == asio::error::no_memory;
+         ec == boost::system::errc::too_many_files_open_in_system || ec == asio::error::no_memory;
 }
-
 
 }  // namespace
 
@@ -124,14 +124,15 @@ void SlaveServer::start() { asio::co_spawn(context_, accept_loop(), asio::detach
 void SlaveServer::adopt(tcp::socket socket) {
   ++sessions_;
   // A child's link to its parent: trusted, it takes no place among strangers' connections.
-  asio::co_spawn(context_, serve(std::move(socket), next_session_++), [this](const std::exception_ptr& e) {
-    if (!e) return;
-    try {
-      std::rethrow_exception(e);
-    } catch (const std::exception& ex) {
-      log(std::string("session ended by an internal error: ") + ex.what());
-    }
-  });
+  asio::co_spawn(context_, serve(std::move(socket), next_session_++),
+                 [this](const std::exception_ptr& e) {
+                   if (!e) return;
+                   try {
+                     std::rethrow_exception(e);
+                   } catch (const std::exception& ex) {
+                     log(std::string("session ended by an internal error: ") + ex.what());
+                   }
+                 });
 }
 
 void SlaveServer::stop() {
@@ -172,7 +173,8 @@ void SlaveServer::log_run_strangers(const Session& s) {
   strangers.flush();
   const std::uint64_t n = strangers.total();
   if (n == 0) return;
-  log(fmt::format("master {}: {} data connection{} closed without a valid header in this run "
+  log(
+      fmt::format("master {}: {} data connection{} closed without a valid header in this run "
                   "(a stranger's, another run's, or late: the lines above say why)",
                   s.who, n, n == 1 ? "" : "s"));
 }
@@ -244,7 +246,8 @@ asio::awaitable<void> SlaveServer::serve(tcp::socket socket, std::uint64_t id) {
             s.events.push(PeerMessage{std::get<json>(std::move(got))});
           }
         } catch (const std::exception& e) {
-          s.events.push(PeerLost{ChannelError{fmt::format("reading from {}: {}", s.who, e.what())}});
+          s.events.push(
+              PeerLost{ChannelError{fmt::format("reading from {}: {}", s.who, e.what())}});
         }
         s.events.push(ReaderExited{});
       },
@@ -398,7 +401,8 @@ asio::awaitable<void> SlaveServer::converse(Session& s) {
       }
       json out = message("step_done", {{"step", done->step}});
       // A master's child: its connects, which its parent adds up for each slave's end_step.
-      if (s.run->master_side) out["connected"] = host_port_counts_to_json(s.run->engine->connected());
+      if (s.run->master_side)
+        out["connected"] = host_port_counts_to_json(s.run->engine->connected());
       // Its connects to the master: the master ends its accepts there (connected_to_master).
       out["connected_to_master"] = s.run->engine->connected_to_peer();
       if (!sent || !co_await send(std::move(out))) s.end_reason = "send failed";
@@ -425,9 +429,10 @@ asio::awaitable<void> SlaveServer::converse(Session& s) {
 
 namespace {
 std::string admit_refusal(std::size_t sessions) {
-  return fmt::format("busy with {} sessions, the most it serves at once (volley serve "
-                     "--max-sessions)",
-                     sessions);
+  return fmt::format(
+      "busy with {} sessions, the most it serves at once (volley serve "
+      "--max-sessions)",
+      sessions);
 }
 }  // namespace
 

@@ -119,8 +119,8 @@ struct LoadedRun {
 /// One master's session. Owned by serve()'s frame; the reader coroutine and the engine's
 /// notifications point into it, so serve() waits for both to be gone before it ends.
 struct SlaveServer::Session {
-  Session(boost::asio::io_context& context, boost::asio::ip::tcp::socket socket, std::uint64_t session_id,
-          std::function<void(const std::string&)> sink)
+  Session(boost::asio::io_context& context, boost::asio::ip::tcp::socket socket,
+          std::uint64_t session_id, std::function<void(const std::string&)> sink)
       : id(session_id),
         channel(std::move(socket)),
         events(context),
@@ -145,7 +145,7 @@ struct SlaveServer::Session {
   /// Greeting until the hello (and, with a key, the authentication) went through.
   ServedPhase phase = ServedPhase::kGreeting;
   [[nodiscard]] bool greeted() const { return phase != ServedPhase::kGreeting; }
-  std::string challenge;  ///< sent in our hello when a key is set
+  std::string challenge;        ///< sent in our hello when a key is set
   std::uint32_t data_mask = 0;  ///< unmasks the run token in `load` (auth.hpp)
   SlaveClock::time_point last_heard = SlaveClock::now();
   SlaveClock::time_point started = SlaveClock::now();

@@ -10,10 +10,11 @@ std::string StepBarrier::refuse(const std::string& type, std::optional<std::uint
   }
   const auto k = static_cast<std::size_t>(*step);
   if (type == "proceed") {
-    const bool previous_done = k == 0 || (done_ && *done_ + 1 == k && drained_ && *drained_ + 1 == k);
+    const bool previous_done =
+        k == 0 || (done_ && *done_ + 1 == k && drained_ && *drained_ + 1 == k);
     if (k == next_release_ && previous_done) return {};
-    return fmt::format("'proceed' to step {} out of order (the next step is {}{})", k, next_release_,
-                       k == next_release_ ? ", once the previous one is done" : "");
+    return fmt::format("'proceed' to step {} out of order (the next step is {}{})", k,
+                       next_release_, k == next_release_ ? ", once the previous one is done" : "");
   }
   if (type == "end_step") {
     if (released_ == k && !(ended_ && *ended_ >= k)) return {};

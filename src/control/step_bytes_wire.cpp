@@ -25,11 +25,13 @@ constexpr std::size_t kMaxEntriesPerMessage = 50'000;
 constexpr std::size_t kListedShortfalls = 5;
 }  // namespace
 
-std::vector<json> written_messages(std::size_t step, const std::vector<engine::ConnectionBytes>& entries,
+std::vector<json> written_messages(std::size_t step,
+                                   const std::vector<engine::ConnectionBytes>& entries,
                                    std::uint64_t max_frame_bytes) {
   const std::uint64_t limit = max_frame_bytes == 0 ? kMaxFrameBytes : max_frame_bytes;
-  const std::size_t per = static_cast<std::size_t>(std::clamp<std::uint64_t>(
-      limit > kEnvelopeBytes ? (limit - kEnvelopeBytes) / kEntryBytes : 1, 1, kMaxEntriesPerMessage));
+  const std::size_t per = static_cast<std::size_t>(
+      std::clamp<std::uint64_t>(limit > kEnvelopeBytes ? (limit - kEnvelopeBytes) / kEntryBytes : 1,
+                                1, kMaxEntriesPerMessage));
   std::vector<json> out;
   for (std::size_t i = 0; i < entries.size(); i += per) {
     json list = json::array();
@@ -84,16 +86,19 @@ json drained_message(std::size_t step, const std::vector<engine::DrainShortfall>
     list.push_back(json::array({s.expected.group, s.expected.strand, s.expected.conn,
                                 s.expected.serial, s.expected.bytes, s.got, s.why}));
   }
-  return message("drained", {{"step", step}, {"short", std::move(list)}, {"short_total", shortfalls.size()}});
+  return message("drained",
+                 {{"step", step}, {"short", std::move(list)}, {"short_total", shortfalls.size()}});
 }
 
-bool shortfalls_from(const json& m, std::vector<engine::DrainShortfall>& into, std::uint64_t& total) {
+bool shortfalls_from(const json& m, std::vector<engine::DrainShortfall>& into,
+                     std::uint64_t& total) {
   total = uint_field(m, "short_total").value_or(0);
   const auto it = m.find("short");
   if (it == m.end() || !it->is_array()) return false;
   for (const auto& j : *it) {
     engine::DrainShortfall s;
-    if (!entry_from(j, s.expected) || j.size() < 7 || !j[5].is_number_unsigned() || !j[6].is_string()) {
+    if (!entry_from(j, s.expected) || j.size() < 7 || !j[5].is_number_unsigned() ||
+        !j[6].is_string()) {
       return false;
     }
     s.got = j[5].get<std::uint64_t>();
@@ -108,15 +113,17 @@ std::string describe_shortfalls(const std::string& side, std::size_t step,
                                 const std::vector<engine::DrainShortfall>& listed,
                                 std::uint64_t total, const engine::Plan& plan) {
   std::vector<std::string> names;
-  for (std::size_t g = 0; g < plan.groups.size(); ++g) names.push_back(engine::group_display_name(plan.groups[g], g));
+  for (std::size_t g = 0; g < plan.groups.size(); ++g)
+    names.push_back(engine::group_display_name(plan.groups[g], g));
   std::vector<std::string> parts;
   for (std::size_t i = 0; i < std::min(listed.size(), kListedShortfalls); ++i) {
     parts.push_back(engine::describe(listed[i], names));
   }
-  return fmt::format("after step {}, the {} did not read everything its peer wrote on {} "
-                     "connection{}: {}{}",
-                     step, side, total, total == 1 ? "" : "s", fmt::join(parts, "; "),
-                     total > parts.size() ? fmt::format(" (first {} of {})", parts.size(), total) : "");
+  return fmt::format(
+      "after step {}, the {} did not read everything its peer wrote on {} "
+      "connection{}: {}{}",
+      step, side, total, total == 1 ? "" : "s", fmt::join(parts, "; "),
+      total > parts.size() ? fmt::format(" (first {} of {})", parts.size(), total) : "");
 }
 
 }  // namespace volley::control

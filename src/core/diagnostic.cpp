@@ -67,12 +67,9 @@ std::string Diagnostics::format(const SourceMap* sources) const {
 
 std::string_view to_string(Severity s) {
   switch (s) {
-    case Severity::kNote:
-      return "note";
-    case Severity::kWarning:
-      return "warning";
-    case Severity::kError:
-      return "error";
+    case Severity::kNote: return "note";
+    case Severity::kWarning: return "warning";
+    case Severity::kError: return "error";
   }
   return "error";
 }

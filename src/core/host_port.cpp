@@ -27,9 +27,10 @@ std::string ipv6_problem(std::string_view host) {
   if (const auto percent = host.find('%'); percent != std::string_view::npos) {
     const std::string_view zone = host.substr(percent + 1);
     if (zone.empty() || !std::all_of(zone.begin(), zone.end(), name_char)) {
-      return fmt::format("'{}' has no usable zone after '%' (an interface name or index, as in "
-                         "fe80::1%eth0)",
-                         host);
+      return fmt::format(
+          "'{}' has no usable zone after '%' (an interface name or index, as in "
+          "fe80::1%eth0)",
+          host);
     }
     address = host.substr(0, percent);
   }
@@ -44,9 +45,9 @@ std::string ipv6_problem(std::string_view host) {
 /// else why not.
 std::string port_problem(std::string_view text, std::optional<std::uint16_t>& port) {
   unsigned long value = 0;
-  const bool digits = !text.empty() && text.size() <= 5 &&
-                      std::all_of(text.begin(), text.end(),
-                                  [](char c) { return c >= '0' && c <= '9'; });
+  const bool digits =
+      !text.empty() && text.size() <= 5 &&
+      std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
   if (digits) value = std::stoul(std::string(text));
   if (!digits || value > 65535) {
     return fmt::format("'{}' is not a port number (0 to 65535)", text);

@@ -165,10 +165,11 @@ DurationParse parse_duration(std::string_view text, DurationSyntax syntax) {
       if (unit.front() != letter) continue;
       unit_ns = u.nanoseconds;
       const std::string_view number = s.substr(0, s.size() - n->rest.size());
-      warning = fmt::format("'{}' is read as {}{}, as uperf reads it (only the first letter of a "
-                            "unit counts); write '{}{}'{}",
-                            s, trim(number), u.name, trim(number), u.name,
-                            letter == 'm' ? " (or seconds for minutes)" : "");
+      warning = fmt::format(
+          "'{}' is read as {}{}, as uperf reads it (only the first letter of a "
+          "unit counts); write '{}{}'{}",
+          s, trim(number), u.name, trim(number), u.name,
+          letter == 'm' ? " (or seconds for minutes)" : "");
     }
   }
   if (unit_ns == 0) {

@@ -54,7 +54,8 @@ WallTimeParse unix_seconds(std::string_view text) {
   const auto frac = fraction_ns(text, pos);
   if (pos == 0 || !frac || pos != text.size()) {
     return {std::nullopt, fmt::format("'{}' is neither RFC 3339 (2026-11-23T12:00:00Z) nor Unix "
-                                      "seconds (1795000000.5)", text)};
+                                      "seconds (1795000000.5)",
+                                      text)};
   }
   return {seconds * 1'000'000'000LL + *frac, {}};
 }
@@ -98,7 +99,8 @@ WallTimeParse parse_wall_time(std::string_view text) {
   if (pos != text.size()) return bad("unexpected text after the time zone");
 
   using namespace std::chrono;
-  const year_month_day ymd{std::chrono::year{*year}, std::chrono::month{static_cast<unsigned>(*month)},
+  const year_month_day ymd{std::chrono::year{*year},
+                           std::chrono::month{static_cast<unsigned>(*month)},
                            std::chrono::day{static_cast<unsigned>(*day)}};
   if (!ymd.ok()) return bad("no such date");
   if (*hour > 23 || *minute > 59) return bad("no such time of day");
@@ -112,8 +114,10 @@ WallTimeParse parse_wall_time(std::string_view text) {
 std::string check_start_time(std::int64_t at_ns, std::int64_t now_ns) {
   const double ahead_s = static_cast<double>(at_ns - now_ns) / 1e9;
   if (at_ns <= now_ns) {
-    return fmt::format("it is {:.3f} s in the past (the clock here says so: check that the hosts' "
-                       "clocks agree, e.g. with chrony)", -ahead_s);
+    return fmt::format(
+        "it is {:.3f} s in the past (the clock here says so: check that the hosts' "
+        "clocks agree, e.g. with chrony)",
+        -ahead_s);
   }
   if (at_ns - now_ns > std::chrono::nanoseconds(kMaxStartAhead).count()) {
     return fmt::format("it is {:.0f} s ahead; at most {} h is allowed", ahead_s,

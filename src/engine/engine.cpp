@@ -26,8 +26,7 @@ constexpr auto kQuiescencePoll = std::chrono::milliseconds(10);
 constexpr int kUdpPortAttempts = 8;
 }  // namespace
 
-Engine::Engine(const Plan& plan, EngineConfig config)
-    : plan_(plan), config_(std::move(config)) {
+Engine::Engine(const Plan& plan, EngineConfig config) : plan_(plan), config_(std::move(config)) {
   std::vector<results::TxnWindow> windows(plan.txn_count);
   for (std::size_t t = 0; t < plan.txn_count; ++t) {
     for (const auto& group : plan.groups) {
@@ -43,7 +42,8 @@ Engine::Engine(const Plan& plan, EngineConfig config)
   const auto here = [&](std::uint64_t s) { return s % shards == config_.shard_index; };
   std::uint64_t total_here = 0;
   for (const auto& group : plan.groups) {
-    const std::uint64_t n = group.strands / shards + (config_.shard_index < group.strands % shards ? 1 : 0);
+    const std::uint64_t n =
+        group.strands / shards + (config_.shard_index < group.strands % shards ? 1 : 0);
     local_strands_.push_back(n);
     total_here += n;
   }
@@ -102,7 +102,8 @@ std::string Engine::open_listeners(asio::io_context& control) {
   const std::uint64_t backlog = std::max<std::uint64_t>(1, transport::accept_backlog() / 4);
   const std::uint64_t n_workers = workers_.size();
   const std::uint64_t queues = (accepts + backlog - 1) / backlog;
-  const std::uint64_t copies = std::clamp<std::uint64_t>((queues + n_workers - 1) / n_workers, 1, 64);
+  const std::uint64_t copies =
+      std::clamp<std::uint64_t>((queues + n_workers - 1) / n_workers, 1, 64);
   // TCP listeners whose number was taken for UDP: kept open until every listener is open, so that
   // the kernel picks a new port each time (also for the next worker's and copy's listeners).
   std::vector<std::unique_ptr<transport::DataListener>> passed_over;
@@ -225,7 +226,8 @@ void Engine::end_txn(std::size_t txn, std::chrono::milliseconds quiet_for,
       if (worker != kNotHere) per_worker[worker].emplace_back(local, e);
     }
     for (std::size_t w = 0; w < workers_.size(); ++w) {
-      if (workers_[w]->strand_count() > 0) workers_[w]->post_peer_ended(txn, std::move(per_worker[w]));
+      if (workers_[w]->strand_count() > 0)
+        workers_[w]->post_peer_ended(txn, std::move(per_worker[w]));
     }
   }
   ledger_->ended(txn);
@@ -251,7 +253,8 @@ void Engine::arm_quiescence(std::size_t txn, std::uint64_t last_progress, int qu
   // a stale one that went on would re-arm the timer for its own step (cancelling the newer
   // step's poll) and then cut a step that is over, leaving the newer one uncut forever.
   quiesce_timer_->async_wait([this, alive = alive_, txn, last_progress, quiet_polls, polls_needed,
-                              generation = quiesce_generation_](const boost::system::error_code& ec) {
+                              generation =
+                                  quiesce_generation_](const boost::system::error_code& ec) {
     if (ec || !*alive || stopped_ || generation != quiesce_generation_) return;
     const std::uint64_t now = progress();
     // A thinking strand is not waiting for the master: it will go on by itself.
@@ -275,10 +278,10 @@ void Engine::arm_quiescence(std::size_t txn, std::uint64_t last_progress, int qu
         now == last_progress && !thinking() && !queued && !starved ? quiet_polls + 1 : 0;
     // Knowing how many connections the peer established, the long spell is needed only while
     // some are missing; not knowing, whenever a strand still waits for one.
-    const bool long_spell =
-        peer_connected_ ? accepted_connections() < *peer_connected_
-                        : std::any_of(workers_.begin(), workers_.end(),
-                                      [](const auto& w) { return w->accepting(); });
+    const bool long_spell = peer_connected_
+                                ? accepted_connections() < *peer_connected_
+                                : std::any_of(workers_.begin(), workers_.end(),
+                                              [](const auto& w) { return w->accepting(); });
     const int needed =
         long_spell ? std::max<int>(polls_needed, static_cast<int>(kAcceptQuiet / kQuiescencePoll))
                    : polls_needed;
@@ -289,11 +292,9 @@ void Engine::arm_quiescence(std::size_t txn, std::uint64_t last_progress, int qu
     if (long_spell && needed > polls_needed) ++long_accept_waits_;
     quiet_cut_ = txn;
     ledger_->quiet_cut(txn);
-    quiet_cut_only_accepts_ =
-        peer_connected_ && accepted_connections() >= *peer_connected_ &&
-        std::all_of(workers_.begin(), workers_.end(), [](const auto& w) {
-          return w->only_accepting();
-        });
+    quiet_cut_only_accepts_ = peer_connected_ && accepted_connections() >= *peer_connected_ &&
+                              std::all_of(workers_.begin(), workers_.end(),
+                                          [](const auto& w) { return w->only_accepting(); });
     for (auto& w : workers_) w->post_cut(txn, CutReason::kEnded);
     ledger_->end_awaited_step();  // connections still missing are given up on: the check says so
   });
@@ -341,13 +342,14 @@ void Engine::take_interval(asio::io_context& reply_on,
   gather->pending = workers_.size();
   gather->done = std::move(done);
   for (auto& w : workers_) {
-    w->post_take_interval([&reply_on, gather, alive = alive_](std::vector<results::SlotStats> part) {
-      asio::post(reply_on, [gather, alive, part = std::move(part)]() mutable {
-        if (!*alive) return;
-        for (std::size_t i = 0; i < part.size(); ++i) gather->sum[i].merge(part[i]);
-        if (--gather->pending == 0) gather->done(std::move(gather->sum));
-      });
-    });
+    w->post_take_interval(
+        [&reply_on, gather, alive = alive_](std::vector<results::SlotStats> part) {
+          asio::post(reply_on, [gather, alive, part = std::move(part)]() mutable {
+            if (!*alive) return;
+            for (std::size_t i = 0; i < part.size(); ++i) gather->sum[i].merge(part[i]);
+            if (--gather->pending == 0) gather->done(std::move(gather->sum));
+          });
+        });
   }
 }
 
@@ -362,7 +364,8 @@ void Engine::route(std::uint32_t accepted_on, const transport::ConnectionHeader&
   routed_.fetch_add(1, std::memory_order_relaxed);
   accepted_tcp_.fetch_add(1, std::memory_order_relaxed);
   if (worker == accepted_on) {  // the usual case: straight to the strand, on this thread
-    workers_[worker]->deliver(local, header.conn, peer, transport::TcpConnection(std::move(socket)));
+    workers_[worker]->deliver(local, header.conn, peer,
+                              transport::TcpConnection(std::move(socket)));
     return;
   }
   // Accepted on another worker (a port the profile names, shared by all workers): the descriptor
@@ -412,8 +415,10 @@ results::RunResult Engine::finish() {
     for (std::size_t t = 0; t < gp.txns.size(); ++t) {
       const TxnPlan& tp = gp.txns[t];
       results::TxnResult tr{txn_display_name(tp, t), std::move(totals[tp.slot]), {}, {}};
-      if (tp.uncorrected_slot) tr.uncorrected_latency = std::move(totals[*tp.uncorrected_slot].latency);
-      for (const auto& op : tp.ops) tr.flowops.push_back(results::FlowopResult{op.type, std::move(totals[op.slot])});
+      if (tp.uncorrected_slot)
+        tr.uncorrected_latency = std::move(totals[*tp.uncorrected_slot].latency);
+      for (const auto& op : tp.ops)
+        tr.flowops.push_back(results::FlowopResult{op.type, std::move(totals[op.slot])});
       gr.transactions.push_back(std::move(tr));
     }
     result.groups.push_back(std::move(gr));

@@ -50,7 +50,8 @@ void scan_one(const profile::FileSource& source, const core::SourceLocation& whe
     }
     set.files.push_back(FileEntry{source.path, size});
   } else {
-    fs::recursive_directory_iterator it(source.path, fs::directory_options::skip_permission_denied, ec);
+    fs::recursive_directory_iterator it(source.path, fs::directory_options::skip_permission_denied,
+                                        ec);
     if (ec) {
       diags.error(where, fmt::format("cannot read folder '{}': {}", source.path, ec.message()));
       return;
@@ -67,8 +68,8 @@ void scan_one(const profile::FileSource& source, const core::SourceLocation& whe
     std::sort(set.files.begin(), set.files.end(),
               [](const FileEntry& a, const FileEntry& b) { return a.path < b.path; });
     if (set.files.empty()) {
-      diags.error(where, fmt::format("folder '{}' holds no non-empty regular file to send",
-                                     source.path));
+      diags.error(where,
+                  fmt::format("folder '{}' holds no non-empty regular file to send", source.path));
       return;
     }
   }

@@ -61,17 +61,15 @@ void Strand::report_step_written() {
   }
   for (const Closed& c : closed_) {
     if (c.written == 0) continue;
-    worker_.step_written().push_back(ConnectionBytes{static_cast<std::uint32_t>(group_),
-                                                     static_cast<std::uint32_t>(index_), c.id,
-                                                     ConnectionBytes::kClosedSerial, c.written,
-                                                     c.peer});
+    worker_.step_written().push_back(
+        ConnectionBytes{static_cast<std::uint32_t>(group_), static_cast<std::uint32_t>(index_),
+                        c.id, ConnectionBytes::kClosedSerial, c.written, c.peer});
   }
   for (const Opened& o : opened_) {
     if (o.used == o.at_step_start) continue;
-    worker_.step_written().push_back(ConnectionBytes{static_cast<std::uint32_t>(group_),
-                                                     static_cast<std::uint32_t>(index_), o.id,
-                                                     ConnectionBytes::kOpenedSerial, o.used,
-                                                     o.peer});
+    worker_.step_written().push_back(
+        ConnectionBytes{static_cast<std::uint32_t>(group_), static_cast<std::uint32_t>(index_),
+                        o.id, ConnectionBytes::kOpenedSerial, o.used, o.peer});
   }
 }
 
@@ -92,7 +90,7 @@ bool StrandCore::listed(const Connection& c, const std::vector<ConnectionBytes>&
 }
 
 std::uint64_t StrandCore::owed_unlisted(std::uint32_t id, std::uint32_t from,
-                                    const std::vector<ConnectionBytes>& peer) const {
+                                        const std::vector<ConnectionBytes>& peer) const {
   std::uint64_t wrote = 0;
   for (const ConnectionBytes& e : peer) {
     if (e.conn == id && e.peer == from && e.serial == ConnectionBytes::kClosedSerial) {
@@ -124,8 +122,8 @@ void Strand::adopt_inbox(std::uint32_t id) {
   if (box == inbox_.end()) return;
   for (Arrived& arrived : box->second) {
     prepare_arrival(arrived.link, nullptr);
-    connections_.push_back(Connection{id, std::move(arrived.link),
-                                      next_serial(id, arrived.peer), arrived.peer});
+    connections_.push_back(
+        Connection{id, std::move(arrived.link), next_serial(id, arrived.peer), arrived.peer});
   }
   inbox_.erase(box);
 }
@@ -138,12 +136,11 @@ void Strand::adopt_inbox() {
 bool Strand::uses(std::size_t txn, std::uint32_t id) const {
   const auto& txns = worker_.plan().groups[group_].txns;
   if (txn >= txns.size()) return false;
-  return std::any_of(txns[txn].ops.begin(), txns[txn].ops.end(),
-                     [id](const OpPlan& op) {
-                       // think and nop are on no connection (their id is 0 all the same).
-                       return op.common.connection == id &&
-                              profile::traits(op.spec).connection != profile::OnConnection::kNone;
-                     });
+  return std::any_of(txns[txn].ops.begin(), txns[txn].ops.end(), [id](const OpPlan& op) {
+    // think and nop are on no connection (their id is 0 all the same).
+    return op.common.connection == id &&
+           profile::traits(op.spec).connection != profile::OnConnection::kNone;
+  });
 }
 
 std::uint32_t Strand::serials_used(std::uint32_t id, std::uint32_t peer) const {
@@ -165,13 +162,13 @@ void Strand::count_drained(std::size_t txn, std::uint32_t conn, std::uint64_t n)
   const GroupPlan& group = worker_.plan().groups[group_];
   if (n == 0 || txn >= group.txns.size()) return;
   worker_.slot(group.txns[txn].slot).counters.bytes_read += n;
-  if (const auto slot = reading_slot(group.txns[txn], conn)) worker_.slot(*slot).counters.bytes_read += n;
+  if (const auto slot = reading_slot(group.txns[txn], conn))
+    worker_.slot(*slot).counters.bytes_read += n;
 }
 
-asio::awaitable<std::vector<DrainShortfall>> Strand::drain(std::size_t txn,
-                                                           std::vector<ConnectionBytes> peer_written,
-                                                           Clock::time_point deadline,
-                                                           std::span<char> buffer) {
+asio::awaitable<std::vector<DrainShortfall>> Strand::drain(
+    std::size_t txn, std::vector<ConnectionBytes> peer_written, Clock::time_point deadline,
+    std::span<char> buffer) {
   std::vector<DrainShortfall> shortfalls;
   asio::steady_timer limit(worker_.context());
   // Shared: a handler that already fired may run after this frame is gone.
@@ -274,9 +271,9 @@ asio::awaitable<std::optional<DrainShortfall>> Strand::await_opened(
     std::span<char> buffer, const std::shared_ptr<bool>& late) {
   while (serials_used(e.conn, e.peer) < e.bytes) {
     if (*late || cut_ == CutReason::kStopped) {
-      co_return DrainShortfall{e, serials_used(e.conn, e.peer),
-                               *late ? "the rest did not arrive within the step grace"
-                                     : "the run stopped"};
+      co_return DrainShortfall{
+          e, serials_used(e.conn, e.peer),
+          *late ? "the rest did not arrive within the step grace" : "the run stopped"};
     }
     // A storm can leave thousands on their way: those the peer has closed are read to their end
     // and closed as they come, so that they do not hold a descriptor each while the rest arrive.
@@ -373,9 +370,9 @@ asio::awaitable<std::optional<DrainShortfall>> Strand::drain_closed(
     }
     if (left == 0) co_return std::nullopt;
     if (*late || cut_ == CutReason::kStopped) {
-      co_return DrainShortfall{e, e.bytes - left,
-                               *late ? "the rest did not arrive within the step grace"
-                                     : "the run stopped"};
+      co_return DrainShortfall{
+          e, e.bytes - left,
+          *late ? "the rest did not arrive within the step grace" : "the run stopped"};
     }
     if (!moved) {
       co_await tick(e.conn);
@@ -459,15 +456,17 @@ void Engine::drain(std::size_t txn, const std::vector<ConnectionBytes>& peer_wri
   }
   for (std::size_t w = 0; w < workers_.size(); ++w) {
     if (workers_[w]->strand_count() == 0) continue;
-    workers_[w]->post_drain(
-        txn, std::move(per_worker[w]), deadline,
-        [&reply_on, gather, alive = alive_](std::vector<DrainShortfall> part) {
-          asio::post(reply_on, [gather, alive, part = std::move(part)]() mutable {
-            if (!*alive) return;
-            for (auto& s : part) gather->shortfalls.push_back(std::move(s));
-            if (--gather->pending == 0) gather->done(std::move(gather->shortfalls));
-          });
-        });
+    workers_[w]->post_drain(txn, std::move(per_worker[w]), deadline,
+                            [&reply_on, gather, alive = alive_](std::vector<DrainShortfall> part) {
+                              asio::post(reply_on,
+                                         [gather, alive, part = std::move(part)]() mutable {
+                                           if (!*alive) return;
+                                           for (auto& s : part)
+                                             gather->shortfalls.push_back(std::move(s));
+                                           if (--gather->pending == 0)
+                                             gather->done(std::move(gather->shortfalls));
+                                         });
+                            });
   }
 }
 

@@ -43,7 +43,6 @@ Overloaded(Ts...) -> Overloaded<Ts...>;
 
 }  // namespace
 
-
 Strand::Strand(Worker& worker, std::size_t group, std::uint64_t index)
     : StrandCore(worker, group, index) {}
 
@@ -160,8 +159,8 @@ awaitable<void> Strand::run_txn(const TxnPlan& txn) {
     if (loop.period) {
       // Intended start times come from the schedule, not from when the last one ended, so a
       // slow response does not hide the requests that should have been sent meanwhile (wrk2).
-      intended = loop.start + std::chrono::duration_cast<Clock::duration>(*loop.period *
-                                                                          static_cast<double>(i));
+      intended = loop.start +
+                 std::chrono::duration_cast<Clock::duration>(*loop.period * static_cast<double>(i));
       if (intended > now) {
         if (!co_await sleep_until(intended)) break;
         started = Clock::now();
@@ -241,7 +240,8 @@ awaitable<void> Strand::run_txn(const TxnPlan& txn) {
             }
             transport::ReadResult got;
             if (auto resuming = StreamOps::resuming_read(r, into)) {
-              got = co_await std::move(*resuming);  // NOLINT(performance-move-const-arg): Asio awaits rvalues; no frame, no dispatch
+              got = co_await std::move(*resuming);  // NOLINT(performance-move-const-arg): Asio
+                                                    // awaits rvalues; no frame, no dispatch
               StreamOps::resumed(*this, r, &limit, got);
             } else {
               auto [ec, n] = co_await StreamOps::read_wait(r, into);
@@ -286,9 +286,7 @@ bool Strand::account_op(const TxnPlan& txn, const OpPlan& op, OpOutcome& out,
       ++stats.counters.expired;
       if (opens_connection(op)) ++failed_opens_;
       return false;
-    case OpOutcome::Status::kLost:
-      ++stats.counters.datagrams.timeouts;
-      return true;
+    case OpOutcome::Status::kLost: ++stats.counters.datagrams.timeouts; return true;
     case OpOutcome::Status::kFailed:
       refused_at_header(op, out);
       ++stats.counters.errors[static_cast<std::size_t>(out.error)];
@@ -382,9 +380,7 @@ Started Strand::start(const OpPlan& op) {
           [&](const profile::ReadOp& r) -> Started {
             return read(op, draw_size(op, r.size), r.chunk_bytes);
           },
-          [&](const profile::SendfileOp& s) -> Started {
-            return sendfile(op, 1, s.chunk_bytes);
-          },
+          [&](const profile::SendfileOp& s) -> Started { return sendfile(op, 1, s.chunk_bytes); },
           [&](const profile::SendfilevOp& s) -> Started {
             return sendfile(op, s.nfiles, s.chunk_bytes);
           },
@@ -400,21 +396,20 @@ Started Strand::start(const OpPlan& op) {
 Started Strand::write(const OpPlan& op, std::uint64_t bytes, std::optional<std::uint64_t> chunk) {
   Connection* c = find(op.common.connection);
   if (c == nullptr) return not_connected(op);
-  return with_ops(c->link, [&](auto ops, auto&) {
-    return decltype(ops)::write(*this, op, *c, bytes, chunk);
-  });
+  return with_ops(
+      c->link, [&](auto ops, auto&) { return decltype(ops)::write(*this, op, *c, bytes, chunk); });
 }
 
 Started Strand::read(const OpPlan& op, std::uint64_t bytes, std::optional<std::uint64_t> chunk) {
   Connection* c = find(op.common.connection);
   if (c == nullptr) return not_connected(op);
-  return with_ops(c->link, [&](auto ops, auto&) {
-    return decltype(ops)::read(*this, op, *c, bytes, chunk);
-  });
+  return with_ops(
+      c->link, [&](auto ops, auto&) { return decltype(ops)::read(*this, op, *c, bytes, chunk); });
 }
 
 // Through the connection surface's sendfile, whatever the protocol (UDP's refuses).
-Started Strand::sendfile(const OpPlan& op, std::uint64_t nfiles, std::optional<std::uint64_t> chunk) {
+Started Strand::sendfile(const OpPlan& op, std::uint64_t nfiles,
+                         std::optional<std::uint64_t> chunk) {
   return StreamOps::sendfile(*this, op, nfiles, chunk);
 }
 
@@ -455,9 +450,9 @@ Started Strand::do_connect(const OpPlan& op, const profile::ConnectOp& c) {
                                   static_cast<std::uint32_t>(index_), op.common.connection};
   if (config.connect_in_memory) {
     worker_.count_connection(false);
-    connections_.push_back(Connection{op.common.connection,
-                                      config.connect_in_memory(worker_.context().get_executor(), who),
-                                      next_serial(op.common.connection, 0)});
+    connections_.push_back(Connection{
+        op.common.connection, config.connect_in_memory(worker_.context().get_executor(), who),
+        next_serial(op.common.connection, 0)});
     worker_.count_connection(true);
     return OpOutcome{};
   }
@@ -476,9 +471,9 @@ Started Strand::do_connect(const OpPlan& op, const profile::ConnectOp& c) {
   const ConnectTarget to{target, target->address,
                          c.connection.port.value_or(target->port_for(index_)), who};
   if (auto begun = connect(c.connection.protocol, *this, op, c, to)) return std::move(*begun);
-  return OpOutcome{OpOutcome::Status::kFailed, results::ErrorKind::kOther,
-                   fmt::format("connect: no executor for protocol {}",
-                               static_cast<int>(c.connection.protocol))};
+  return OpOutcome{
+      OpOutcome::Status::kFailed, results::ErrorKind::kOther,
+      fmt::format("connect: no executor for protocol {}", static_cast<int>(c.connection.protocol))};
 }
 
 awaitable<OpOutcome> Strand::do_accept(const OpPlan& op, const profile::AcceptOp& a) {
@@ -548,7 +543,8 @@ void Strand::deliver(std::uint32_t conn, std::uint32_t peer, AnyConnection link)
   auto box = std::find_if(inbox_.begin(), inbox_.end(),
                           [conn](const auto& entry) { return entry.first == conn; });
   if (box == inbox_.end()) {
-    inbox_.emplace_back(std::piecewise_construct, std::forward_as_tuple(conn), std::forward_as_tuple());
+    inbox_.emplace_back(std::piecewise_construct, std::forward_as_tuple(conn),
+                        std::forward_as_tuple());
     box = std::prev(inbox_.end());
   }
   box->second.push_back(Arrived{peer, std::move(link)});

@@ -105,13 +105,13 @@ class Strand : private StrandCore {
   boost::asio::awaitable<void> run_txn(const TxnPlan& txn);
   /// How run_txn loops over a transaction: what begin_txn found once, at its start.
   struct TxnLoop {
-    Clock::time_point start;  ///< the step's release
-    std::uint64_t limit = 0;  ///< iterations (a duration's: no limit)
+    Clock::time_point start;                              ///< the step's release
+    std::uint64_t limit = 0;                              ///< iterations (a duration's: no limit)
     std::optional<std::chrono::duration<double>> period;  ///< paced: between intended starts
-    const OpPlan* bursting = nullptr;                      ///< see burst_op
-    bool duration = false;  ///< bound by a duration, not iterations
-    bool idle = false;      ///< a slave's mirror with nothing to answer: waits for the step's end
-    bool timing = false;    ///< latencies are recorded
+    const OpPlan* bursting = nullptr;                     ///< see burst_op
+    bool duration = false;                                ///< bound by a duration, not iterations
+    bool idle = false;    ///< a slave's mirror with nothing to answer: waits for the step's end
+    bool timing = false;  ///< latencies are recorded
   };
   /// A transaction's start: its deadline, its slot and how to loop over it.
   TxnLoop begin_txn(const TxnPlan& txn);

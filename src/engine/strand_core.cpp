@@ -23,16 +23,13 @@ bool StrandCore::can_complete(Waiting what, const Connection* c) const {
       if (c == nullptr) return false;
       if (!reliable(c->link)) return true;
       return owed(*c) > 0;
-    case Waiting::kAccept:
-      return worker_.ledger().accepts_outstanding();
+    case Waiting::kAccept: return worker_.ledger().accepts_outstanding();
     case Waiting::kThink:
-    case Waiting::kHello:
-      return true;
+    case Waiting::kHello: return true;
     case Waiting::kNothing:
     case Waiting::kWrite:
     case Waiting::kConnect:
-    case Waiting::kIdle:
-      return false;
+    case Waiting::kIdle: return false;
   }
   return false;
 }
@@ -67,8 +64,8 @@ awaitable<bool> StrandCore::sleep_until(Clock::time_point when, Waiting what) {
 }
 
 awaitable<std::optional<OpOutcome>> StrandCore::wait_ready(AnyConnection& link,
-                                                          transport::Wait what,
-                                                          const char* op_name) {
+                                                           transport::Wait what,
+                                                           const char* op_name) {
   // A cut cancels the wait in progress, and only that one: one that came while this strand was
   // runnable (its last wait already complete, its resumption queued) must be seen here, or the
   // strand would wait for data that never comes, and its step would never end.
@@ -136,11 +133,13 @@ std::uint64_t StrandCore::draw_file_bytes(const OpPlan& op, std::uint64_t nfiles
 }
 
 OpOutcome StrandCore::failure_from(const error_code& ec, const std::string& what) {
-  return OpOutcome{OpOutcome::Status::kFailed, classify(ec), fmt::format("{}: {}", what, ec.message())};
+  return OpOutcome{OpOutcome::Status::kFailed, classify(ec),
+                   fmt::format("{}: {}", what, ec.message())};
 }
 
 void StrandCore::refused_at_header(const OpPlan& op, OpOutcome& out) {
-  if (out.error != results::ErrorKind::kPeerClosed && out.error != results::ErrorKind::kReset) return;
+  if (out.error != results::ErrorKind::kPeerClosed && out.error != results::ErrorKind::kReset)
+    return;
   if (worker_.engine().config().slave_side) return;  // the master's listener: its own log says
   Connection* c = find(op.common.connection);
   if (c == nullptr || !closed_at_header(c->link)) return;
@@ -150,7 +149,8 @@ void StrandCore::refused_at_header(const OpPlan& op, OpOutcome& out) {
       "connection whose header did not reach it within its --header-timeout (5s unless volley "
       "serve was given another; a loaded master can be that late), or that it refused, or when "
       "it stops; the slave's log says which",
-      op.common.connection == 0 ? std::string("(anonymous)") : std::to_string(op.common.connection));
+      op.common.connection == 0 ? std::string("(anonymous)")
+                                : std::to_string(op.common.connection));
 }
 
 OpOutcome StrandCore::not_connected(const OpPlan& op) {
@@ -159,10 +159,10 @@ OpOutcome StrandCore::not_connected(const OpPlan& op) {
   const std::string why =
       failed_opens_ == 0
           ? std::string()
-          : fmt::format(" ({} connect or accept operation{} of this strand failed or {} cut "
-                        "earlier, allowed by canfail or by the end of its step)",
-                        failed_opens_, failed_opens_ == 1 ? "" : "s",
-                        failed_opens_ == 1 ? "was" : "were");
+          : fmt::format(
+                " ({} connect or accept operation{} of this strand failed or {} cut "
+                "earlier, allowed by canfail or by the end of its step)",
+                failed_opens_, failed_opens_ == 1 ? "" : "s", failed_opens_ == 1 ? "was" : "were");
   return OpOutcome{OpOutcome::Status::kFailed, results::ErrorKind::kNotConnected,
                    fmt::format("{}: connection {} is not open{}", op.type,
                                op.common.connection == 0 ? std::string("(anonymous)")

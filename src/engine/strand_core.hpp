@@ -45,7 +45,16 @@ struct StrandConnection {
 /// What the strand waits for, when it waits: what the peer's end of the step decides on.
 /// kHello: a UDP connect's wait for the listener's answer, which the peer's listener sends
 /// whether or not its strand still accepts.
-enum class Waiting : std::uint8_t { kNothing, kRead, kWrite, kConnect, kHello, kAccept, kThink, kIdle };
+enum class Waiting : std::uint8_t {
+  kNothing,
+  kRead,
+  kWrite,
+  kConnect,
+  kHello,
+  kAccept,
+  kThink,
+  kIdle
+};
 
 class StrandCore {
  public:
@@ -94,8 +103,8 @@ class StrandCore {
   boost::asio::awaitable<bool> sleep_until(Clock::time_point when, Waiting what = Waiting::kThink);
   /// Waits until `link` is ready; nullopt when it is, else the outcome that ends the op.
   boost::asio::awaitable<std::optional<OpOutcome>> wait_ready(AnyConnection& link,
-                                                             transport::Wait what,
-                                                             const char* op_name);
+                                                              transport::Wait what,
+                                                              const char* op_name);
 
   // Counters are looked up on every use, never held across a suspension: the worker swaps its
   // interval storage out between two resumptions of a strand.

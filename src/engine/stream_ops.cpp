@@ -36,8 +36,8 @@ constexpr std::size_t kZeroCopyPeerReadAsk = std::size_t{256} * 1024;
 
 std::span<char> StreamOps::ask(std::span<char> buffer, const OpPlan& op) {
   const bool zero_copy_peer = std::holds_alternative<profile::RecvFileOp>(op.spec);
-  return buffer.first(std::min(buffer.size(), zero_copy_peer ? kZeroCopyPeerReadAsk
-                                                             : kStreamReadAsk));
+  return buffer.first(
+      std::min(buffer.size(), zero_copy_peer ? kZeroCopyPeerReadAsk : kStreamReadAsk));
 }
 
 Started StreamOps::write(StrandCore& s, const OpPlan& op, StrandConnection& c, std::uint64_t bytes,
@@ -56,11 +56,12 @@ Started StreamOps::read(StrandCore& s, const OpPlan& op, StrandConnection& c, st
   return r;
 }
 
-std::optional<OpOutcome> StreamOps::write_now(StrandCore& s, const OpPlan& op,
-                                              StrandConnection& c, std::uint64_t& left,
+std::optional<OpOutcome> StreamOps::write_now(StrandCore& s, const OpPlan& op, StrandConnection& c,
+                                              std::uint64_t& left,
                                               std::optional<std::uint64_t> chunk, bool& blocked) {
   const std::span<char> buffer = s.worker_.buffer();
-  const std::uint64_t per_call = std::min<std::uint64_t>(buffer.size(), chunk.value_or(buffer.size()));
+  const std::uint64_t per_call =
+      std::min<std::uint64_t>(buffer.size(), chunk.value_or(buffer.size()));
   blocked = false;
   while (left > 0) {
     const std::span<char> piece(buffer.data(), static_cast<std::size_t>(std::min(left, per_call)));
@@ -134,8 +135,8 @@ std::optional<OpOutcome> StreamOps::read_begin(StrandCore& s, PendingRead& r,
   expect(*r.c, r.left);
   const std::span<char> buffer = s.worker_.buffer();
   into = r.ahead ? ask(buffer, *r.op)
-                 : buffer.first(static_cast<std::size_t>(std::min(
-                       {r.left, r.chunk.value_or(r.left), std::uint64_t{buffer.size()}})));
+                 : buffer.first(static_cast<std::size_t>(
+                       std::min({r.left, r.chunk.value_or(r.left), std::uint64_t{buffer.size()}})));
   s.active_ = &r.c->link;
   s.worker_.budget_renewed();  // a read completes through the event loop, as a wait does
   return std::nullopt;
@@ -200,7 +201,8 @@ awaitable<OpOutcome> StreamOps::read_rest(StrandCore& s, PendingRead r) {
     if (auto stop = read_begin(s, r, into)) co_return std::move(*stop);
     transport::ReadResult got;
     if (auto resuming = resuming_read(r, into)) {
-      got = co_await std::move(*resuming);  // NOLINT(performance-move-const-arg): Asio awaits rvalues
+      got =
+          co_await std::move(*resuming);  // NOLINT(performance-move-const-arg): Asio awaits rvalues
     } else {
       auto [ec, n] = co_await read_wait(r, into);
       got = {ec, n};

@@ -50,8 +50,7 @@ struct StreamOps {
   static transport::ReadAwaitable read_wait(PendingRead& r, std::span<char> into);
   /// The same read without Asio's initiation frame (transport/resuming_read.hpp), when the
   /// connection offers one (read_resuming); then resumed() after it.
-  static std::optional<transport::ResumingRead> resuming_read(PendingRead& r,
-                                                              std::span<char> into);
+  static std::optional<transport::ResumingRead> resuming_read(PendingRead& r, std::span<char> into);
   /// A resuming read of `r` completed and the strand resumes (the protocol's `resumed` hook, if
   /// any). `frame`: an address in the caller's coroutine frame.
   static void resumed(StrandCore& s, PendingRead& r, const void* frame,

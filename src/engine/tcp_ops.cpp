@@ -34,9 +34,12 @@ void prefetch(const void* address) {
   // Addresses computed as integers on purpose: a prefetch only needs the cache line.
   const auto at = reinterpret_cast<std::uintptr_t>(address);
   [&]<std::size_t... Line>(std::index_sequence<Line...>) {
-    (__builtin_prefetch(reinterpret_cast<const void*>(at + Line * 64)), ...);  // NOLINT(performance-no-int-to-ptr)
-  }(std::make_index_sequence<(Bytes + 63) / 64>());
-  __builtin_prefetch(reinterpret_cast<const void*>(at + Bytes - 1));  // NOLINT(performance-no-int-to-ptr): its last line
+    (__builtin_prefetch(reinterpret_cast<const void*>(at + Line * 64)),
+     ...);  // NOLINT(performance-no-int-to-ptr)
+  }
+  (std::make_index_sequence<(Bytes + 63) / 64>());
+  __builtin_prefetch(reinterpret_cast<const void*>(
+      at + Bytes - 1));  // NOLINT(performance-no-int-to-ptr): its last line
 }
 
 /// Below this many strands on a worker their state stays in the cache (about 2 KiB each, against
@@ -102,8 +105,8 @@ awaitable<OpOutcome> TcpOps::connect(StrandCore& s, const OpPlan& op, const prof
   if (ec) {
     gate.leave();
     s.close(id);
-    co_return s.failure_from(ec, source == nullptr ? std::string("socket")
-                                                   : bind_source_context(*source, to.address));
+    co_return s.failure_from(
+        ec, source == nullptr ? std::string("socket") : bind_source_context(*source, to.address));
   }
   if (!s.may_wait(Waiting::kConnect)) {  // see wait_ready
     gate.leave();
@@ -132,7 +135,8 @@ awaitable<OpOutcome> TcpOps::connect(StrandCore& s, const OpPlan& op, const prof
       s.close(id);
       co_return s.aborted_outcome();
     }
-    OpOutcome out = s.failure_from(connect_ec, fmt::format("connect to {}", to.address.to_string()));
+    OpOutcome out =
+        s.failure_from(connect_ec, fmt::format("connect to {}", to.address.to_string()));
     if (connected) s.refused_at_header(op, out);  // the header's write failed: before close()
     s.close(id);
     co_return out;

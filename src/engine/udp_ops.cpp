@@ -120,10 +120,10 @@ awaitable<OpOutcome> UdpOps::connect(StrandCore& s, const OpPlan& op, const prof
     }
   }
   s.close(id);
-  co_return OpOutcome{OpOutcome::Status::kFailed, results::ErrorKind::kUnreachable,
-                      fmt::format("udp connect to {}: no answer to {} hellos",
-                                  core::format_host_port(to.address.to_string(), to.port),
-                                  kHelloTries)};
+  co_return OpOutcome{
+      OpOutcome::Status::kFailed, results::ErrorKind::kUnreachable,
+      fmt::format("udp connect to {}: no answer to {} hellos",
+                  core::format_host_port(to.address.to_string(), to.port), kHelloTries)};
 }
 
 Started UdpOps::write(StrandCore& s, const OpPlan& op, StrandConnection& c, std::uint64_t bytes,
@@ -215,19 +215,16 @@ std::optional<OpOutcome> UdpOps::now(StrandCore& s, const OpPlan& op, StrandConn
   const Try t = try_once(s, op, c, direction, bytes, nullptr, ec);
   blocked = t == Try::kBlocked;
   switch (t) {
-    case Try::kDone:
-      return OpOutcome{};
-    case Try::kFailed:
-      return s.failure_from(ec, name(direction));
+    case Try::kDone: return OpOutcome{};
+    case Try::kFailed: return s.failure_from(ec, name(direction));
     case Try::kBlocked:
-    case Try::kGiveWay:
-      break;
+    case Try::kGiveWay: break;
   }
   return std::nullopt;
 }
 
-Started UdpOps::datagram(StrandCore& s, const OpPlan& op, StrandConnection& c,
-                         Direction direction, std::uint64_t bytes) {
+Started UdpOps::datagram(StrandCore& s, const OpPlan& op, StrandConnection& c, Direction direction,
+                         std::uint64_t bytes) {
   if (auto no = refused(s, direction, bytes)) return std::move(*no);
   bool blocked = false;
   if (auto end = now(s, op, c, direction, bytes, blocked)) return std::move(*end);
@@ -243,8 +240,8 @@ std::optional<Started> UdpOps::burst(StrandCore& s, const TxnPlan& txn, const Op
                                      StrandConnection& c, std::uint64_t& i, std::uint64_t limit,
                                      Clock::time_point& from, bool timing) {
   const auto* write = std::get_if<profile::WriteOp>(&op.spec);
-  const profile::SizeSpec& size = write != nullptr ? write->size
-                                                   : std::get<profile::ReadOp>(op.spec).size;
+  const profile::SizeSpec& size =
+      write != nullptr ? write->size : std::get<profile::ReadOp>(op.spec).size;
   const Direction direction = write != nullptr ? Direction::kWrite : Direction::kRead;
   // A fixed size is refused for every datagram or for none: checked once, unless the slave's
   // writes must also see their step end (refused).
@@ -268,21 +265,17 @@ std::optional<Started> UdpOps::burst(StrandCore& s, const TxnPlan& txn, const Op
                : 0;
     error_code ec;
     switch (try_once(s, op, c, direction, bytes, timing ? &stamp : nullptr, ec)) {
-      case Try::kDone:
-        break;
-      case Try::kBlocked:
-        return Started(later(s, op, direction, bytes, true));
-      case Try::kGiveWay:
-        return Started(later(s, op, direction, bytes, false));
-      case Try::kFailed:
-        return Started(s.failure_from(ec, name(direction)));
+      case Try::kDone: break;
+      case Try::kBlocked: return Started(later(s, op, direction, bytes, true));
+      case Try::kGiveWay: return Started(later(s, op, direction, bytes, false));
+      case Try::kFailed: return Started(s.failure_from(ec, name(direction)));
     }
     // A read's end is its arrival time, read once the datagram was in.
     Clock::time_point done{};
     if (timing) {
       done = direction == Direction::kRead
-                 ? Clock::time_point(std::chrono::duration_cast<Clock::duration>(
-                       std::chrono::nanoseconds(stamp)))
+                 ? Clock::time_point(
+                       std::chrono::duration_cast<Clock::duration>(std::chrono::nanoseconds(stamp)))
                  : Clock::now();
     }
     // The run loop's counts for an operation that went and its iteration: the flowop and the
@@ -330,8 +323,8 @@ awaitable<OpOutcome> UdpOps::later(StrandCore& s, const OpPlan& op, Direction di
         s.active_ = &c->link;
         s.worker_.budget_renewed();
         s.waits_for(what, c);
-        std::tie(ec) = co_await std::get<Link>(c->link).wait(
-            writing ? transport::Wait::kWritable : transport::Wait::kReadable);
+        std::tie(ec) = co_await std::get<Link>(c->link).wait(writing ? transport::Wait::kWritable
+                                                                     : transport::Wait::kReadable);
         s.waits_for(Waiting::kNothing);
         s.active_ = nullptr;
       }

@@ -2,7 +2,8 @@
 // The UDP executor: the connection handshake, and one datagram per write or read, with the header
 // that lets the receiving side count loss, reordering, duplicates and jitter. UDP bytes never
 // count in a connection's step_written/step_read: the end-of-step drain does not wait for
-// datagrams, which may be lost; the receiver's counts say what arrived. Thread: the strand's worker.
+// datagrams, which may be lost; the receiver's counts say what arrived. Thread: the strand's
+// worker.
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -54,8 +55,8 @@ struct UdpOps {
   /// What one try at a datagram came to (kGiveWay: read on after duplicates, once the worker's
   /// other strands had their turn).
   enum class Try { kDone, kBlocked, kGiveWay, kFailed };
-  static Started datagram(StrandCore& s, const OpPlan& op, StrandConnection& c,
-                          Direction direction, std::uint64_t bytes);
+  static Started datagram(StrandCore& s, const OpPlan& op, StrandConnection& c, Direction direction,
+                          std::uint64_t bytes);
   /// The outcome when the datagram cannot be sent at all (its size, or the step is over).
   static std::optional<OpOutcome> refused(StrandCore& s, Direction direction, std::uint64_t bytes);
   /// One try: the outcome, or nullopt when the socket would block (`blocked`) or when the

@@ -228,8 +228,8 @@ void Worker::arm_cut_timer(std::size_t txn) {
   // count the same bytes; whatever still waits after it is cut and counted as expired. While
   // operations keep completing (tens of thousands of connections each waiting for its answer)
   // the grace is renewed, up to drain_limit.
-  arm_drain(txn, txn_start_ + *longest + config.drain_grace, txn_start_ + *longest + config.drain_limit,
-            progress_local_);
+  arm_drain(txn, txn_start_ + *longest + config.drain_grace,
+            txn_start_ + *longest + config.drain_limit, progress_local_);
 }
 
 void Worker::arm_drain(std::size_t txn, Clock::time_point at, Clock::time_point limit,

@@ -74,8 +74,7 @@ class Worker {
   void post_stop();
   /// Worker-affine: hands a connection accepted on this worker's thread to local strand `local`
   /// (connection `conn` of the strand, from slave `peer`: see EngineConfig::peers).
-  void deliver(std::uint32_t local, std::uint32_t conn, std::uint32_t peer,
-               AnyConnection link);
+  void deliver(std::uint32_t local, std::uint32_t conn, std::uint32_t peer, AnyConnection link);
   /// Hands an accepted connection (a native descriptor, now owned by this worker) to a strand.
   void post_deliver(std::uint32_t local, std::uint32_t conn, std::uint32_t peer,
                     boost::asio::ip::tcp protocol, int fd);
@@ -85,16 +84,15 @@ class Worker {
   /// Between steps (src/engine/step_drain.cpp): each strand drains its connections in
   /// `peer_written` (pairs of local strand index and connection) until `deadline`; `deliver` then
   /// runs on this thread with every shortfall (at once when the thread is not running).
-  void post_drain(std::size_t txn, std::vector<std::pair<std::uint32_t, ConnectionBytes>> peer_written,
+  void post_drain(std::size_t txn,
+                  std::vector<std::pair<std::uint32_t, ConnectionBytes>> peer_written,
                   Clock::time_point deadline,
                   std::function<void(std::vector<DrainShortfall>)> deliver);
   /// Swaps this worker's interval counters out on its own thread and hands them to `deliver`
   /// there (at once when the thread is not running).
   void post_take_interval(std::function<void(std::vector<results::SlotStats>)> deliver);
 
-  [[nodiscard]] std::uint64_t progress() const {
-    return progress_.load(std::memory_order_relaxed);
-  }
+  [[nodiscard]] std::uint64_t progress() const { return progress_.load(std::memory_order_relaxed); }
   /// Whether the worker's thread is runnable now (running, or ready and waiting for a CPU), by
   /// the kernel's own account of it (/proc/self/task/TID/stat): a thread blocked in epoll_wait is
   /// not. False when it cannot tell (thread not started, /proc unreadable). Any thread.
@@ -178,7 +176,7 @@ class Worker {
   std::thread thread_;
   std::atomic<int> tid_{0};  ///< the thread's kernel id, once it runs (runnable())
   std::vector<std::unique_ptr<Strand>> strands_;
-  StrandCore* last_resumed_ = nullptr;  ///< see exchange_last_resumed
+  StrandCore* last_resumed_ = nullptr;        ///< see exchange_last_resumed
   std::vector<results::SlotStats> interval_;  ///< recorded into by strands
   std::vector<results::SlotStats> totals_;    ///< interval_ is folded in at every take
   std::vector<char> buffer_;

@@ -93,7 +93,8 @@ void relay_stop_signals() {
 /// How a reaped child ended, from its wait status.
 std::string describe_end(int status) {
   if (WIFSIGNALED(status)) {
-    return fmt::format("was killed by signal {} ({})", WTERMSIG(status), ::strsignal(WTERMSIG(status)));
+    return fmt::format("was killed by signal {} ({})", WTERMSIG(status),
+                       ::strsignal(WTERMSIG(status)));
   }
   return fmt::format("exited with status {}", WEXITSTATUS(status));
 }
@@ -123,7 +124,8 @@ std::variant<ChildProcess, std::string> ChildProcess::spawn(const std::string& e
   posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSID);
   relay_stop_signals();
   pid_t pid = -1;
-  const int rc = ::posix_spawn(&pid, executable.c_str(), &actions, &attributes, argv.data(), environ);
+  const int rc =
+      ::posix_spawn(&pid, executable.c_str(), &actions, &attributes, argv.data(), environ);
   posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
   ::close(fds[1]);

@@ -6,9 +6,9 @@
 namespace volley::profile::detail {
 namespace {
 
-constexpr std::size_t kWritten = static_cast<std::size_t>(
-    std::count_if(kFlowopTraits.begin(), kFlowopTraits.end(),
-                  [](const FlowopTraits& row) { return row.written; }));
+constexpr std::size_t kWritten =
+    static_cast<std::size_t>(std::count_if(kFlowopTraits.begin(), kFlowopTraits.end(),
+                                           [](const FlowopTraits& row) { return row.written; }));
 
 constexpr std::array<std::string_view, kWritten> kNames = [] {
   std::array<std::string_view, kWritten> names{};

@@ -58,8 +58,8 @@ void read_option(ParseContext& ctx, FlowopDraft& draft, const Expansion& options
     if (is_unsupported_option(key)) {
       ctx.error(key_offset, fmt::format("option '{}' is not supported yet", raw_key));
     } else {
-      ctx.error(key_offset,
-                fmt::format("unknown option '{}'{}", raw_key, core::did_you_mean(key, option_names())));
+      ctx.error(key_offset, fmt::format("unknown option '{}'{}", raw_key,
+                                        core::did_you_mean(key, option_names())));
       const std::string guess = core::closest(key, option_names());
       if (!guess.empty()) draft.suggested.insert(guess);
     }

@@ -57,8 +57,8 @@ std::string source_text(const FileSource& s) {
 
 // connect, accept
 template <class T>
-  requires std::same_as<T, ConnectOp> || std::same_as<T, AcceptOp>
-std::optional<FlowopSpec> build(Tag<T>, ParseContext& ctx, FlowopDraft& d, std::size_t at) {
+requires std::same_as<T, ConnectOp> || std::same_as<T, AcceptOp> std::optional<FlowopSpec> build(
+    Tag<T>, ParseContext& ctx, FlowopDraft& d, std::size_t at) {
   const bool host = require(ctx, d, at, given(d, "remotehost"), "remotehost=HOST");
   const bool proto =
       require(ctx, d, at, given(d, "protocol"), "protocol=tcp (uperf has no default protocol)");
@@ -68,8 +68,7 @@ std::optional<FlowopSpec> build(Tag<T>, ParseContext& ctx, FlowopDraft& d, std::
 AcceptOp mirrored(const ConnectOp& s) { return {s.connection}; }
 ConnectOp mirrored(const AcceptOp& s) { return {s.connection}; }
 template <class T>
-  requires std::same_as<T, ConnectOp> || std::same_as<T, AcceptOp>
-std::string text(const T& s) {
+requires std::same_as<T, ConnectOp> || std::same_as<T, AcceptOp> std::string text(const T& s) {
   const ConnectionOptions& c = s.connection;
   std::string out = fmt::format(" remotehost={} protocol={}", c.remotehost,
                                 c.protocol == Protocol::kUdp ? "udp" : "tcp");
@@ -92,8 +91,8 @@ std::string text(const DisconnectOp&) { return {}; }
 
 // write, send, read, recv
 template <class T>
-  requires std::same_as<T, WriteOp> || std::same_as<T, ReadOp>
-std::optional<FlowopSpec> build(Tag<T>, ParseContext& ctx, FlowopDraft& d, std::size_t at) {
+requires std::same_as<T, WriteOp> || std::same_as<T, ReadOp> std::optional<FlowopSpec> build(
+    Tag<T>, ParseContext& ctx, FlowopDraft& d, std::size_t at) {
   if (!require(ctx, d, at, given(d, "size"), "size=N (bytes per call)")) return std::nullopt;
   return T{d.size.value_or(SizeSpec::fixed(1)), d.rsize_bytes, std::nullopt};
 }
@@ -101,8 +100,7 @@ std::optional<FlowopSpec> build(Tag<T>, ParseContext& ctx, FlowopDraft& d, std::
 ReadOp mirrored(const WriteOp& s) { return {s.size, std::nullopt, s.rsize_bytes}; }
 WriteOp mirrored(const ReadOp& s) { return {s.size, std::nullopt, s.rsize_bytes}; }
 template <class T>
-  requires std::same_as<T, WriteOp> || std::same_as<T, ReadOp>
-std::string text(const T& s) {
+requires std::same_as<T, WriteOp> || std::same_as<T, ReadOp> std::string text(const T& s) {
   return fmt::format(" size={}{}{}", size_text(s.size), optional_bytes("rsize", s.rsize_bytes),
                      optional_bytes("chunk", s.chunk_bytes));
 }
@@ -184,7 +182,8 @@ using Builder = std::optional<FlowopSpec> (*)(ParseContext&, FlowopDraft&, std::
 /// build_as<T> of every alternative, indexed like FlowopSpec.
 constexpr auto kBuilders = []<std::size_t... I>(std::index_sequence<I...>) {
   return std::array<Builder, sizeof...(I)>{&build_as<std::variant_alternative_t<I, FlowopSpec>>...};
-}(std::make_index_sequence<std::variant_size_v<FlowopSpec>>{});
+}
+(std::make_index_sequence<std::variant_size_v<FlowopSpec>>{});
 
 /// The spec the mirror of each spec's kinds builds (the same for all of them: checked below).
 constexpr auto kMirrorSpecOf = [] {
@@ -203,7 +202,8 @@ constexpr bool kMirrorsItself = kMirrorSpec<T> == spec_index<T>;
 constexpr bool buildable(std::size_t index) {
   return [&]<std::size_t... I>(std::index_sequence<I...>) {
     return ((I == index && kBuildable<std::variant_alternative_t<I, FlowopSpec>>) || ...);
-  }(std::make_index_sequence<std::variant_size_v<FlowopSpec>>{});
+  }
+  (std::make_index_sequence<std::variant_size_v<FlowopSpec>>{});
 }
 
 static_assert(std::ranges::all_of(kFlowopTraits,
@@ -213,8 +213,7 @@ static_assert(std::ranges::all_of(kFlowopTraits,
               "every kind a profile writes needs build() for its spec");
 static_assert(std::ranges::all_of(kFlowopTraits,
                                   [](const FlowopTraits& row) {
-                                    return traits(row.mirror).spec ==
-                                           kMirrorSpecOf[row.spec];
+                                    return traits(row.mirror).spec == kMirrorSpecOf[row.spec];
                                   }),
               "the kinds of one spec mirror to kinds of one spec (mirror_spec() is per spec)");
 
@@ -232,8 +231,9 @@ FlowopSpec mirror_spec(const FlowopSpec& spec) {
         if constexpr (kMirrorsItself<T>) {
           return s;  // disconnect, think, nop: the same on both sides
         } else {
-          static_assert(requires { mirrored(s); },
-                        "a spec whose kinds mirror to another spec needs mirrored()");
+          static_assert(
+              requires { mirrored(s); },
+              "a spec whose kinds mirror to another spec needs mirrored()");
           static_assert(spec_index<std::decay_t<decltype(mirrored(s))>> == kMirrorSpec<T>,
                         "mirrored() must return the spec of the kind's mirror in kFlowopTraits");
           return mirrored(s);

@@ -8,7 +8,6 @@
 
 #include "volley/core/suggest.hpp"
 
-
 namespace volley::profile::detail {
 namespace {
 
@@ -41,8 +40,8 @@ struct OpenTag {
 };
 
 std::size_t line_of(std::string_view text, std::size_t offset) {
-  return 1 + static_cast<std::size_t>(
-                 std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
+  return 1 + static_cast<std::size_t>(std::count(
+                 text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
 }
 
 }  // namespace
@@ -127,8 +126,8 @@ Mismatch explain_mismatch(std::string_view text, std::size_t error_offset) {
            text[name_end] != '/') {
       ++name_end;
     }
-    const std::string name = lower(text.substr(start + (closing ? 2 : 1),
-                                               name_end - start - (closing ? 2 : 1)));
+    const std::string name =
+        lower(text.substr(start + (closing ? 2 : 1), name_end - start - (closing ? 2 : 1)));
     // The end of the tag, stepping over quoted values.
     std::size_t end = name_end;
     while (end < text.size() && text[end] != '>') {
@@ -158,8 +157,8 @@ Mismatch explain_mismatch(std::string_view text, std::size_t error_offset) {
               start, tag_end};
     }
     const OpenTag& top = open.back();
-    const auto deeper = std::find_if(open.rbegin(), open.rend(),
-                                     [&](const OpenTag& t) { return t.name == name; });
+    const auto deeper =
+        std::find_if(open.rbegin(), open.rend(), [&](const OpenTag& t) { return t.name == name; });
     if (deeper == open.rend()) {
       const std::string guess = core::closest(top.name, kElements);
       if (!guess.empty() && guess == name && top.name != name) {
@@ -183,9 +182,9 @@ Mismatch explain_mismatch(std::string_view text, std::size_t error_offset) {
 
 std::optional<EarlyEnd> explain_early_end(std::string_view text) {
   std::vector<OpenTag> open;
-  std::string cut;           // what was cut off inside a tag or markup, as a phrase
+  std::string cut;  // what was cut off inside a tag or markup, as a phrase
   std::size_t cut_at = 0;
-  std::size_t tail = 0;      // where the last complete construct starts
+  std::size_t tail = 0;  // where the last complete construct starts
   std::size_t i = 0;
   while (i < text.size() && cut.empty()) {
     if (text[i] != '<') {
@@ -267,8 +266,10 @@ std::optional<EarlyEnd> explain_early_end(std::string_view text) {
   std::string message = fmt::format("the file ended early: {} (opened at line {}) is not closed",
                                     items.front(), lines.front());
   for (std::size_t k = 1; k < items.size(); ++k) {
-    if (k == 1) message += items.size() == 2 ? "; nor is " : "; nor are ";
-    else message += k + 1 == items.size() ? " and " : ", ";
+    if (k == 1)
+      message += items.size() == 2 ? "; nor is " : "; nor are ";
+    else
+      message += k + 1 == items.size() ? " and " : ", ";
     message += fmt::format("{} (line {})", items[k], lines[k]);
   }
   return EarlyEnd{std::move(message), cut.empty() ? tail : cut_at};

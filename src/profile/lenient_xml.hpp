@@ -15,8 +15,8 @@
 namespace volley::profile::detail {
 
 struct QuotedText {
-  std::string text;                  ///< the input with every bare attribute value quoted
-  std::vector<std::size_t> inserted;  ///< offsets in `text` of the inserted quotes, ascending
+  std::string text;                      ///< the input with every bare attribute value quoted
+  std::vector<std::size_t> inserted;     ///< offsets in `text` of the inserted quotes, ascending
   std::vector<std::size_t> bare_values;  ///< offsets in the input of each bare value
 
   /// The input offset of offset `at` in `text`.
@@ -32,7 +32,7 @@ struct QuotedText {
 struct Mismatch {
   enum class Kind { kUnknown, kStray, kMisspelt, kMissingEnd };
   Kind kind = Kind::kUnknown;
-  std::string message;  ///< the likely cause, as a sentence; empty for kUnknown
+  std::string message;    ///< the likely cause, as a sentence; empty for kUnknown
   std::size_t begin = 0;  ///< the rejected end tag: [begin, end)
   std::size_t end = 0;
 };
@@ -44,7 +44,7 @@ struct Mismatch {
 
 /// What is still open where a file ends: the file was cut off, or lacks its closing tags.
 struct EarlyEnd {
-  std::string message;    ///< "the file ended early: <profile> (opened at line 8) is not closed"
+  std::string message;  ///< "the file ended early: <profile> (opened at line 8) is not closed"
   /// Where the end of the file starts to matter: the last complete tag, or what was cut off.
   /// pugixml's error there or later is this; before it, another problem.
   std::size_t tail = 0;

@@ -157,9 +157,10 @@ void apply_non_blocking(const LocatedText&, FlowopDraft&, ParseContext&) {
 void apply_remotehost(const LocatedText& v, FlowopDraft& d, ParseContext& ctx) {
   core::HostPort parsed = core::parse_host_port(v.text);
   if (parsed.error.empty() && parsed.port) {
-    parsed.error = fmt::format("'{}' has a port: remotehost takes the host only (the slave's "
-                               "control port is -P/--port, a data port is port=)",
-                               v.text);
+    parsed.error = fmt::format(
+        "'{}' has a port: remotehost takes the host only (the slave's "
+        "control port is -P/--port, a data port is port=)",
+        v.text);
   }
   if (!parsed.error.empty()) {
     ctx.error(where(v), "option 'remotehost': " + parsed.error);
@@ -178,11 +179,13 @@ void apply_protocol(const LocatedText& v, FlowopDraft& d, ParseContext& ctx) {
   }
   for (auto known : kKnown) {
     if (p == known) {
-      ctx.error(where(v), fmt::format("protocol '{}' is not supported yet (volley runs tcp and udp)", p));
+      ctx.error(where(v),
+                fmt::format("protocol '{}' is not supported yet (volley runs tcp and udp)", p));
       return;
     }
   }
-  ctx.error(where(v), fmt::format("unknown protocol '{}'{}", v.text, core::did_you_mean(p, kKnown)));
+  ctx.error(where(v),
+            fmt::format("unknown protocol '{}'{}", v.text, core::did_you_mean(p, kKnown)));
 }
 
 void apply_port(const LocatedText& v, FlowopDraft& d, ParseContext& ctx) {
@@ -230,15 +233,16 @@ void apply_srcaddr(const LocatedText& v, FlowopDraft& d, ParseContext& ctx) {
   }
   if (fa != fb) {
     ctx.error(where(v), fmt::format("option 'srcaddr': '{}' and '{}' are not of one family "
-                                    "(IPv4 or IPv6)", first, last));
+                                    "(IPv4 or IPv6)",
+                                    first, last));
     return;
   }
   const std::size_t width = fa == AF_INET ? 4 : 16;
   // The range's size from the last 8 bytes (the bytes before them must be equal).
   const std::size_t head = width > 8 ? width - 8 : 0;
   if (!std::equal(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(head), b.begin())) {
-    ctx.error(where(v), fmt::format("option 'srcaddr': {}-{} names more than {} addresses",
-                                    first, last, kMostSourceAddresses));
+    ctx.error(where(v), fmt::format("option 'srcaddr': {}-{} names more than {} addresses", first,
+                                    last, kMostSourceAddresses));
     return;
   }
   const auto tail = [&](const std::array<unsigned char, 16>& x) {
@@ -250,7 +254,8 @@ void apply_srcaddr(const LocatedText& v, FlowopDraft& d, ParseContext& ctx) {
   const std::uint64_t hi = tail(b);
   if (hi < lo) {
     ctx.error(where(v), fmt::format("option 'srcaddr': the range {}-{} runs backwards: write "
-                                    "the lower address first", first, last));
+                                    "the lower address first",
+                                    first, last));
     return;
   }
   if (hi - lo >= kMostSourceAddresses) {
@@ -312,21 +317,23 @@ constexpr bool lists(std::string_view list, std::string_view name) {
   return false;
 }
 
-static_assert([] {
-  for (const FlowopTraits& row : kFlowopTraits) {
-    std::string_view list = row.options;
-    while (!list.empty()) {
-      const std::size_t space = list.find(' ');
-      const std::string_view word = list.substr(0, space);
-      const bool known = std::any_of(kOptions.begin(), kOptions.end(), [&](const OptionSpec& o) {
-        return o.name == word && !o.common;
-      });
-      if (!known) return false;
-      list = space == std::string_view::npos ? std::string_view() : list.substr(space + 1);
-    }
-  }
-  return true;
-}(), "a kind's options must name rows of kOptions that not every flowop takes");
+static_assert(
+    [] {
+      for (const FlowopTraits& row : kFlowopTraits) {
+        std::string_view list = row.options;
+        while (!list.empty()) {
+          const std::size_t space = list.find(' ');
+          const std::string_view word = list.substr(0, space);
+          const bool known =
+              std::any_of(kOptions.begin(), kOptions.end(),
+                          [&](const OptionSpec& o) { return o.name == word && !o.common; });
+          if (!known) return false;
+          list = space == std::string_view::npos ? std::string_view() : list.substr(space + 1);
+        }
+      }
+      return true;
+    }(),
+    "a kind's options must name rows of kOptions that not every flowop takes");
 
 constexpr std::array<std::string_view, kOptions.size()> make_names() {
   std::array<std::string_view, kOptions.size()> names{};
@@ -335,8 +342,8 @@ constexpr std::array<std::string_view, kOptions.size()> make_names() {
 }
 constexpr std::array<std::string_view, kOptions.size()> kOptionNames = make_names();
 
-constexpr std::array<std::string_view, 7> kUnsupported{
-    "encaps", "localhost", "engine", "cipher", "method", "repeat", "batch_size"};
+constexpr std::array<std::string_view, 7> kUnsupported{"encaps", "localhost", "engine",    "cipher",
+                                                       "method", "repeat",    "batch_size"};
 
 }  // namespace
 

@@ -236,9 +236,8 @@ std::optional<Group> parse_group(ParseContext& ctx, pugi::xml_node node) {
     const std::string_view name = n == nthreads ? "nthreads" : "nprocs";
     if (auto count = positive_count(ctx, *n, name, " (uperf hangs on 0)")) {
       if (*count > core::kMaxStrandsPerGroup) {
-        ctx.error(n->value_offset(),
-                  fmt::format("'{}' is {}; the most is {} strands per group", name, *count,
-                              core::kMaxStrandsPerGroup));
+        ctx.error(n->value_offset(), fmt::format("'{}' is {}; the most is {} strands per group",
+                                                 name, *count, core::kMaxStrandsPerGroup));
       } else {
         group.nthreads = *count;
         group.from_nprocs = n == nprocs;

@@ -44,7 +44,8 @@ std::string to_text(const Profile& profile) {
       if (txn.rate_per_s) bound += fmt::format(" rate={}/s", *txn.rate_per_s);
       out += fmt::format("    transaction {}{}: {}\n", t + 1, quoted_name(txn.name), bound);
       for (const Flowop& op : txn.flowops) {
-        out += fmt::format("      {}{}{}\n", op.type, detail::spec_text(op.spec), common_text(op.common));
+        out += fmt::format("      {}{}{}\n", op.type, detail::spec_text(op.spec),
+                           common_text(op.common));
       }
     }
   }

@@ -132,9 +132,9 @@ class ConnectionTracker {
       return;
     }
     if (*state.most > 0) {
-      out_.error(op.location, fmt::format("'{}' closes {} {} times, but at most {} {} open",
-                                          op.type, describe(conn), needed, *state.most,
-                                          *state.most == 1 ? "is" : "are"));
+      out_.error(op.location,
+                 fmt::format("'{}' closes {} {} times, but at most {} {} open", op.type,
+                             describe(conn), needed, *state.most, *state.most == 1 ? "is" : "are"));
       *state.most = 0;
       return;
     }

@@ -27,8 +27,7 @@ void kernel_rules(const SideReport& side, std::vector<Bottleneck>& out) {
     out.push_back({BottleneckRule::kListenOverflow, side.host,
                    fmt::format("the listen queue overflowed {} times (TcpExt.ListenOverflows; "
                                "{} SYNs or connections dropped, ListenDrops)",
-                               events(n),
-                               events(counter(k, "TcpExt.ListenDrops"))),
+                               events(n), events(counter(k, "TcpExt.ListenDrops"))),
                    "raise net.core.somaxconn and the listener's backlog, or spread the "
                    "connects over more listeners or time"});
   }
@@ -41,8 +40,7 @@ void kernel_rules(const SideReport& side, std::vector<Bottleneck>& out) {
                                "{} timeouts, TCPTimeouts)",
                                events(retrans),
                                100.0 * static_cast<double>(retrans) / static_cast<double>(sent),
-                               events(sent),
-                               events(counter(k, "TcpExt.TCPTimeouts"))),
+                               events(sent), events(counter(k, "TcpExt.TCPTimeouts"))),
                    "loss on the path or a full queue: look at drops on both ends (NIC, qdisc, "
                    "softnet) and at the congestion control"});
   }
@@ -52,8 +50,7 @@ void kernel_rules(const SideReport& side, std::vector<Bottleneck>& out) {
                    fmt::format("{} datagrams ({:.1f}% of those that arrived) dropped by a full "
                                "receive buffer (Udp.RcvbufErrors): by this host's sockets, not "
                                "the network",
-                               events(dropped),
-                               100.0 * static_cast<double>(dropped) / all),
+                               events(dropped), 100.0 * static_cast<double>(dropped) / all),
                    "raise the receive buffer (wndsz=, net.core.rmem_max and rmem_default) or "
                    "read faster"});
   }
@@ -132,20 +129,13 @@ void cpu_rules(const SideReport& side, std::vector<Bottleneck>& out) {
 
 std::string_view to_string(BottleneckRule rule) {
   switch (rule) {
-    case BottleneckRule::kListenOverflow:
-      return "listen_overflow";
-    case BottleneckRule::kRetransmits:
-      return "retransmits";
-    case BottleneckRule::kUdpReceiveBuffer:
-      return "udp_receive_buffer";
-    case BottleneckRule::kReceiveWindow:
-      return "receive_window";
-    case BottleneckRule::kSendBuffer:
-      return "send_buffer";
-    case BottleneckRule::kSoftirqCpu:
-      return "softirq_cpu";
-    case BottleneckRule::kCpuFull:
-      return "cpu_full";
+    case BottleneckRule::kListenOverflow: return "listen_overflow";
+    case BottleneckRule::kRetransmits: return "retransmits";
+    case BottleneckRule::kUdpReceiveBuffer: return "udp_receive_buffer";
+    case BottleneckRule::kReceiveWindow: return "receive_window";
+    case BottleneckRule::kSendBuffer: return "send_buffer";
+    case BottleneckRule::kSoftirqCpu: return "softirq_cpu";
+    case BottleneckRule::kCpuFull: return "cpu_full";
   }
   return "unknown";
 }

@@ -58,13 +58,13 @@ std::string interval_rows_text(const RunReport& report) {
   for (const auto& key : order) {
     const WaySpread& s = spreads.at(key);
     if (s.counted == 0) {
-      rows += fmt::format("  {:<24} {:>6} {:>9}  (the receiver's counts are missing)\n",
-                          key.first, key.second, s.missing);
+      rows += fmt::format("  {:<24} {:>6} {:>9}  (the receiver's counts are missing)\n", key.first,
+                          key.second, s.missing);
       continue;
     }
-    rows += fmt::format("  {:<24} {:>6} {:>9} {:>7} {:>7.2f}% {:>7.2f}% {:>9}\n", key.first,
-                        key.second, s.counted, s.missing, s.min_pct, s.max_pct,
-                        jitter_text(s.max_jitter_ns));
+    rows +=
+        fmt::format("  {:<24} {:>6} {:>9} {:>7} {:>7.2f}% {:>7.2f}% {:>9}\n", key.first, key.second,
+                    s.counted, s.missing, s.min_pct, s.max_pct, jitter_text(s.max_jitter_ns));
   }
   if (rows.empty()) return {};
   return fmt::format(
@@ -87,16 +87,17 @@ std::string datagram_section(const RunReport& report) {
         const results::DatagramCounters& mine = txn.flowops[f].stats.counters.datagrams;
         // Peers found by peer_flowop: a two-host profile's mirrors hold only their host's flowops.
         const results::DatagramCounters theirs = peer_datagrams(report, g, t, f);
-        const bool all_reported = std::all_of(report.slaves.begin(), report.slaves.end(),
-                                              [](const SideReport& s) { return s.missing.empty(); });
+        const bool all_reported =
+            std::all_of(report.slaves.begin(), report.slaves.end(),
+                        [](const SideReport& s) { return s.missing.empty(); });
         if (!mine.any() && !theirs.any()) continue;
         // The sender is the side that sent; the receiver the other one.
         const bool master_sends = mine.sent != 0 || theirs.received != 0;
         const results::DatagramCounters& sender = master_sends ? mine : theirs;
         const results::DatagramCounters& receiver = master_sends ? theirs : mine;
-        const std::string where = fmt::format("{}/{}/{}", master.groups[g].name,
-                                              txn.name.empty() ? fmt::format("txn{}", t) : txn.name,
-                                              txn.flowops[f].type);
+        const std::string where =
+            fmt::format("{}/{}/{}", master.groups[g].name,
+                        txn.name.empty() ? fmt::format("txn{}", t) : txn.name, txn.flowops[f].type);
         if (!all_reported && master_sends) {
           rows += fmt::format("  {:<28} {:>10}  (receiver's counts missing)\n", where, sender.sent);
           continue;
@@ -104,11 +105,12 @@ std::string datagram_section(const RunReport& report) {
         const std::uint64_t lost =
             sender.sent > receiver.received ? sender.sent - receiver.received : 0;
         const double pct =
-            sender.sent == 0 ? 0.0 : 100.0 * static_cast<double>(lost) / static_cast<double>(sender.sent);
-        rows += fmt::format("  {:<28} {:>6} {:>10} {:>10} {:>10} {:>6.2f}% {:>7} {:>6} {:>8} {:>9}\n",
-                            where, master_sends ? "m->s" : "s->m", sender.sent, receiver.received,
-                            lost, pct, receiver.late, receiver.duplicates, receiver.timeouts,
-                            jitter_text(receiver.jitter_ns));
+            sender.sent == 0 ? 0.0
+                             : 100.0 * static_cast<double>(lost) / static_cast<double>(sender.sent);
+        rows += fmt::format(
+            "  {:<28} {:>6} {:>10} {:>10} {:>10} {:>6.2f}% {:>7} {:>6} {:>8} {:>9}\n", where,
+            master_sends ? "m->s" : "s->m", sender.sent, receiver.received, lost, pct,
+            receiver.late, receiver.duplicates, receiver.timeouts, jitter_text(receiver.jitter_ns));
       }
     }
   }

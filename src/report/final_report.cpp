@@ -55,7 +55,8 @@ std::string wrapped_words(std::string head, std::string_view text, std::size_t i
 }
 
 /// One side's first errors, one line each, a run of the same error folded into its first line.
-std::string first_errors(const std::string& side, const std::vector<results::ErrorSample>& samples) {
+std::string first_errors(const std::string& side,
+                         const std::vector<results::ErrorSample>& samples) {
   if (samples.empty()) return {};
   std::string out = fmt::format("  first errors{}:\n", side);
   std::string last;
@@ -65,8 +66,8 @@ std::string first_errors(const std::string& side, const std::vector<results::Err
     repeated = 0;
   };
   for (const auto& s : samples) {
-    std::string line = fmt::format("    {}: {}{}\n", s.where, s.message,
-                                   s.stopped ? " (stopped its strand)" : "");
+    std::string line =
+        fmt::format("    {}: {}{}\n", s.where, s.message, s.stopped ? " (stopped its strand)" : "");
     if (line == last) {
       ++repeated;
       continue;
@@ -97,10 +98,10 @@ std::string run_header_section(const RunReport& report) {
                      steps_text(report.timed_steps));
   if (report.start_at_unix_ns) {
     const auto offset = start_offset_ns(report);
-    out += fmt::format("  start at {}: timed part {}\n", iso8601_utc_ms(*report.start_at_unix_ns),
-                       offset ? fmt::format("began {:+.3f} ms from it",
-                                            static_cast<double>(*offset) / 1e6)
-                              : std::string("did not begin"));
+    out += fmt::format(
+        "  start at {}: timed part {}\n", iso8601_utc_ms(*report.start_at_unix_ns),
+        offset ? fmt::format("began {:+.3f} ms from it", static_cast<double>(*offset) / 1e6)
+               : std::string("did not begin"));
   }
   if (!report.failure.empty()) out += fmt::format("  failure: {}\n", report.failure);
   // Failed operations, whoever counted them: an "ok" run with failures is ok only because
@@ -163,14 +164,18 @@ std::string totals_section(const RunReport& report) {
 }  // namespace detail
 
 std::string format_final_report(const RunReport& report) {
-  const std::vector<std::string> sections = {
-      detail::run_header_section(report), detail::transactions_section(report),
-      detail::flowops_section(report),    detail::flowop_latency_section(report),
-      detail::datagram_section(report),
-      detail::totals_section(report),     detail::cpu_section(report),
-      detail::nic_section(report),        detail::kernel_section(report),
-      detail::tcp_section(report),
-      detail::run_statistics_section(report), detail::bottleneck_section(report)};
+  const std::vector<std::string> sections = {detail::run_header_section(report),
+                                             detail::transactions_section(report),
+                                             detail::flowops_section(report),
+                                             detail::flowop_latency_section(report),
+                                             detail::datagram_section(report),
+                                             detail::totals_section(report),
+                                             detail::cpu_section(report),
+                                             detail::nic_section(report),
+                                             detail::kernel_section(report),
+                                             detail::tcp_section(report),
+                                             detail::run_statistics_section(report),
+                                             detail::bottleneck_section(report)};
   std::string out;
   for (const std::string& s : sections) {
     if (s.empty()) continue;

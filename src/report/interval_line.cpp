@@ -57,12 +57,12 @@ std::string format_interval_line(const RunReport& report, const IntervalSample& 
   const auto rate = [&](std::uint64_t n) {
     return seconds > 0 ? static_cast<double>(n) / seconds : 0.0;
   };
-  std::string line = fmt::format(
-      "{:<6} {:>6} {:>7} txn/s {:>7} op/s {:>9} p50 {:>6} p99 {:>6} err {}", name,
-      fmt::format("{:.2f}s", step_seconds(report, sample)), format_count(rate(transactions)),
-      format_count(rate(ops)), format_bits_per_s(8.0 * rate(bytes)),
-      format_ns(sample.step_latency.p50_ns), format_ns(sample.step_latency.p99_ns),
-      compact_count(errors));
+  std::string line =
+      fmt::format("{:<6} {:>6} {:>7} txn/s {:>7} op/s {:>9} p50 {:>6} p99 {:>6} err {}", name,
+                  fmt::format("{:.2f}s", step_seconds(report, sample)),
+                  format_count(rate(transactions)), format_count(rate(ops)),
+                  format_bits_per_s(8.0 * rate(bytes)), format_ns(sample.step_latency.p50_ns),
+                  format_ns(sample.step_latency.p99_ns), compact_count(errors));
   // UDP: per direction, what the sender sent beside what arrived at the receiver in this
   // interval; a side whose counts did not come says so instead of showing zeros.
   for (const DatagramWay& w : datagram_ways(udp)) {

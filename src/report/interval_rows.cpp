@@ -37,7 +37,8 @@ std::int64_t interval_lost(const results::DatagramCounters& receiver) {
 }
 
 double interval_loss_pct(const results::DatagramCounters& receiver) {
-  const std::int64_t accounted = static_cast<std::int64_t>(receiver.received) + interval_lost(receiver);
+  const std::int64_t accounted =
+      static_cast<std::int64_t>(receiver.received) + interval_lost(receiver);
   return accounted <= 0 ? 0.0
                         : 100.0 * static_cast<double>(interval_lost(receiver)) /
                               static_cast<double>(accounted);

@@ -61,8 +61,8 @@ void add_flowop_figures(json& j, const results::FlowopResult& f, double seconds)
 
 /// A transaction's figures: its step and window, its iterations, its flowops' operations, bytes,
 /// errors and expired added up, their rates, and the latency percentiles.
-void add_transaction_figures(json& j, const results::TxnResult& t, std::size_t step,
-                             double seconds, std::int64_t start_unix_ns) {
+void add_transaction_figures(json& j, const results::TxnResult& t, std::size_t step, double seconds,
+                             std::int64_t start_unix_ns) {
   const results::SlotCounters ops = flowop_counters(t);
   j["step"] = step;
   j["start_unix_ns"] = start_unix_ns != 0 ? json(start_unix_ns) : json(nullptr);
@@ -235,19 +235,20 @@ json intervals_json(const RunReport& report) {
   for (const IntervalSample& sample : report.intervals) {
     json txns = json::array();
     for (const IntervalTxnRow& row : interval_txn_rows(report, sample)) {
-      txns.push_back(json{{"name", row.name},
-                          {"transactions", row.transactions},
-                          {"transactions_per_s", row.per_s(row.transactions)},
-                          {"ops", row.ops},
-                          {"ops_per_s", row.per_s(row.ops)},
-                          {"bytes", row.bytes},
-                          {"bits_per_s", 8.0 * row.per_s(row.bytes)},
-                          {"errors", row.errors},
-                          {"latency_ns", json{{"p50", row.latency.p50_ns},
-                                              {"p99", row.latency.p99_ns}}}});
+      txns.push_back(
+          json{{"name", row.name},
+               {"transactions", row.transactions},
+               {"transactions_per_s", row.per_s(row.transactions)},
+               {"ops", row.ops},
+               {"ops_per_s", row.per_s(row.ops)},
+               {"bytes", row.bytes},
+               {"bits_per_s", 8.0 * row.per_s(row.bytes)},
+               {"errors", row.errors},
+               {"latency_ns", json{{"p50", row.latency.p50_ns}, {"p99", row.latency.p99_ns}}}});
       add_interval_datagrams(row, txns.back());
       if (row.tcp) txns.back()["tcp"] = tcp_brief_json(*row.tcp);
-      if (row.peers.complete() && row.peer_tcp) txns.back()["slave_tcp"] = tcp_brief_json(*row.peer_tcp);
+      if (row.peers.complete() && row.peer_tcp)
+        txns.back()["slave_tcp"] = tcp_brief_json(*row.peer_tcp);
     }
     out.push_back(json{{"start_unix_ns", sample.start_unix_ns},
                        {"t_s", std::chrono::duration<double>(sample.since_run_start).count()},
@@ -265,8 +266,8 @@ json intervals_json(const RunReport& report) {
     }
     if (sample.peers.asked > 0) {
       out.back()["slave_counts"] = json{{"asked", sample.peers.asked},
-                                      {"answered", sample.peers.answered},
-                                      {"missing", string_or_null(sample.peers.missing)}};
+                                        {"answered", sample.peers.answered},
+                                        {"missing", string_or_null(sample.peers.missing)}};
     }
   }
   return out;
@@ -332,7 +333,8 @@ json to_json_document(const RunReport& report) {
       side["missing"] = nullptr;
     } else {
       side = results::to_json(results::RunResult{});
-      for (const char* count : {"connections_requested", "connections_established", "failed_strands"}) {
+      for (const char* count :
+           {"connections_requested", "connections_established", "failed_strands"}) {
         side[count] = nullptr;
       }
       side["missing"] = s.missing;
@@ -350,17 +352,20 @@ json to_json_document(const RunReport& report) {
   doc["cpu"] = json{{"local", cpu_side_json(report.master, master_timed)},
                     {"remote", std::move(cpu_remote)}};
   doc["nic"] = json{{"local", nic_side_json(report.master)}, {"remote", std::move(nic_remote)}};
-  doc["kernel"] = json{{"local", kernel_side_json(report.master)},
-                       {"remote", std::move(kernel_remote)}};
+  doc["kernel"] =
+      json{{"local", kernel_side_json(report.master)}, {"remote", std::move(kernel_remote)}};
   json bottlenecks = json::array();
   for (const Bottleneck& b : find_bottlenecks(report)) {
-    bottlenecks.push_back(
-        {{"rule", to_string(b.rule)}, {"host", b.host}, {"evidence", b.evidence}, {"advice", b.advice}});
+    bottlenecks.push_back({{"rule", to_string(b.rule)},
+                           {"host", b.host},
+                           {"evidence", b.evidence},
+                           {"advice", b.advice}});
   }
   doc["bottlenecks"] = std::move(bottlenecks);
   nlohmann::json system_remote = nlohmann::json::array();
   for (const auto& s : report.slaves) system_remote.push_back(s.system);
-  doc["system"] = nlohmann::json{{"local", report.master.system}, {"remote", std::move(system_remote)}};
+  doc["system"] =
+      nlohmann::json{{"local", report.master.system}, {"remote", std::move(system_remote)}};
   doc["intervals"] = intervals_json(report);
   return doc;
 }

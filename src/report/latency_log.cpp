@@ -79,9 +79,9 @@ void write_interval_histograms(const RunReport& report, std::size_t index,
     rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
     if (name.flowop || name.uncorrected) {
       const std::size_t last = rest.rfind('/');
-      key.flowop = name.uncorrected ? std::string("uncorrected")
-                                    : csv_field(fmt::format("{}:{}", *name.flowop,
-                                                            rest.substr(last + 1)));
+      key.flowop = name.uncorrected
+                       ? std::string("uncorrected")
+                       : csv_field(fmt::format("{}:{}", *name.flowop, rest.substr(last + 1)));
       rest = rest.substr(0, last);
     } else {
       key.flowop.clear();

@@ -50,7 +50,8 @@ std::string find_empty_work(const RunReport& report) {
 /// connect with no local port) moved nothing, and excuse nothing.
 std::uint64_t errors_losing_bytes(const Totals& t) {
   std::uint64_t n = t.error_total();
-  for (const auto kind : {results::ErrorKind::kNotConnected, results::ErrorKind::kAddrUnavailable}) {
+  for (const auto kind :
+       {results::ErrorKind::kNotConnected, results::ErrorKind::kAddrUnavailable}) {
     n -= t.errors[static_cast<std::size_t>(kind)];
   }
   return n;
@@ -112,8 +113,10 @@ std::string find_datagram_excess(const RunReport& report) {
               "datagrams disagree in group '{}' step {} flowop {} ({}): {} sent, {} received",
               master.groups[g].name, t, f, way, sender.sent, receiver.received);
         };
-        if (auto problem = excess(mine, theirs, "master to slaves"); !problem.empty()) return problem;
-        if (auto problem = excess(theirs, mine, "slaves to master"); !problem.empty()) return problem;
+        if (auto problem = excess(mine, theirs, "master to slaves"); !problem.empty())
+          return problem;
+        if (auto problem = excess(theirs, mine, "slaves to master"); !problem.empty())
+          return problem;
       }
     }
   }
@@ -252,8 +255,8 @@ std::string failed_operations_by_kind(const RunReport& report) {
     std::vector<std::string> kinds;
     for (std::size_t k = 0; k < results::kErrorKindCount; ++k) {
       if (t.errors[k] == 0) continue;
-      kinds.push_back(
-          fmt::format("{} {}", results::to_string(static_cast<results::ErrorKind>(k)), t.errors[k]));
+      kinds.push_back(fmt::format("{} {}", results::to_string(static_cast<results::ErrorKind>(k)),
+                                  t.errors[k]));
     }
     if (!kinds.empty()) sides.push_back(fmt::format("{}: {}", side, fmt::join(kinds, ", ")));
   };

@@ -39,12 +39,9 @@ Totals totals_where(const results::RunResult& result, Pred&& take_step,
 
 std::string_view to_string(RunStatus s) {
   switch (s) {
-    case RunStatus::kOk:
-      return "ok";
-    case RunStatus::kFailed:
-      return "failed";
-    case RunStatus::kInterrupted:
-      return "interrupted";
+    case RunStatus::kOk: return "ok";
+    case RunStatus::kFailed: return "failed";
+    case RunStatus::kInterrupted: return "interrupted";
   }
   return "failed";
 }
@@ -64,7 +61,8 @@ Totals timed_totals(const results::RunResult& result, const std::vector<std::siz
 }
 
 Totals all_totals(const results::RunResult& result, Traffic traffic) {
-  return totals_where(result, [](std::size_t) { return true; }, traffic);
+  return totals_where(
+      result, [](std::size_t) { return true; }, traffic);
 }
 
 double window_seconds(const results::RunResult& result, std::size_t step) {

@@ -61,8 +61,9 @@ std::string run_statistics_section(const RunReport& report) {
   if (const std::string failed = failed_operations_by_kind(report); !failed.empty()) {
     // The Errors column counts operations that failed; they are not in Operations, so a
     // difference there is read with them (by kind in the header's "failed operations").
-    out += "  (Errors: failed operations, not counted in Operations; by side and kind in the\n"
-           "  header's \"failed operations\")\n";
+    out +=
+        "  (Errors: failed operations, not counted in Operations; by side and kind in the\n"
+        "  header's \"failed operations\")\n";
   }
   if (!sum.missing.empty()) {
     out += fmt::format("  (no comparison: {})\n", sum.missing);

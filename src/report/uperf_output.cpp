@@ -198,7 +198,8 @@ std::string strand_details() {
 std::string average_row(std::string_view name, const results::SlotStats& stats) {
   const stats::LatencyHistogram& latency = stats.latency;
   std::string row = fmt::format("{:<15} {:>8} ", name, stats.counters.ops);
-  if (latency.count() == 0) return row + missing(11) + missing(11) + missing(11) + missing(11) + "\n";
+  if (latency.count() == 0)
+    return row + missing(11) + missing(11) + missing(11) + missing(11) + "\n";
   return row + uperf_time(latency.mean(), 11) + missing(11) +
          uperf_time(static_cast<double>(latency.max()), 11) +
          uperf_time(static_cast<double>(latency.min()), 11) + "\n";
@@ -303,12 +304,12 @@ std::string run_statistics(const RunReport& report) {
   if (report.slaves.empty()) return out;
   const auto diff = [](double m, double s) { return difference_pct(m, s); };
   out += rule();
-  out += fmt::format("{:<15} {} {} {} {} {}\n\n", "Difference(%)",
-                     pct(diff(master.seconds, slaves.seconds), 7),
-                     pct(diff(static_cast<double>(master.bytes), static_cast<double>(slaves.bytes)), 9),
-                     pct(diff(master.bits_per_s(), slaves.bits_per_s()), 11),
-                     pct(diff(static_cast<double>(master.ops), static_cast<double>(slaves.ops)), 11),
-                     pct(std::max(master.error_pct(), slaves.error_pct()), 10));
+  out += fmt::format(
+      "{:<15} {} {} {} {} {}\n\n", "Difference(%)", pct(diff(master.seconds, slaves.seconds), 7),
+      pct(diff(static_cast<double>(master.bytes), static_cast<double>(slaves.bytes)), 9),
+      pct(diff(master.bits_per_s(), slaves.bits_per_s()), 11),
+      pct(diff(static_cast<double>(master.ops), static_cast<double>(slaves.ops)), 11),
+      pct(std::max(master.error_pct(), slaves.error_pct()), 10));
   return out;
 }
 
@@ -322,7 +323,10 @@ UperfSections uperf_sections(std::string_view letters) {
       case 'g': s.groups = true; break;
       case 'T': s.strands = true; break;
       case 't': s.transactions = true; break;
-      case 'f': case 'p': case 'e': case 'E': s.flowops = true; break;
+      case 'f':
+      case 'p':
+      case 'e':
+      case 'E': s.flowops = true; break;
       case 'k': s.netstat = true; break;
       case 'n':
         // uperf: copt = NO_STATS, so only what follows -n counts, and the interval and Total
@@ -345,7 +349,8 @@ std::string format_uperf_start(std::string_view profile_name, std::uint64_t thre
   if (threads == 0 && processes != 0) {
     return fmt::format("Starting {} processes running profile:{} ... ", processes, name);
   }
-  if (processes == 0) return fmt::format("Starting {} threads running profile:{} ... ", threads, name);
+  if (processes == 0)
+    return fmt::format("Starting {} threads running profile:{} ... ", threads, name);
   return fmt::format("Starting {} threads, {} processes running profile:{} ... ", threads,
                      processes, name);
 }
@@ -354,8 +359,8 @@ std::string format_uperf_setup_time(double seconds) {
   return fmt::format(" {:5.2f} seconds\n", seconds);
 }
 
-std::string format_uperf_raw_line(std::int64_t unix_ns, std::string_view name,
-                                  std::uint64_t bytes, std::uint64_t ops) {
+std::string format_uperf_raw_line(std::int64_t unix_ns, std::string_view name, std::uint64_t bytes,
+                                  std::uint64_t ops) {
   const std::int64_t ns = std::max<std::int64_t>(unix_ns, 0);
   return fmt::format("timestamp_ms:{}.{:04} name:{} nr_bytes:{} nr_ops:{}\n", ns / 1'000'000,
                      (ns % 1'000'000) / 100, name, bytes, ops);

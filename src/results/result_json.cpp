@@ -213,9 +213,8 @@ TxnResult read_transaction(const json& j, const std::string& path) {
   if (j.contains("latency_uncorrected_ns")) {
     t.uncorrected_latency = read_latency(j, path, "latency_uncorrected_ns");
   }
-  each(j, path, "flowops", [&](const json& f, const std::string& at) {
-    t.flowops.push_back(read_flowop(f, at));
-  });
+  each(j, path, "flowops",
+       [&](const json& f, const std::string& at) { t.flowops.push_back(read_flowop(f, at)); });
   return t;
 }
 
@@ -253,14 +252,9 @@ json errors_to_json(const SlotCounters& counters) {
 }
 
 json datagrams_to_json(const DatagramCounters& d) {
-  return json{{"sent", d.sent},
-              {"received", d.received},
-              {"lost", d.net_lost()},
-              {"gaps", d.lost},
-              {"late", d.late},
-              {"duplicates", d.duplicates},
-              {"timeouts", d.timeouts},
-              {"jitter_ns", d.jitter_ns}};
+  return json{{"sent", d.sent},         {"received", d.received},  {"lost", d.net_lost()},
+              {"gaps", d.lost},         {"late", d.late},          {"duplicates", d.duplicates},
+              {"timeouts", d.timeouts}, {"jitter_ns", d.jitter_ns}};
 }
 
 json to_json(const RunResult& r) {
@@ -295,9 +289,8 @@ std::optional<RunResult> run_result_from_json(const json& j, std::string& error)
   try {
     expect_object(j, "");
     RunResult r;
-    each(j, "", "groups", [&](const json& g, const std::string& path) {
-      r.groups.push_back(read_group(g, path));
-    });
+    each(j, "", "groups",
+         [&](const json& g, const std::string& path) { r.groups.push_back(read_group(g, path)); });
     each(j, "", "windows", [&](const json& w, const std::string& path) {
       r.windows.push_back({read_int(w, path, "start_unix_ns"),
                            std::chrono::nanoseconds(read_int(w, path, "elapsed_ns")),

@@ -54,7 +54,8 @@ void merge_into(RunResult& into, const RunResult& part) {
   for (std::size_t w = 0; w < std::min(into.windows.size(), part.windows.size()); ++w) {
     TxnWindow& a = into.windows[w];
     const TxnWindow& b = part.windows[w];
-    const std::int64_t end = std::max(a.start_unix_ns + a.elapsed.count(), b.start_unix_ns + b.elapsed.count());
+    const std::int64_t end =
+        std::max(a.start_unix_ns + a.elapsed.count(), b.start_unix_ns + b.elapsed.count());
     if (a.start_unix_ns == 0 || (b.start_unix_ns != 0 && b.start_unix_ns < a.start_unix_ns)) {
       a.start_unix_ns = b.start_unix_ns;
     }
@@ -64,7 +65,8 @@ void merge_into(RunResult& into, const RunResult& part) {
   into.connections_requested += part.connections_requested;
   into.connections_established += part.connections_established;
   into.failed_strands += part.failed_strands;
-  into.error_samples.insert(into.error_samples.end(), part.error_samples.begin(), part.error_samples.end());
+  into.error_samples.insert(into.error_samples.end(), part.error_samples.begin(),
+                            part.error_samples.end());
   into.processes.insert(into.processes.end(), part.processes.begin(), part.processes.end());
 }
 

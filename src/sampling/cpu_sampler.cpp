@@ -29,9 +29,7 @@ std::uint64_t delta(std::uint64_t before, std::uint64_t after) {
   return after > before ? after - before : 0;
 }
 
-double seconds(std::chrono::microseconds us) {
-  return std::chrono::duration<double>(us).count();
-}
+double seconds(std::chrono::microseconds us) { return std::chrono::duration<double>(us).count(); }
 
 }  // namespace
 
@@ -111,9 +109,9 @@ CpuUsage cpu_usage(const CpuSample& before, const CpuSample& after) {
     std::sort(old_cpus.begin(), old_cpus.end(),
               [](const PerCpuTimes& a, const PerCpuTimes& b) { return a.cpu < b.cpu; });
     for (const auto& now : after.host->per_cpu) {
-      const auto it = std::lower_bound(
-          old_cpus.begin(), old_cpus.end(), now.cpu,
-          [](const PerCpuTimes& c, unsigned cpu) { return c.cpu < cpu; });
+      const auto it =
+          std::lower_bound(old_cpus.begin(), old_cpus.end(), now.cpu,
+                           [](const PerCpuTimes& c, unsigned cpu) { return c.cpu < cpu; });
       if (it == old_cpus.end() || it->cpu != now.cpu) continue;
       u.per_cpu.push_back(CoreUsage{now.cpu, cpu_breakdown(it->times, now.times)});
     }
@@ -158,9 +156,9 @@ void to_json(nlohmann::json& j, const CpuUsage& u) {
     cores.push_back(std::move(core));
   }
   j["per_cpu"] = std::move(cores);
-  j["hottest_cpu"] = u.hottest ? nlohmann::json{{"cpu", u.hottest->cpu},
-                                                {"busy_pct", u.hottest->busy_pct}}
-                               : nlohmann::json(nullptr);
+  j["hottest_cpu"] =
+      u.hottest ? nlohmann::json{{"cpu", u.hottest->cpu}, {"busy_pct", u.hottest->busy_pct}}
+                : nlohmann::json(nullptr);
   j["process"] = u.process ? nlohmann::json{{"user_s", u.process->user_s},
                                             {"sys_s", u.process->sys_s},
                                             {"core_pct", u.process->core_pct},

@@ -13,11 +13,13 @@ namespace {
 // out-of-order queueing; UDP datagrams dropped on full buffers or unknown ports. Tcp.OutSegs and
 // Udp.InDatagrams are the totals the retransmits and the receive buffer errors are rates of.
 constexpr std::array<std::string_view, 15> kWatched = {
-    "Tcp.OutSegs",            "Udp.InDatagrams",
-    "Tcp.RetransSegs",        "TcpExt.TCPLostRetransmit", "TcpExt.TCPTimeouts",
-    "TcpExt.ListenOverflows", "TcpExt.ListenDrops",       "TcpExt.TCPBacklogDrop",
-    "TcpExt.TCPRcvQDrop",     "TcpExt.TCPZeroWindowDrop", "TcpExt.TCPOFOQueue",
-    "Udp.InErrors",           "Udp.RcvbufErrors",         "Udp.SndbufErrors",
+    "Tcp.OutSegs",        "Udp.InDatagrams",
+    "Tcp.RetransSegs",    "TcpExt.TCPLostRetransmit",
+    "TcpExt.TCPTimeouts", "TcpExt.ListenOverflows",
+    "TcpExt.ListenDrops", "TcpExt.TCPBacklogDrop",
+    "TcpExt.TCPRcvQDrop", "TcpExt.TCPZeroWindowDrop",
+    "TcpExt.TCPOFOQueue", "Udp.InErrors",
+    "Udp.RcvbufErrors",   "Udp.SndbufErrors",
     "Udp.NoPorts"};
 
 // The kernel's softnet counters are 32-bit and wrap: the difference modulo 2^32.

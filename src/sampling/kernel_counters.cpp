@@ -97,7 +97,8 @@ ParseResult<std::vector<SoftnetCpu>> parse_softnet_stat(std::string_view text) {
     }
     // Kernels since 5.10 print the CPU's number in column 13 (offline CPUs have no line).
     std::optional<std::uint32_t> cpu = fields.size() >= 13 ? parse_hex32(fields[12]) : std::nullopt;
-    out.push_back(SoftnetCpu{cpu.value_or(static_cast<std::uint32_t>(out.size())), v[0], v[1], v[2]});
+    out.push_back(
+        SoftnetCpu{cpu.value_or(static_cast<std::uint32_t>(out.size())), v[0], v[1], v[2]});
   }
   if (out.empty()) return std::string("no CPU line");
   return out;

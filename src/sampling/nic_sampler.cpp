@@ -81,16 +81,12 @@ NicRates nic_rates(const NicSample& before, const NicSample& after) {
 }
 
 void to_json(nlohmann::json& j, const NicRate& r) {
-  j = nlohmann::json{{"rx_bytes_per_s", r.rx_bytes_per_s},
-                     {"tx_bytes_per_s", r.tx_bytes_per_s},
-                     {"rx_bits_per_s", r.rx_bits_per_s},
-                     {"tx_bits_per_s", r.tx_bits_per_s},
-                     {"rx_packets_per_s", r.rx_packets_per_s},
-                     {"tx_packets_per_s", r.tx_packets_per_s},
-                     {"rx_errors_per_s", r.rx_errors_per_s},
-                     {"tx_errors_per_s", r.tx_errors_per_s},
-                     {"rx_drops_per_s", r.rx_drops_per_s},
-                     {"tx_drops_per_s", r.tx_drops_per_s}};
+  j = nlohmann::json{
+      {"rx_bytes_per_s", r.rx_bytes_per_s},     {"tx_bytes_per_s", r.tx_bytes_per_s},
+      {"rx_bits_per_s", r.rx_bits_per_s},       {"tx_bits_per_s", r.tx_bits_per_s},
+      {"rx_packets_per_s", r.rx_packets_per_s}, {"tx_packets_per_s", r.tx_packets_per_s},
+      {"rx_errors_per_s", r.rx_errors_per_s},   {"tx_errors_per_s", r.tx_errors_per_s},
+      {"rx_drops_per_s", r.rx_drops_per_s},     {"tx_drops_per_s", r.tx_drops_per_s}};
 }
 
 void to_json(nlohmann::json& j, const NicRates& r) {

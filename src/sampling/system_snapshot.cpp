@@ -117,8 +117,9 @@ class SnapshotReader {
         const auto value = trim(line.substr(colon + 1));
         if (key == "processor") ++count;
         // x86 "model name"; arm and others "Processor"/"cpu model"/"cpu".
-        if (!model && (key == "model name" || key == "Processor" || key == "cpu model" ||
-                       key == "cpu") && !value.empty()) {
+        if (!model &&
+            (key == "model name" || key == "Processor" || key == "cpu model" || key == "cpu") &&
+            !value.empty()) {
           model = std::string(value);
         }
       }
@@ -397,7 +398,8 @@ std::optional<std::string> run_command(const std::vector<std::string>& argv) {
   bool too_big = false;
   bool timed_out = false;
   char buffer[4096];
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kCommandTimeoutMs);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(kCommandTimeoutMs);
   for (;;) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());

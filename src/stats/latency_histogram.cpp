@@ -127,8 +127,8 @@ HistogramTotals LatencyHistogram::totals() const {
   return HistogramTotals{min(), max(), from_wide(sum_), from_wide(sum_sq_)};
 }
 
-std::optional<LatencyHistogram> LatencyHistogram::from_sparse(
-    std::span<const SparseBucket> buckets, const HistogramTotals& totals) {
+std::optional<LatencyHistogram> LatencyHistogram::from_sparse(std::span<const SparseBucket> buckets,
+                                                              const HistogramTotals& totals) {
   LatencyHistogram h;
   std::uint32_t first = kBucketCount;
   std::uint32_t last = 0;

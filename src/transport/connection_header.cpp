@@ -11,8 +11,8 @@ void put_u32(std::uint8_t* out, std::uint32_t v) {
 }
 
 std::uint32_t get_u32(const std::uint8_t* in) {
-  return (std::uint32_t{in[0]} << 24) | (std::uint32_t{in[1]} << 16) |
-         (std::uint32_t{in[2]} << 8) | std::uint32_t{in[3]};
+  return (std::uint32_t{in[0]} << 24) | (std::uint32_t{in[1]} << 16) | (std::uint32_t{in[2]} << 8) |
+         std::uint32_t{in[3]};
 }
 
 }  // namespace

@@ -94,7 +94,7 @@ std::size_t DataListener::queued() const {
   // On a listening socket tcpi_unacked is the accept queue's length.
   const int fd = fd_.load(std::memory_order_relaxed);
   return fd >= 0 && ::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &size) == 0 ? info.tcpi_unacked
-                                                                                : 0;
+                                                                               : 0;
 }
 
 std::uint16_t DataListener::port() const {
@@ -124,24 +124,23 @@ void DataListener::close() {
 }
 
 void DataListener::accept_next() {
-  acceptor_.async_accept(
-      [this, alive = alive_](const boost::system::error_code& ec, tcp::socket socket) {
-        if (!*alive) return;
-        if (ec == asio::error::operation_aborted) return;
-        if (!ec) read_header(std::move(socket));
-        // EMFILE and friends: keep accepting, but after a pause: the connection waits in the
-        // backlog, and retrying at once would spin on the same error.
-        if (ec == asio::error::no_descriptors || ec == asio::error::no_buffer_space ||
-            ec == boost::system::errc::too_many_files_open_in_system ||
-            ec == asio::error::no_memory) {
-          backoff_.expires_after(kAcceptBackoff);
-          backoff_.async_wait([this, alive](const boost::system::error_code& wait_ec) {
-            if (!wait_ec && *alive) accept_next();
-          });
-          return;
-        }
-        accept_next();
+  acceptor_.async_accept([this, alive = alive_](const boost::system::error_code& ec,
+                                                tcp::socket socket) {
+    if (!*alive) return;
+    if (ec == asio::error::operation_aborted) return;
+    if (!ec) read_header(std::move(socket));
+    // EMFILE and friends: keep accepting, but after a pause: the connection waits in the
+    // backlog, and retrying at once would spin on the same error.
+    if (ec == asio::error::no_descriptors || ec == asio::error::no_buffer_space ||
+        ec == boost::system::errc::too_many_files_open_in_system || ec == asio::error::no_memory) {
+      backoff_.expires_after(kAcceptBackoff);
+      backoff_.async_wait([this, alive](const boost::system::error_code& wait_ec) {
+        if (!wait_ec && *alive) accept_next();
       });
+      return;
+    }
+    accept_next();
+  });
 }
 
 void DataListener::arm_deadline(const std::shared_ptr<Pending>& pending,
@@ -199,21 +198,23 @@ void DataListener::read_header(tcp::socket socket) {
       });
 }
 
-std::string DataListener::why_closed(const Pending& pending, const boost::system::error_code& ec) const {
+std::string DataListener::why_closed(const Pending& pending,
+                                     const boost::system::error_code& ec) const {
   switch (pending.closed) {
     case Pending::Closed::kDeadline:
       return fmt::format("no header within {} ms (volley serve --header-timeout)",
                          header_timeout_.count());
     case Pending::Closed::kReplacedBySameAddress:
-      return fmt::format("closed to make room for a newer one from its address, which held {} "
-                         "connections waiting for their header, the most one address may",
-                         quota_.limits().per_source);
+      return fmt::format(
+          "closed to make room for a newer one from its address, which held {} "
+          "connections waiting for their header, the most one address may",
+          quota_.limits().per_source);
     case Pending::Closed::kReplaced:
-      return fmt::format("closed to make room: {} connections waited for their header, the most "
-                         "this listener holds, and its address held the most of them",
-                         quota_.limits().total);
-    case Pending::Closed::kNo:
-      break;
+      return fmt::format(
+          "closed to make room: {} connections waited for their header, the most "
+          "this listener holds, and its address held the most of them",
+          quota_.limits().total);
+    case Pending::Closed::kNo: break;
   }
   return fmt::format("closed before its header ({})", ec.message());
 }

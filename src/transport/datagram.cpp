@@ -48,10 +48,9 @@ void encode(const DatagramHeader& header, std::span<char> into) {
 std::optional<DatagramHeader> decode_datagram_header(std::span<const char> datagram) {
   if (datagram.size() < kDatagramHeaderBytes) return std::nullopt;
   if (get<std::uint32_t>(datagram.data()) != kDatagramMagic) return std::nullopt;
-  return DatagramHeader{get<std::uint32_t>(datagram.data() + 4),
-                        get<std::uint32_t>(datagram.data() + 8),
-                        get<std::uint64_t>(datagram.data() + 12),
-                        get<std::uint64_t>(datagram.data() + 20)};
+  return DatagramHeader{
+      get<std::uint32_t>(datagram.data() + 4), get<std::uint32_t>(datagram.data() + 8),
+      get<std::uint64_t>(datagram.data() + 12), get<std::uint64_t>(datagram.data() + 20)};
 }
 
 std::array<char, kDatagramAckBytes> encode_ack(std::uint32_t token, std::uint16_t port) {
@@ -69,8 +68,7 @@ std::optional<std::uint16_t> decode_ack(std::span<const char> datagram, std::uin
   return get<std::uint16_t>(datagram.data() + 8);
 }
 
-std::optional<ConnectionHeader> decode_udp_hello(std::span<const char> datagram,
-                                                RunTokens tokens) {
+std::optional<ConnectionHeader> decode_udp_hello(std::span<const char> datagram, RunTokens tokens) {
   std::array<std::uint8_t, kConnectionHeaderBytes> raw{};
   if (datagram.size() != raw.size()) return std::nullopt;
   std::memcpy(raw.data(), datagram.data(), raw.size());
@@ -97,7 +95,8 @@ Arrival DatagramReceiver::arrive(const DatagramHeader& header, std::uint64_t now
     seen[seq % kWindow] = true;
     next_ = seq + 1;
   } else if (next_ - seq > kWindow) {
-    a.late = true;  // too old to tell from a duplicate: counted as the late arrival it most likely is
+    a.late =
+        true;  // too old to tell from a duplicate: counted as the late arrival it most likely is
   } else if (seen[seq % kWindow]) {
     a.duplicate = true;
     return a;

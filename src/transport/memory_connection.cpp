@@ -7,8 +7,8 @@
 
 namespace volley::transport {
 
-MemoryConnection::MemoryConnection(const boost::asio::any_io_executor& executor,
-                                   FaultScript script, std::shared_ptr<FaultTally> tally)
+MemoryConnection::MemoryConnection(const boost::asio::any_io_executor& executor, FaultScript script,
+                                   std::shared_ptr<FaultTally> tally)
     : script_(script),
       tally_(std::move(tally)),
       ready_(std::make_unique<boost::asio::steady_timer>(executor)) {}

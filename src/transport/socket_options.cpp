@@ -10,9 +10,7 @@
 namespace volley::transport {
 namespace {
 
-boost::system::error_code last_error() {
-  return {errno, boost::system::system_category()};
-}
+boost::system::error_code last_error() { return {errno, boost::system::system_category()}; }
 
 }  // namespace
 

@@ -32,10 +32,8 @@ std::optional<stats::TcpReading> read_tcp_info(int fd) {
     case kSynSent:
     case kSynRecv:
     case kClose:
-    case kListen:
-      return std::nullopt;
-    default:
-      break;
+    case kListen: return std::nullopt;
+    default: break;
   }
   stats::TcpReading r;
   r.rtt_us = info.tcpi_rtt;

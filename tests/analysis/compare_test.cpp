@@ -64,9 +64,9 @@ TEST(CompareMetricTest, CpuBusyIsNeverBetterOrWorse) {
 
 TEST(CompareMetricTest, EveryMetricHasADirectionThatMatchesItsMeaning) {
   EXPECT_EQ(info(Metric::kTransactionsPerS).better, Better::kHigher);
-  for (const Metric m : {Metric::kP50Ns, Metric::kP99Ns, Metric::kP99_9Ns,
-                         Metric::kServiceDemandLocal, Metric::kServiceDemandRemote,
-                         Metric::kErrors}) {
+  for (const Metric m :
+       {Metric::kP50Ns, Metric::kP99Ns, Metric::kP99_9Ns, Metric::kServiceDemandLocal,
+        Metric::kServiceDemandRemote, Metric::kErrors}) {
     EXPECT_EQ(info(m).better, Better::kLower) << info(m).label;
   }
   EXPECT_EQ(info(Metric::kCpuBusyPctLocal).better, Better::kNotJudged);

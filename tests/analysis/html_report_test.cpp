@@ -55,7 +55,8 @@ TEST(HtmlReportTest, ComparisonPageHasAVerdictPerRowAndTheSettingsThatDiffered) 
   Series base = sweep({1, 4});
   Series next = sweep({1, 4});
   for (auto& p : next.points) {
-    for (auto& run : p.runs) run["totals"]["transactions_per_s"] = run["totals"]["transactions_per_s"].get<double>() * 0.5;
+    for (auto& run : p.runs)
+      run["totals"]["transactions_per_s"] = run["totals"]["transactions_per_s"].get<double>() * 0.5;
   }
   base.system_local = json{{"sysctl", {{"net.core.rps_sock_flow_entries", "0"}}}};
   next.system_local = json{{"sysctl", {{"net.core.rps_sock_flow_entries", "32768"}}}};

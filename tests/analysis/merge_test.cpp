@@ -69,12 +69,15 @@ TEST(Merge, CountsAddAndPercentilesEqualOneHistogramFedEverySample) {
   EXPECT_EQ(rr["transactions"].get<std::uint64_t>(), a_samples.size() + b_samples.size());
   for (const char* p : {"p50", "p90", "p99", "p99_9", "p99_99", "min", "max", "count"}) {
     SCOPED_TRACE(p);
-    const double pct = std::string(p) == "p50" ? 50 : std::string(p) == "p90" ? 90
-                     : std::string(p) == "p99" ? 99 : std::string(p) == "p99_9" ? 99.9 : 99.99;
-    const std::uint64_t expected = std::string(p) == "min" ? all.min()
-                                 : std::string(p) == "max" ? all.max()
-                                 : std::string(p) == "count" ? all.count()
-                                                             : all.percentile(pct);
+    const double pct = std::string(p) == "p50"     ? 50
+                       : std::string(p) == "p90"   ? 90
+                       : std::string(p) == "p99"   ? 99
+                       : std::string(p) == "p99_9" ? 99.9
+                                                   : 99.99;
+    const std::uint64_t expected = std::string(p) == "min"     ? all.min()
+                                   : std::string(p) == "max"   ? all.max()
+                                   : std::string(p) == "count" ? all.count()
+                                                               : all.percentile(pct);
     EXPECT_EQ(rr["latency_ns"][p].get<std::uint64_t>(), expected);
   }
   EXPECT_EQ(stats::histogram_from_json(rr["latency_ns"]["histogram"]), all);
@@ -86,15 +89,17 @@ TEST(Merge, CountsAddAndPercentilesEqualOneHistogramFedEverySample) {
   EXPECT_EQ(rr["errors"]["reset"], 4);
   EXPECT_EQ(rr["expired"], 6);
   EXPECT_EQ(rr["flowops"][1]["errors"]["reset"], 4);
-  EXPECT_EQ(rr["flowops"][0]["bytes_written"], 2 * rr1["flowops"][0]["bytes_written"].get<std::uint64_t>());
+  EXPECT_EQ(rr["flowops"][0]["bytes_written"],
+            2 * rr1["flowops"][0]["bytes_written"].get<std::uint64_t>());
   EXPECT_EQ(rr["latency_uncorrected_ns"]["count"], 2000);
   EXPECT_EQ(d["groups"][0]["strands"], 8);
   // The step's window runs from A's release to B's end, 1.5 ms later than A's: the rates divide
   // the sums by it, as for one master spread over processes.
   EXPECT_NEAR(rr["elapsed_s"].get<double>(), 5.0 + 0.0015, 1e-9);
   EXPECT_EQ(rr["start_unix_ns"], one["groups"][0]["transactions"][1]["start_unix_ns"]);
-  EXPECT_DOUBLE_EQ(rr["transactions_per_s"].get<double>(),
-                   static_cast<double>(a_samples.size() + b_samples.size()) / rr["elapsed_s"].get<double>());
+  EXPECT_DOUBLE_EQ(
+      rr["transactions_per_s"].get<double>(),
+      static_cast<double>(a_samples.size() + b_samples.size()) / rr["elapsed_s"].get<double>());
   EXPECT_EQ(d["totals"]["transactions"].get<std::uint64_t>(),
             one["totals"]["transactions"].get<std::uint64_t>() +
                 report::to_json_document(b)["totals"]["transactions"].get<std::uint64_t>());
@@ -124,7 +129,8 @@ TEST(Merge, ThreeMastersAddUpLikeTwo) {
   const json doc = report::to_json_document(r);
   const MergeOutcome m = merge_run_documents({{"a", doc}, {"b", doc}, {"c", doc}});
   ASSERT_EQ(m.error, "");
-  EXPECT_EQ(m.document["totals"]["transactions"], 3 * doc["totals"]["transactions"].get<std::uint64_t>());
+  EXPECT_EQ(m.document["totals"]["transactions"],
+            3 * doc["totals"]["transactions"].get<std::uint64_t>());
   EXPECT_EQ(m.document["groups"][0]["transactions"][1]["latency_ns"]["p99"],
             doc["groups"][0]["transactions"][1]["latency_ns"]["p99"]);
 }
@@ -148,7 +154,8 @@ TEST(Merge, MastersThatDidNotOverlapAreRefusedWithTheirWindows) {
   EXPECT_TRUE(m.document.is_null());
   EXPECT_NE(m.error.find("did not run at the same time"), std::string::npos) << m.error;
   EXPECT_NE(m.error.find("a.json: 2023-11-14T22:13:21.123Z to 2023-11-14T22:13:26.123Z"),
-            std::string::npos) << m.error;
+            std::string::npos)
+      << m.error;
   EXPECT_NE(m.error.find("--start-at"), std::string::npos) << m.error;
 }
 
@@ -158,8 +165,9 @@ TEST(Merge, RefusesWhatCannotBeMergedExactly) {
 
   json other = doc;
   other["groups"][0]["transactions"][1]["name"] = "other";
-  EXPECT_NE(merge_run_documents({{"a", doc}, {"b", other}}).error.find("did not run the same profile"),
-            std::string::npos);
+  EXPECT_NE(
+      merge_run_documents({{"a", doc}, {"b", other}}).error.find("did not run the same profile"),
+      std::string::npos);
   other = doc;
   other["groups"][1]["transactions"][1]["flowops"][0]["type"] = "read";
   EXPECT_NE(merge_run_documents({{"a", doc}, {"b", other}}).error.find("transaction 1 of group 1"),
@@ -167,7 +175,8 @@ TEST(Merge, RefusesWhatCannotBeMergedExactly) {
 
   json old = doc;  // a document from before histograms were written
   old["groups"][0]["transactions"][1]["latency_ns"].erase("histogram");
-  EXPECT_NE(merge_run_documents({{"a", doc}, {"b", old}}).error.find("histogram"), std::string::npos);
+  EXPECT_NE(merge_run_documents({{"a", doc}, {"b", old}}).error.find("histogram"),
+            std::string::npos);
   old = doc;  // its timed step never started
   for (auto& w : old["windows"]) w["start_unix_ns"] = 0;
   EXPECT_NE(merge_run_documents({{"a", doc}, {"old", old}}).error.find("old has no start times"),
@@ -178,7 +187,8 @@ TEST(Merge, RefusesWhatCannotBeMergedExactly) {
   }
   const std::string why = merge_run_documents({{"a", doc}, {"old", old}}).error;
   EXPECT_NE(why.find("old has no results volley merge can read (written by an older volley"),
-            std::string::npos) << why;
+            std::string::npos)
+      << why;
   EXPECT_NE(why.find("/groups/0/transactions/0/counters: missing"), std::string::npos) << why;
   other = doc;
   other["timed_steps"] = json::array({0, 1});
@@ -186,9 +196,11 @@ TEST(Merge, RefusesWhatCannotBeMergedExactly) {
             std::string::npos);
 
   const MergeOutcome merged = merge_run_documents({{"a", doc}, {"b", doc}});
-  EXPECT_NE(merge_run_documents({{"a", doc}, {"m", merged.document}}).error.find("already a merged"),
-            std::string::npos);
-  EXPECT_NE(merge_run_documents({{"a", doc}, {"x", json{{"hello", 1}}}}).error.find("x is not a volley run result"),
+  EXPECT_NE(
+      merge_run_documents({{"a", doc}, {"m", merged.document}}).error.find("already a merged"),
+      std::string::npos);
+  EXPECT_NE(merge_run_documents({{"a", doc}, {"x", json{{"hello", 1}}}})
+                .error.find("x is not a volley run result"),
             std::string::npos);
 }
 

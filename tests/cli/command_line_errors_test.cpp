@@ -28,7 +28,8 @@ TEST(CommandLineErrors, MistypedOptionOfRunGetsTheClosestOption) {
   // The value given with `=` is not part of the name.
   const ProcessResult with_value = volley({"run", kProfile, "--jsno=out.json"});
   EXPECT_EQ(with_value.exit_code, 2);
-  EXPECT_TRUE(has(with_value.err, "unknown option '--jsno'; did you mean '--json'?")) << with_value.err;
+  EXPECT_TRUE(has(with_value.err, "unknown option '--jsno'; did you mean '--json'?"))
+      << with_value.err;
 }
 
 TEST(CommandLineErrors, MistypedCommandGetsTheClosestCommand) {
@@ -50,7 +51,8 @@ TEST(CommandLineErrors, EveryCommandSuggestsAmongItsOwnOptions) {
        "volley serve: unknown option '--max-sesions'; did you mean '--max-sessions'?"},
       {{"check", kProfile, "--strikt"},
        "volley check: unknown option '--strikt'; did you mean '--strict'?"},
-      {{"dump", kProfile, "--hots", "h"}, "volley dump: unknown option '--hots'; did you mean '--host'?"},
+      {{"dump", kProfile, "--hots", "h"},
+       "volley dump: unknown option '--hots'; did you mean '--host'?"},
       {{"sweep", kProfile, "--vary", "t=1,2", "--repet", "3"},
        "volley sweep: unknown option '--repet'; did you mean '--repeat'?"},
       {{"compare", "a.json", "b.json", "--htm", "x.html"},
@@ -70,15 +72,17 @@ TEST(CommandLineErrors, EveryCommandSuggestsAmongItsOwnOptions) {
 TEST(CommandLineErrors, AWordFarFromEverythingIsNamedWithoutASuggestion) {
   const ProcessResult option = volley({"run", kProfile, "--zzzzzzzz"});
   EXPECT_EQ(option.exit_code, 2);
-  EXPECT_TRUE(has(option.err, "volley run: unknown option '--zzzzzzzz' (`volley run --help` lists "
-                              "the options)"))
+  EXPECT_TRUE(has(option.err,
+                  "volley run: unknown option '--zzzzzzzz' (`volley run --help` lists "
+                  "the options)"))
       << option.err;
   EXPECT_FALSE(has(option.err, "did you mean")) << option.err;
 
   const ProcessResult command = volley({"frobnicate", kProfile});
   EXPECT_EQ(command.exit_code, 2);
-  EXPECT_TRUE(has(command.err, "volley: unknown command 'frobnicate'; the commands are run, serve, "
-                               "check, dump, sweep, compare, merge and search"))
+  EXPECT_TRUE(has(command.err,
+                  "volley: unknown command 'frobnicate'; the commands are run, serve, "
+                  "check, dump, sweep, compare, merge and search"))
       << command.err;
   EXPECT_FALSE(has(command.err, "did you mean")) << command.err;
 
@@ -88,7 +92,8 @@ TEST(CommandLineErrors, AWordFarFromEverythingIsNamedWithoutASuggestion) {
 
   const ProcessResult nothing = volley({});
   EXPECT_EQ(nothing.exit_code, 2);
-  EXPECT_TRUE(has(nothing.err, "volley: no command given; the commands are run, serve")) << nothing.err;
+  EXPECT_TRUE(has(nothing.err, "volley: no command given; the commands are run, serve"))
+      << nothing.err;
 }
 
 TEST(CommandLineErrors, AMistypedOptionIsNamedBeforeWhatItCaused) {
@@ -122,11 +127,13 @@ TEST(CommandLineValues, BadDurationOnRunAndSweep) {
   };
   const std::vector<Case> cases{
       {{"run", kProfile, "--interval", "5x"},
-       "volley run: --interval: invalid duration '5x': unknown unit 'x' (use ns, us, ms, s, min or h)"},
+       "volley run: --interval: invalid duration '5x': unknown unit 'x' (use ns, us, ms, s, min or "
+       "h)"},
       {{"run", kProfile, "-i", "50ms"},
        "volley run: --interval: '50ms' is too short: the shortest interval is 100ms (shorter ones "
        "cost more throughput than they show)"},
-      {{"run", kProfile, "--connect-timeout", "0"}, "volley run: --connect-timeout: '0' must be at least 1ms"},
+      {{"run", kProfile, "--connect-timeout", "0"},
+       "volley run: --connect-timeout: '0' must be at least 1ms"},
       {{"run", kProfile, "--step-grace", "-1s"},
        "volley run: --step-grace: invalid duration '-1s': must not be negative"},
       {{"run", kProfile, "--link-timeout", "soon"},
@@ -151,12 +158,14 @@ TEST(CommandLineValues, BadSizeAndCountOnRunSweepAndServe) {
     std::string said;
   };
   const std::vector<Case> cases{
-      {{"serve", "--max-io-bytes", "1.3k"}, "volley serve: --max-io-bytes: invalid size '1.3k': not a whole number"},
+      {{"serve", "--max-io-bytes", "1.3k"},
+       "volley serve: --max-io-bytes: invalid size '1.3k': not a whole number"},
       {{"serve", "--max-frame-bytes", "1k"},
        "volley serve: --max-frame-bytes: '1k' is not a size in 4k..1g bytes"},
       {{"serve", "--max-profile-bytes", "12q"},
        "volley serve: --max-profile-bytes: invalid size '12q': unknown suffix 'q'"},
-      {{"run", kProfile, "--workers", "2k"}, "volley run: --workers: '2k' is not a whole number in 0..1024"},
+      {{"run", kProfile, "--workers", "2k"},
+       "volley run: --workers: '2k' is not a whole number in 0..1024"},
       {{"sweep", kProfile, "--vary", "t=1,2", "--workers", "5000"},
        "volley sweep: --workers: '5000' is not a whole number in 0..1024"},
       {{"sweep", kProfile, "--vary", "t=1,2", "-P", "0"},
@@ -172,13 +181,15 @@ TEST(CommandLineValues, BadSizeAndCountOnRunSweepAndServe) {
 TEST(CommandLineValues, SizesTakeSuffixesAndAmbiguousDurationsAreSaid) {
   // A good size with a suffix passes the command line (the key check that follows refuses the
   // non-loopback address, so nothing is served).
-  const ProcessResult size = volley({"serve", "--listen", "192.0.2.1:1", "--max-profile-bytes", "2m"});
+  const ProcessResult size =
+      volley({"serve", "--listen", "192.0.2.1:1", "--max-profile-bytes", "2m"});
   EXPECT_EQ(size.exit_code, 2) << size.err;
   EXPECT_TRUE(has(size.err, "refusing to listen on")) << size.err;
   // `2m` is milliseconds, as in a profile, and volley says so.
   const ProcessResult ms = volley({"run", kProfile, "--max-duration", "2m", "--set", "t=1", "--set",
                                    "h=127.0.0.1", "--json", "/nonexistent-dir/x.json"});
-  EXPECT_TRUE(has(ms.err, "volley: warning: --max-duration: '2m' is read as milliseconds")) << ms.err;
+  EXPECT_TRUE(has(ms.err, "volley: warning: --max-duration: '2m' is read as milliseconds"))
+      << ms.err;
 }
 
 }  // namespace

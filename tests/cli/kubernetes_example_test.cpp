@@ -75,7 +75,8 @@ std::string resolve(std::string arg, const std::string& start_at) {
   arg = std::regex_replace(arg, std::regex(R"(\$\(START_AT\))"), start_at);
   arg = std::regex_replace(arg, std::regex(R"(\$\(INDEX\))"), "0");
   const std::string packaged = "/usr/share/volley/profiles/";
-  if (arg.rfind(packaged, 0) == 0) arg = (source_dir() / "profiles" / arg.substr(packaged.size())).string();
+  if (arg.rfind(packaged, 0) == 0)
+    arg = (source_dir() / "profiles" / arg.substr(packaged.size())).string();
   return arg;
 }
 
@@ -96,7 +97,8 @@ TEST(KubernetesExample, EveryVolleyCommandLineParsesAndItsProfileChecks) {
   for (const CommandLine& line : lines) {
     SCOPED_TRACE(line.where);
     std::vector<std::string> args;
-    for (std::size_t i = line.args.size(); i-- > 1;) args.push_back(resolve(line.args[i], start_at));
+    for (std::size_t i = line.args.size(); i-- > 1;)
+      args.push_back(resolve(line.args[i], start_at));
     CLI::App app;
     cli::CommandLine cl;
     cli::define_command_line(app, cl);

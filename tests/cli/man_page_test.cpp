@@ -103,7 +103,8 @@ TEST(ManPage, DocumentsEveryOptionOfTheLiveCommandLineAndNoOther) {
     }
   }
   for (const auto& [name, options] : documented) {
-    if (commands.count(name) == 0) stale << "  the section `.SS volley " << name << "` (no such subcommand)\n";
+    if (commands.count(name) == 0)
+      stale << "  the section `.SS volley " << name << "` (no such subcommand)\n";
   }
   EXPECT_EQ(missing.str(), "") << "docs/volley.1 does not document:\n" << missing.str();
   EXPECT_EQ(stale.str(), "") << "docs/volley.1 documents what the command line no longer has:\n"
@@ -204,8 +205,8 @@ TEST(ManPage, NamesEveryEnvironmentVariableTheProgramReadsAndNoOther) {
        it != std::sregex_iterator(); ++it) {
     if (read.count(it->str()) == 0) stale << "  " << it->str() << "\n";
   }
-  EXPECT_EQ(missing.str(), "")
-      << "the ENVIRONMENT section of docs/volley.1 does not name:\n" << missing.str();
+  EXPECT_EQ(missing.str(), "") << "the ENVIRONMENT section of docs/volley.1 does not name:\n"
+                               << missing.str();
   EXPECT_EQ(stale.str(), "")
       << "the ENVIRONMENT section of docs/volley.1 names what the program does not read:\n"
       << stale.str();

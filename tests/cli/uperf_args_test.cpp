@@ -26,8 +26,8 @@ TEST(UperfArgs, RecognisesUperfCommandLinesOnly) {
 
 TEST(UperfArgs, WrapperCommandLinesBecomeARun) {
   // benchmark-wrapper and k8s-netperf: uperf -v -a -R -i 1 -m PROFILE -P PORT
-  const Args expected{"run",        "p.xml",  "--uperf-output=aR", "--interval",
-                      "1000ms",     "--port", "30000"};
+  const Args expected{"run",    "p.xml", "--uperf-output=aR", "--interval", "1000ms",
+                      "--port", "30000"};
   EXPECT_EQ(translate_uperf_args({"-v", "-a", "-R", "-i", "1", "-m", "p.xml", "-P", "30000"}).args,
             expected);
   // The same flags clustered, and values glued to their letter, as getopt allows.
@@ -55,17 +55,15 @@ TEST(UperfArgs, SlaveWithPort) {
 }
 
 TEST(UperfArgs, VolleyLongOptionsPassThrough) {
-  EXPECT_EQ(translate_uperf_args({"-m", "p.xml", "--local", "--set", "h=127.0.0.1", "--json", "-",
-                                  "-R"})
-                .args,
-            (Args{"run", "p.xml", "--uperf-output=R", "--local", "--set", "h=127.0.0.1", "--json",
-                  "-"}));
+  EXPECT_EQ(
+      translate_uperf_args({"-m", "p.xml", "--local", "--set", "h=127.0.0.1", "--json", "-", "-R"})
+          .args,
+      (Args{"run", "p.xml", "--uperf-output=R", "--local", "--set", "h=127.0.0.1", "--json", "-"}));
 }
 
 TEST(UperfArgs, ResponseTimesAndAcceptedFlagsHaveNotes) {
-  const auto t =
-      translate_uperf_args({"-m", "p.xml", "-X", "times.txt", "-p", "-e", "-E", "a,b", "-k", "-S",
-                            "tcp"});
+  const auto t = translate_uperf_args(
+      {"-m", "p.xml", "-X", "times.txt", "-p", "-e", "-E", "a,b", "-k", "-S", "tcp"});
   EXPECT_EQ(t.action, Action::kRun);
   EXPECT_EQ(t.args, (Args{"run", "p.xml", "--latency-log", "times.txt"}));
   EXPECT_EQ(t.notes.size(), 6U);  // -X, -p, -e, -E, -k, -S
@@ -101,11 +99,11 @@ TEST(UperfArgs, IntervalInUperfsUnits) {
   EXPECT_EQ(uperf_interval_ms("1"), 1000U);  // no unit: seconds
   EXPECT_EQ(uperf_interval_ms("2s"), 2000U);
   EXPECT_EQ(uperf_interval_ms("0.5"), 500U);
-  EXPECT_EQ(uperf_interval_ms("100m"), 100U);   // m is milliseconds
+  EXPECT_EQ(uperf_interval_ms("100m"), 100U);  // m is milliseconds
   EXPECT_EQ(uperf_interval_ms("100ms"), 100U);
-  EXPECT_EQ(uperf_interval_ms("1min"), 1U);     // only the first letter counts, as in uperf
+  EXPECT_EQ(uperf_interval_ms("1min"), 1U);  // only the first letter counts, as in uperf
   EXPECT_EQ(uperf_interval_ms("2000000u"), 2000U);
-  EXPECT_EQ(uperf_interval_ms("500u"), 0U);     // under 1 ms: uperf's "Incorrect interval"
+  EXPECT_EQ(uperf_interval_ms("500u"), 0U);  // under 1 ms: uperf's "Incorrect interval"
   EXPECT_EQ(uperf_interval_ms("x"), 0U);
   EXPECT_EQ(uperf_interval_ms("5h"), 0U);
   EXPECT_EQ(uperf_interval_ms(""), 0U);

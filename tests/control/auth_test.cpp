@@ -56,8 +56,8 @@ TEST(KeyFile, RawKeysAreTakenByteForByte) {
 TEST(KeyFile, ReadableByOthersWarnsTooBigOrNotAFileIsRefused) {
   TempDir dir;
   const auto path = dir.write("key", kHexKey);
-  std::filesystem::permissions(path, std::filesystem::perms::owner_read |
-                                         std::filesystem::perms::others_read);
+  std::filesystem::permissions(
+      path, std::filesystem::perms::owner_read | std::filesystem::perms::others_read);
   auto read = read_key_file(path, "K");
   ASSERT_TRUE(std::holds_alternative<KeyFile>(read)) << std::get<std::string>(read);
   EXPECT_NE(std::get<KeyFile>(read).warning.find("chmod 600"), std::string::npos);
@@ -99,15 +99,16 @@ TEST(Proofs, TheSlaveAcceptsOnlyAProofForItsOwnChallengeAndKey) {
   ASSERT_TRUE(std::holds_alternative<AcceptedAuth>(ok)) << std::get<std::string>(ok);
   const auto& accepted = std::get<AcceptedAuth>(ok);
   EXPECT_EQ(accepted.reply["proof"], slave_proof(key, challenge, nonce));
-  EXPECT_EQ(accepted.keys.master_to_slave, derive_session_keys(key, challenge, nonce).master_to_slave);
+  EXPECT_EQ(accepted.keys.master_to_slave,
+            derive_session_keys(key, challenge, nonce).master_to_slave);
 
   // A wrong key; a proof recorded for another challenge (a replay); not an auth at all.
   EXPECT_TRUE(std::holds_alternative<std::string>(
       accept_master_auth(key, challenge, auth(Secret(32, 9), challenge))));
   EXPECT_TRUE(std::holds_alternative<std::string>(
       accept_master_auth(key, challenge, auth(key, random_hex(kChallengeBytes)))));
-  EXPECT_TRUE(std::holds_alternative<std::string>(
-      accept_master_auth(key, challenge, message("load"))));
+  EXPECT_TRUE(
+      std::holds_alternative<std::string>(accept_master_auth(key, challenge, message("load"))));
   EXPECT_TRUE(std::holds_alternative<std::string>(accept_master_auth(
       key, challenge, message("auth", {{"nonce", "zz"}, {"proof", std::string(64, 'g')}}))));
 }

@@ -55,9 +55,10 @@ void spawn(asio::io_context& context, asio::awaitable<T> task) {
   });
 }
 
-asio::awaitable<void> send_then_receive(Channel& from, Channel& to, json message,
-                                        std::optional<std::variant<std::monostate, ChannelError>>& sent,
-                                        std::optional<std::variant<json, ChannelError>>& received) {
+asio::awaitable<void> send_then_receive(
+    Channel& from, Channel& to, json message,
+    std::optional<std::variant<std::monostate, ChannelError>>& sent,
+    std::optional<std::variant<json, ChannelError>>& received) {
   sent = co_await from.send(std::move(message));
   received = co_await to.receive();
 }
@@ -78,8 +79,7 @@ TEST(Channel, SendAndReceiveOneMessage) {
   ASSERT_TRUE(sent.has_value());
   EXPECT_TRUE(std::holds_alternative<std::monostate>(*sent));
   ASSERT_TRUE(received.has_value());
-  ASSERT_TRUE(std::holds_alternative<json>(*received))
-      << std::get<ChannelError>(*received).message;
+  ASSERT_TRUE(std::holds_alternative<json>(*received)) << std::get<ChannelError>(*received).message;
   EXPECT_EQ(std::get<json>(*received), message);
 }
 
@@ -171,10 +171,9 @@ TEST(Channel, OversizedLengthIsRefusedNamingTheLimit) {
   SocketPair pair;
   Channel b(std::move(pair.server));
   const std::uint32_t n = kMaxFrameBytes + 1;
-  const std::array<std::uint8_t, 4> header{static_cast<std::uint8_t>(n >> 24),
-                                           static_cast<std::uint8_t>(n >> 16),
-                                           static_cast<std::uint8_t>(n >> 8),
-                                           static_cast<std::uint8_t>(n)};
+  const std::array<std::uint8_t, 4> header{
+      static_cast<std::uint8_t>(n >> 24), static_cast<std::uint8_t>(n >> 16),
+      static_cast<std::uint8_t>(n >> 8), static_cast<std::uint8_t>(n)};
   asio::write(pair.client, asio::buffer(header));
   std::optional<std::variant<json, ChannelError>> received;
   spawn(pair.context, receive_into(b, received));
@@ -184,8 +183,7 @@ TEST(Channel, OversizedLengthIsRefusedNamingTheLimit) {
   const auto& error = std::get<ChannelError>(*received);
   EXPECT_FALSE(error.closed_by_peer);
   EXPECT_NE(error.message.find("limit"), std::string::npos) << error.message;
-  EXPECT_NE(error.message.find(std::to_string(kMaxFrameBytes)), std::string::npos)
-      << error.message;
+  EXPECT_NE(error.message.find(std::to_string(kMaxFrameBytes)), std::string::npos) << error.message;
 }
 
 TEST(Channel, PayloadWithoutTypeIsRefused) {
@@ -241,9 +239,9 @@ asio::awaitable<void> pause(asio::io_context& context, std::chrono::milliseconds
 }
 
 /// Three pings 50 ms apart (time for a reset to arrive and be seen); how long the last took.
-asio::awaitable<void> send_three_pings(ConnectedLikeTheMaster& link,
-                                       std::vector<std::variant<std::monostate, ChannelError>>& sent,
-                                       std::chrono::steady_clock::duration& last_took) {
+asio::awaitable<void> send_three_pings(
+    ConnectedLikeTheMaster& link, std::vector<std::variant<std::monostate, ChannelError>>& sent,
+    std::chrono::steady_clock::duration& last_took) {
   for (int i = 0; i < 3; ++i) {
     const auto start = std::chrono::steady_clock::now();
     json ping = message("ping");
@@ -253,9 +251,9 @@ asio::awaitable<void> send_three_pings(ConnectedLikeTheMaster& link,
   }
 }
 
-asio::awaitable<void> receive_then_ping(ConnectedLikeTheMaster& link,
-                                        std::optional<std::variant<json, ChannelError>>& received,
-                                        std::optional<std::variant<std::monostate, ChannelError>>& sent) {
+asio::awaitable<void> receive_then_ping(
+    ConnectedLikeTheMaster& link, std::optional<std::variant<json, ChannelError>>& received,
+    std::optional<std::variant<std::monostate, ChannelError>>& sent) {
   received = co_await link.channel->receive();
   json ping = message("ping");
   sent = co_await link.channel->send(std::move(ping));

@@ -31,7 +31,8 @@ TEST(SpreadPorts, PortsOnTheWire) {
 
 TEST(ChildTargets, RoundTrip) {
   std::map<std::string, engine::HostTarget> targets;
-  targets["slave1"] = engine::HostTarget{boost::asio::ip::make_address("127.0.0.2"), 4000, {4000, 4001}};
+  targets["slave1"] =
+      engine::HostTarget{boost::asio::ip::make_address("127.0.0.2"), 4000, {4000, 4001}};
   targets["v6"] = engine::HostTarget{boost::asio::ip::make_address("::1"), 5000};
   const auto back = targets_from_json(targets_to_json(targets));
   ASSERT_EQ(back.size(), 2U);
@@ -68,10 +69,10 @@ TEST(LoadedListeners, ReadFromShardPortsZeroOnly) {
 
 TEST(MergeDrained, CountsWhatIsANumberAndListsWhatIsAList) {
   using nlohmann::json;
-  const json merged = merge_drained(
-      2, {json::parse(R"({"short": [[0,0,1,0,9,1,"a"]], "short_total": 3})"),
-          json::parse(R"({"short": {"x": 1}, "short_total": "7"})"), json::array({1}),
-          json::parse(R"({"short_total": 18446744073709551615})")});
+  const json merged =
+      merge_drained(2, {json::parse(R"({"short": [[0,0,1,0,9,1,"a"]], "short_total": 3})"),
+                        json::parse(R"({"short": {"x": 1}, "short_total": "7"})"), json::array({1}),
+                        json::parse(R"({"short_total": 18446744073709551615})")});
   EXPECT_EQ(merged.at("short").size(), 1U);
   EXPECT_EQ(merged.at("short_total").get<std::uint64_t>(), UINT64_MAX);  // saturated, not wrapped
 }

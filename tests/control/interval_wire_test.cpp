@@ -82,7 +82,8 @@ TEST(IntervalWire, TcpStateReadsBackExactlyBesideTheCounts) {
 }
 
 TEST(IntervalWire, TheHostsKernelCountersReadBackExactly) {
-  const sampling::ProtocolCounterMap moved{{"Tcp.OutSegs", 29229}, {"softnet.processed", UINT64_MAX}};
+  const sampling::ProtocolCounterMap moved{{"Tcp.OutSegs", 29229},
+                                           {"softnet.processed", UINT64_MAX}};
   const auto part = interval_part_from_json(
       json::parse(encode_frame(interval_counts_message(2, {}, {}, moved)).substr(4)));
   ASSERT_TRUE(part);
@@ -90,7 +91,8 @@ TEST(IntervalWire, TheHostsKernelCountersReadBackExactly) {
   EXPECT_EQ(*part->kernel, moved);
   // A slave that does not read them sends no `kernel`; one where nothing moved, an empty one.
   EXPECT_FALSE(interval_part_from_json(interval_counts_message(2, {}))->kernel);
-  const auto nothing = interval_part_from_json(interval_counts_message(2, {}, {}, sampling::ProtocolCounterMap{}));
+  const auto nothing =
+      interval_part_from_json(interval_counts_message(2, {}, {}, sampling::ProtocolCounterMap{}));
   ASSERT_TRUE(nothing && nothing->kernel);
   EXPECT_TRUE(nothing->kernel->empty());
 }
@@ -149,7 +151,8 @@ TEST(IntervalWire, MissingSaysWhy) {
 }
 
 TEST(IntervalWire, MalformedAnswersAreRefused) {
-  const json good = interval_counts_message(1, {{0, 0, results::DatagramCounters{1, 2, 3, 4, 5, 6, 7}}});
+  const json good =
+      interval_counts_message(1, {{0, 0, results::DatagramCounters{1, 2, 3, 4, 5, 6, 7}}});
   ASSERT_TRUE(interval_part_from_json(good));
   auto with = [&](const char* key, json value) {
     json m = good;

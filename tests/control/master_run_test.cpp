@@ -174,7 +174,8 @@ Outcome run_against(Fault fault, const std::function<void(MasterSettings&)>& tun
 }
 
 TEST(MasterRun, SlaveThatNeverEndsAStepIsNamedAndTheRunFails) {
-  const Outcome o = run_against(Fault::kNeverEndsAStep, [](MasterSettings& s) { s.step_grace = 1s; });
+  const Outcome o =
+      run_against(Fault::kNeverEndsAStep, [](MasterSettings& s) { s.step_grace = 1s; });
   ASSERT_TRUE(o.finished) << "the master waited for step_done without bound";
   EXPECT_LT(o.took, 15s);
   EXPECT_EQ(o.report.status, report::RunStatus::kFailed);
@@ -206,8 +207,8 @@ TEST(MasterRun, IterationsStepTheSlavesEndedWhileMasterStrandsWaitFailsNamingThe
   // Every slave ended step 1, and no byte the master's reads wait for will come: an iterations
   // step has no time bound, so it would wait forever. It is cut once the master's strands have
   // been still for a moment, and the run fails naming what waited.
-  const Outcome o = run_against(Fault::kEndsEveryStepAtOnce, [](MasterSettings& s) { s.step_grace = 5s; },
-                                kReadProfile);
+  const Outcome o = run_against(
+      Fault::kEndsEveryStepAtOnce, [](MasterSettings& s) { s.step_grace = 5s; }, kReadProfile);
   ASSERT_TRUE(o.finished) << "the master waited without bound in an iterations step";
   EXPECT_LT(o.took, 20s);
   EXPECT_EQ(o.report.status, report::RunStatus::kFailed);

@@ -162,8 +162,8 @@ TEST(Load, MissingFileEntryFieldOrWrongTypeIsAnError) {
 // workers to an integer was undefined behaviour. A number out of its field's range is refused.
 TEST(Load, NumbersOutOfTheirRangeAreRefusedNotWrapped) {
   const std::vector<std::pair<const char*, json>> cases = {
-      {"seed", -1}, {"seed", 1.5}, {"token", 4294967296ULL}, {"token", -7},
-      {"workers", 1e300}, {"workers", -1}};
+      {"seed", -1},  {"seed", 1.5},      {"token", 4294967296ULL},
+      {"token", -7}, {"workers", 1e300}, {"workers", -1}};
   for (const auto& [field, value] : cases) {
     json j = to_json(sample_load());
     j[field] = value;
@@ -238,9 +238,15 @@ TEST(SamplingWire, CpuUsageNullOrGarbageIsMissing) {
   // A CPU number out of range is refused, not truncated (or, for 1e300, undefined behaviour).
   for (const json& cpu : {json(-1), json(1e300), json(4294967296ULL)}) {
     json j = sampling::CpuUsage{};
-    j["per_cpu"] = json::array({json{{"cpu", cpu}, {"usr_pct", 1}, {"sys_pct", 1}, {"irq_pct", 1},
-                                     {"softirq_pct", 1}, {"iowait_pct", 1}, {"steal_pct", 1},
-                                     {"idle_pct", 1}, {"busy_pct", 1}}});
+    j["per_cpu"] = json::array({json{{"cpu", cpu},
+                                     {"usr_pct", 1},
+                                     {"sys_pct", 1},
+                                     {"irq_pct", 1},
+                                     {"softirq_pct", 1},
+                                     {"iowait_pct", 1},
+                                     {"steal_pct", 1},
+                                     {"idle_pct", 1},
+                                     {"busy_pct", 1}}});
     EXPECT_FALSE(cpu_usage_from_json(j).has_value()) << cpu;
   }
   EXPECT_FALSE(cpu_usage_from_json(json("busy")).has_value());
@@ -284,7 +290,8 @@ TEST(SamplingWire, NicRatesNullOrGarbageIsMissing) {
   EXPECT_FALSE(nic_rates_from_json(json(nullptr)).has_value());
   EXPECT_FALSE(nic_rates_from_json(json(3)).has_value());
   EXPECT_FALSE(nic_rates_from_json(json::object()).has_value());
-  EXPECT_FALSE(nic_rates_from_json(json{{"wall_s", 1.0}, {"interfaces", {{"eth0", {{"rx_bytes_per_s", 1}}}}}})
+  EXPECT_FALSE(nic_rates_from_json(
+                   json{{"wall_s", 1.0}, {"interfaces", {{"eth0", {{"rx_bytes_per_s", 1}}}}}})
                    .has_value());
 }
 

@@ -80,7 +80,10 @@ TEST(KernelCountersWire, MalformedIsMissing) {
   EXPECT_FALSE(broken([](json& j) { j.erase("went_backwards"); }));
   EXPECT_FALSE(broken([](json& j) { j["absent"] = json{{"a", "Udp.NoPorts"}}; }));
   EXPECT_FALSE(broken([](json& j) { j["absent"] = json::array({7}); }));
-  EXPECT_FALSE(broken([](json& j) { j["absent"] = json(std::vector<std::string>(sampling::watched_protocol_counters().size() + 1, "Udp.NoPorts")); }));
+  EXPECT_FALSE(broken([](json& j) {
+    j["absent"] = json(
+        std::vector<std::string>(sampling::watched_protocol_counters().size() + 1, "Udp.NoPorts"));
+  }));
   EXPECT_FALSE(broken([](json& j) { j["softnet"] = 3; }));
   EXPECT_FALSE(broken([](json& j) { j["softnet"]["per_cpu"][0]["cpu"] = 4294967296ULL; }));
   EXPECT_FALSE(broken([](json& j) { j["softnet"]["per_cpu"][0].erase("dropped"); }));
@@ -88,10 +91,13 @@ TEST(KernelCountersWire, MalformedIsMissing) {
   EXPECT_FALSE(broken([](json& j) {
     j["softnet"]["per_cpu"] = json::array();
     for (std::size_t i = 0; i <= kMaxKernelCpus; ++i) {
-      j["softnet"]["per_cpu"].push_back({{"cpu", i}, {"processed", 0}, {"dropped", 0}, {"time_squeeze", 0}});
+      j["softnet"]["per_cpu"].push_back(
+          {{"cpu", i}, {"processed", 0}, {"dropped", 0}, {"time_squeeze", 0}});
     }
   }));
-  EXPECT_FALSE(broken([](json& j) { j["problems"] = json(std::vector<std::string>(kMaxKernelProblems + 1, "p")); }));
+  EXPECT_FALSE(broken([](json& j) {
+    j["problems"] = json(std::vector<std::string>(kMaxKernelProblems + 1, "p"));
+  }));
   EXPECT_FALSE(broken([](json& j) { j["problems"] = json::array({1}); }));
 }
 

@@ -18,11 +18,13 @@ std::vector<MessageType> all_types() {
 }
 
 /// Messages only a controller sends, and only a served side sends.
-const std::set<MessageType> kControllerSends = {MessageType::kAuth,     MessageType::kLoad,   MessageType::kStart,
-                                                MessageType::kProceed,  MessageType::kEndStep, MessageType::kInterval,
-                                                MessageType::kStop,     MessageType::kFinish, MessageType::kBye};
-const std::set<MessageType> kServedSends = {MessageType::kAuthOk,  MessageType::kLoaded,   MessageType::kRejected,
-                                            MessageType::kStepDone, MessageType::kDrained, MessageType::kIntervalCounts,
+const std::set<MessageType> kControllerSends = {
+    MessageType::kAuth,    MessageType::kLoad,    MessageType::kStart,
+    MessageType::kProceed, MessageType::kEndStep, MessageType::kInterval,
+    MessageType::kStop,    MessageType::kFinish,  MessageType::kBye};
+const std::set<MessageType> kServedSends = {MessageType::kAuthOk,   MessageType::kLoaded,
+                                            MessageType::kRejected, MessageType::kStepDone,
+                                            MessageType::kDrained,  MessageType::kIntervalCounts,
                                             MessageType::kResults,  MessageType::kError};
 
 TEST(Session, EveryTypeHasAWireNameThatMapsBack) {
@@ -78,8 +80,8 @@ TEST(Session, TheServedSideWalksIdleLoadedRunningIdle) {
   p = served_next(p, MessageType::kStart);
   EXPECT_EQ(p, ServedPhase::kRunning);
   EXPECT_EQ(served_rule(p, MessageType::kStart), Rule::kAlreadyStarted);
-  for (MessageType t : {MessageType::kProceed, MessageType::kEndStep, MessageType::kWritten, MessageType::kInterval,
-                        MessageType::kPing}) {
+  for (MessageType t : {MessageType::kProceed, MessageType::kEndStep, MessageType::kWritten,
+                        MessageType::kInterval, MessageType::kPing}) {
     EXPECT_EQ(served_next(p, t), ServedPhase::kRunning) << to_string(t);
   }
   EXPECT_EQ(served_next(p, MessageType::kFinish), ServedPhase::kIdle);

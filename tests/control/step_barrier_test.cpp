@@ -37,7 +37,8 @@ TEST(StepBarrier, EndStepAndWrittenConcernTheStepRunning) {
   EXPECT_EQ(b.refuse("written", 0), "");
   EXPECT_EQ(b.refuse("end_step", 0), "");
   b.end(0);
-  EXPECT_EQ(b.refuse("end_step", 0), "'end_step' for step 0, which is not the step running") << "ended twice";
+  EXPECT_EQ(b.refuse("end_step", 0), "'end_step' for step 0, which is not the step running")
+      << "ended twice";
   EXPECT_FALSE(b.drain_due(0));
   b.done(0);
   EXPECT_TRUE(b.drain_due(0));

@@ -92,9 +92,10 @@ TEST(DrainedMessage, SentenceNamesSideStepConnectionAndBytes) {
   engine::Plan plan;
   plan.groups.resize(1);
   plan.groups[0].name = "readers";
-  const std::string s = describe_shortfalls("slave 127.0.0.1", 2, {{{0, 3, 2, 1, 200}, 100, "reset by peer"}},
-                                            1, plan);
-  EXPECT_NE(s.find("after step 2, the slave 127.0.0.1 did not read everything"), std::string::npos) << s;
+  const std::string s = describe_shortfalls("slave 127.0.0.1", 2,
+                                            {{{0, 3, 2, 1, 200}, 100, "reset by peer"}}, 1, plan);
+  EXPECT_NE(s.find("after step 2, the slave 127.0.0.1 did not read everything"), std::string::npos)
+      << s;
   EXPECT_NE(s.find("group 'readers' strand 3 connection 2 (#1): read 100 of the 200 bytes"),
             std::string::npos)
       << s;

@@ -14,7 +14,8 @@ TEST(ParseWallTime, Rfc3339InUtcAndWithOffsets) {
   EXPECT_EQ(parse_wall_time("2023-11-14 22:13:20Z").unix_ns, 1'700'000'000 * kSecond);
   EXPECT_EQ(parse_wall_time("2023-11-15T00:13:20+02:00").unix_ns, 1'700'000'000 * kSecond);
   EXPECT_EQ(parse_wall_time("2023-11-14T21:43:20-00:30").unix_ns, 1'700'000'000 * kSecond);
-  EXPECT_EQ(parse_wall_time("2023-11-14T22:13:20.25Z").unix_ns, 1'700'000'000 * kSecond + 250'000'000);
+  EXPECT_EQ(parse_wall_time("2023-11-14T22:13:20.25Z").unix_ns,
+            1'700'000'000 * kSecond + 250'000'000);
   EXPECT_EQ(parse_wall_time("2023-11-14T22:13:20.123456789123Z").unix_ns,
             1'700'000'000 * kSecond + 123'456'789);
   EXPECT_EQ(parse_wall_time("1970-01-01T00:00:00Z").unix_ns, 0);
@@ -28,11 +29,11 @@ TEST(ParseWallTime, UnixSecondsWithFraction) {
 }
 
 TEST(ParseWallTime, BadTextIsASentenceNamingWhatIsWrong) {
-  for (const char* bad : {"", "now", "-5", "1700000000.", "17e8", "1.2.3", "2023-11-14",
-                          "2023-11-14T22:13:20", "2023-11-14T22:13Z", "2023-13-01T00:00:00Z",
-                          "2023-02-29T00:00:00Z", "2023-11-14T24:00:00Z", "2023-11-14T23:59:60Z",
-                          "2023-11-14T22:13:20+2", "2023-11-14T22:13:20Zjunk",
-                          "2023-11-14T22:13:20.Z", "99999999999999999999999"}) {
+  for (const char* bad :
+       {"", "now", "-5", "1700000000.", "17e8", "1.2.3", "2023-11-14", "2023-11-14T22:13:20",
+        "2023-11-14T22:13Z", "2023-13-01T00:00:00Z", "2023-02-29T00:00:00Z", "2023-11-14T24:00:00Z",
+        "2023-11-14T23:59:60Z", "2023-11-14T22:13:20+2", "2023-11-14T22:13:20Zjunk",
+        "2023-11-14T22:13:20.Z", "99999999999999999999999"}) {
     const WallTimeParse p = parse_wall_time(bad);
     EXPECT_FALSE(p.unix_ns.has_value()) << bad;
     EXPECT_FALSE(p.error.empty()) << bad;

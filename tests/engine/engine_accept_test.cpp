@@ -98,9 +98,9 @@ Outcome connect_all(std::optional<std::uint16_t> port, std::size_t groups = 1,
   EngineConfig c;
   c.workers = 2;
   c.token = 7;
-  c.targets["x"] = HostTarget{asio::ip::make_address("127.0.0.1"),
-                              acceptor.listener_ports().at(port.value_or(0)),
-                              acceptor.negotiated_ports()};
+  c.targets["x"] =
+      HostTarget{asio::ip::make_address("127.0.0.1"),
+                 acceptor.listener_ports().at(port.value_or(0)), acceptor.negotiated_ports()};
   c.on_txn_done = [&](std::size_t) { connected_all.set_value(); };
   Engine connector(connecting_plan, std::move(c));
   acceptor.start();
@@ -117,7 +117,8 @@ Outcome connect_all(std::optional<std::uint16_t> port, std::size_t groups = 1,
   out.handed_over = acceptor.handed_over();
   out.connected_to = connector.connected();
   out.listeners_took = acceptor.accepted_connections();
-  for (const auto& [requested, bound] : acceptor.listener_ports()) out.accepting_ports.push_back(bound);
+  for (const auto& [requested, bound] : acceptor.listener_ports())
+    out.accepting_ports.push_back(bound);
   for (const std::uint16_t p : acceptor.negotiated_ports()) out.accepting_ports.push_back(p);
   out.connected = connector.finish();
   out.accepted = acceptor.finish();
@@ -137,7 +138,8 @@ TEST(AcceptOnWorkers, NegotiatedPortsNameTheWorkerSoNoConnectionIsHandedOver) {
 // end_step): counted per remotehost and port the connects went to, equal to what the slave's
 // listeners took, whichever worker accepted them.
 TEST(AcceptOnWorkers, TheConnectingSideCountsWhatTheListenersTake) {
-  for (const std::optional<std::uint16_t> port : {std::optional<std::uint16_t>(), std::optional(free_port())}) {
+  for (const std::optional<std::uint16_t> port :
+       {std::optional<std::uint16_t>(), std::optional(free_port())}) {
     const Outcome out = connect_all(port, 2);
     std::uint64_t sum = 0;
     for (const auto& [key, n] : out.connected_to) {

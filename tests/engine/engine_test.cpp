@@ -179,7 +179,8 @@ TEST(Engine, DurationTransactionWithThinkIsCutAtTheDeadline) {
   config.workers = 1;
   config.drain_grace = 50ms;
   std::vector<std::chrono::milliseconds> took;
-  const results::RunResult r = run_all(plan, config, 10s, &took);  // a hang guard, not a timing check
+  const results::RunResult r =
+      run_all(plan, config, 10s, &took);  // a hang guard, not a timing check
 
   ASSERT_EQ(took.size(), 1U);
   EXPECT_GE(took[0], 290ms);
@@ -259,7 +260,7 @@ TEST(Engine, SlaveCutOfAStepIsNotLostToTheStaleQuiescencePollOfThePreviousStep) 
   asio::steady_timer end_step_1(control);
   end_step_1.expires_at(std::chrono::steady_clock::now());
   end_step_1.async_wait([&engine](const boost::system::error_code&) { engine.end_txn(1); });
-  engine.end_txn(0);  // its first poll is due 10 ms later than end_step_1
+  engine.end_txn(0);                  // its first poll is due 10 ms later than end_step_1
   std::this_thread::sleep_for(50ms);  // both are due before the control thread looks
   const auto deadline = std::chrono::steady_clock::now() + 5s;  // a hang guard
   while (!done[1] && std::chrono::steady_clock::now() < deadline) control.run_for(20ms);
@@ -314,8 +315,7 @@ bool pin_to(std::size_t cpu) {
 /// Opens `engine`'s listeners on `control`, starts its worker on CPU 0 (the worker's thread
 /// inherits it; the calling thread, which runs the quiescence polls, then moves to CPU 1) and
 /// runs step 0 to its end.
-::testing::AssertionResult start_on_cpu0_through_step0(Engine& engine,
-                                                       asio::io_context& control,
+::testing::AssertionResult start_on_cpu0_through_step0(Engine& engine, asio::io_context& control,
                                                        std::array<std::atomic<bool>, 2>& done) {
   if (auto error = engine.open_listeners(control); !error.empty()) {
     return ::testing::AssertionFailure() << error;
@@ -391,7 +391,7 @@ TEST(EngineQuiescence, AWorkerWaitingForACpuIsNotCutAtTheStepsEnd) {
     engine.finish();
     GTEST_SKIP() << "cannot run a SCHED_FIFO thread here (needs CAP_SYS_NICE)";
   }
-  engine.end_txn(1, 30ms, std::nullopt);  // the master's step is over
+  engine.end_txn(1, 30ms, std::nullopt);                         // the master's step is over
   const auto deadline = std::chrono::steady_clock::now() + 10s;  // a hang guard
   while (!done[1] && std::chrono::steady_clock::now() < deadline) control.run_for(20ms);
   hog.join();
@@ -443,11 +443,10 @@ TEST(EngineQuiescence, ACutThatComesBeforeTheStrandEnteredItsStepEndsTheStep) {
       << "a strand ran a step whose cut came before it entered it";
 }
 
-
 /// One group of `strands` strands running one transaction of `flowops` (an hour by default).
 Plan one_txn_plan(std::vector<profile::Flowop> flowops, std::uint64_t strands = 2,
-                  std::variant<profile::Iterations, profile::Duration> bound =
-                      profile::Duration{std::chrono::hours(1)}) {
+                  std::variant<profile::Iterations, profile::Duration> bound = profile::Duration{
+                      std::chrono::hours(1)}) {
   profile::Transaction txn;
   txn.bound = bound;
   txn.flowops = std::move(flowops);
@@ -484,7 +483,8 @@ void expect_prompt_stop(const Plan& plan, bool slave_side) {
 TEST(EngineStop, NopLoopOnASlave) {
   // A slave has no deadline: only the stop can end this loop, and it must reach the strand.
   const profile::Iterations forever{std::uint64_t{1} << 62};
-  expect_prompt_stop(one_txn_plan({flowop("nop", profile::NopOp{})}, 2, forever), /*slave_side=*/true);
+  expect_prompt_stop(one_txn_plan({flowop("nop", profile::NopOp{})}, 2, forever),
+                     /*slave_side=*/true);
 }
 
 TEST(EngineStop, NopLoopOnAMaster) {
@@ -492,11 +492,13 @@ TEST(EngineStop, NopLoopOnAMaster) {
 }
 
 TEST(EngineStop, BusyThink) {
-  expect_prompt_stop(one_txn_plan({flowop("think", profile::ThinkOp{std::chrono::hours(1), true})}), false);
+  expect_prompt_stop(one_txn_plan({flowop("think", profile::ThinkOp{std::chrono::hours(1), true})}),
+                     false);
 }
 
 TEST(EngineStop, IdleThink) {
-  expect_prompt_stop(one_txn_plan({flowop("think", profile::ThinkOp{std::chrono::hours(1), false})}), false);
+  expect_prompt_stop(
+      one_txn_plan({flowop("think", profile::ThinkOp{std::chrono::hours(1), false})}), false);
 }
 
 TEST(EngineStop, WaitingAccept) {
@@ -510,7 +512,8 @@ TEST(EngineStop, SlaveMirrorOfOnlyThinkWaitsForTheCut) {
 TEST(EngineInterval, TakesDoNotWaitForASpinningWorker) {
   // One worker, one strand spinning in a busy think and one in a nop loop: interval takes are
   // answered while they run, and every answer comes back on the control context, in order.
-  const Plan plan = one_txn_plan({flowop("think", profile::ThinkOp{std::chrono::hours(1), true})}, 1);
+  const Plan plan =
+      one_txn_plan({flowop("think", profile::ThinkOp{std::chrono::hours(1), true})}, 1);
   EngineConfig config;
   config.workers = 1;
   Engine engine(plan, std::move(config));
@@ -533,7 +536,6 @@ TEST(EngineInterval, TakesDoNotWaitForASpinningWorker) {
   engine.stop();
   engine.finish();
 }
-
 
 }  // namespace
 }  // namespace volley::engine

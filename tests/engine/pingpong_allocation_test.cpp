@@ -100,8 +100,8 @@ Counts run_pingpong(std::uint64_t iterations) {
   EngineConfig c;
   c.workers = 1;
   c.token = 7;
-  c.targets["x"] = HostTarget{asio::ip::make_address("127.0.0.1"),
-                              server.listener_ports().at(0), server.negotiated_ports()};
+  c.targets["x"] = HostTarget{asio::ip::make_address("127.0.0.1"), server.listener_ports().at(0),
+                              server.negotiated_ports()};
   c.on_txn_done = [&](std::size_t t) { sent.at(t).set_value(); };
   Engine client(client_plan, std::move(c));
   server.start();

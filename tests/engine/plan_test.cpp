@@ -70,7 +70,8 @@ Plan compile_ok(const profile::Profile& p, std::vector<FileSet> sets = {}) {
 
 TEST(Compile, SlotsAreDenseTxnSlotThenItsFlowops) {
   profile::Profile p;
-  p.groups.push_back(group("a", 2, {txn({write_op(10), read_op(5, 5)}), txn({op("nop", profile::NopOp{})})}));
+  p.groups.push_back(
+      group("a", 2, {txn({write_op(10), read_op(5, 5)}), txn({op("nop", profile::NopOp{})})}));
   p.groups.push_back(group("b", 3, {txn({op("think", profile::ThinkOp{1ms, false})})}));
   const Plan plan = compile_ok(p);
 
@@ -129,8 +130,9 @@ TEST(Compile, PlainStreamIsAWriteOrReadWithoutChunkOrTimeout) {
   profile::Flowop timed_read = read_op(64, 64);
   timed_read.common.timeout = 1s;
   profile::Profile p;
-  p.groups.push_back(group("a", 1, {txn({write_op(64), read_op(1, 64), chunked_write,
-                                         chunked_read, timed_read, accept_op(std::nullopt)})}));
+  p.groups.push_back(group("a", 1,
+                           {txn({write_op(64), read_op(1, 64), chunked_write, chunked_read,
+                                 timed_read, accept_op(std::nullopt)})}));
   const Plan plan = compile_ok(p);
   std::vector<bool> plain;
   for (const OpPlan& o : plan.groups[0].txns[0].ops) plain.push_back(o.plain_stream);

@@ -31,8 +31,10 @@ TEST(RandomStream, GoldenBitsAndDraws) {
     return out;
   };
   using V = std::vector<std::uint64_t>;
-  EXPECT_EQ(draws(RandomStream::for_connection(1, 0, 0, 0), 64, 4096), (V{1638, 517, 824, 3933, 335}));
-  EXPECT_EQ(draws(RandomStream::for_connection(1, 0, 0, 1), 64, 4096), (V{2499, 1131, 1494, 1629, 3085}));
+  EXPECT_EQ(draws(RandomStream::for_connection(1, 0, 0, 0), 64, 4096),
+            (V{1638, 517, 824, 3933, 335}));
+  EXPECT_EQ(draws(RandomStream::for_connection(1, 0, 0, 1), 64, 4096),
+            (V{2499, 1131, 1494, 1629, 3085}));
   EXPECT_EQ(draws(RandomStream::for_connection(1, 2, 3, 4), 0, 9), (V{0, 2, 9, 3, 4}));
 }
 

@@ -20,7 +20,8 @@ struct Ledger {
   std::atomic<bool> stopped{false};
   std::vector<std::size_t> done;
   int all_delivered = 0;
-  StepLedger ledger{config, std::vector<results::TxnWindow>(2), stopped, [this] { ++all_delivered; }};
+  StepLedger ledger{config, std::vector<results::TxnWindow>(2), stopped,
+                    [this] { ++all_delivered; }};
 };
 
 TEST(StepLedger, TheLastWorkerToFinishEndsTheStep) {

@@ -25,7 +25,7 @@ using test::FaultyConnections;
 std::size_t kind(results::ErrorKind k) { return static_cast<std::size_t>(k); }
 
 profile::Flowop strand_flowop(std::string type, profile::FlowopSpec spec, bool canfail = false,
-                       std::optional<profile::Nanoseconds> timeout = {}) {
+                              std::optional<profile::Nanoseconds> timeout = {}) {
   profile::Flowop f;
   f.type = std::move(type);
   f.spec = std::move(spec);
@@ -41,7 +41,7 @@ profile::Flowop strand_write_op(std::uint64_t bytes, bool canfail = false) {
 }
 
 profile::Flowop strand_read_op(std::uint64_t bytes, bool canfail = false,
-                        std::optional<profile::Nanoseconds> timeout = {}) {
+                               std::optional<profile::Nanoseconds> timeout = {}) {
   profile::ReadOp r;
   r.size = profile::SizeSpec::fixed(bytes);
   return strand_flowop("read", r, canfail, timeout);

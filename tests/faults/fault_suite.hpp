@@ -69,7 +69,8 @@ class BaselinedSlave {
     EXPECT_TRUE(took.has_value()) << after << ": not back to the idle baseline ("
                                   << to_string(baseline_) << "): "
                                   << (now ? to_string(*now) : std::string("the slave is gone"))
-                                  << "\n" << serve_.process().stderr_so_far();
+                                  << "\n"
+                                  << serve_.process().stderr_so_far();
     const auto t = took.value_or(std::chrono::milliseconds(10'000));
     worst_ = std::max(worst_, t);
     return t;
@@ -84,7 +85,8 @@ class BaselinedSlave {
   void expect_clean_exit() {
     const auto r = serve_.terminate(std::chrono::seconds(10));
     EXPECT_EQ(r.exit_code, 0) << "the slave crashed or ignored SIGTERM (signal " << r.signal
-                              << ")\n" << r.err;
+                              << ")\n"
+                              << r.err;
   }
 
  private:

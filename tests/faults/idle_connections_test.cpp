@@ -42,7 +42,8 @@ TEST(Faults, SilentAndHalfOpenControlConnectionsAreClosedAtTheHelloDeadline) {
   // master replaces the oldest of them.
   slave.expect_serves("with 400 silent connections");
   for (std::size_t i = 0; i < held.size(); ++i) {
-    EXPECT_TRUE(held[i]->closed_within(std::chrono::milliseconds(static_cast<int>(10'000 * kSlowdown))))
+    EXPECT_TRUE(
+        held[i]->closed_within(std::chrono::milliseconds(static_cast<int>(10'000 * kSlowdown))))
         << "connection " << i << " still open after the hello deadline";
   }
   held.clear();
@@ -120,7 +121,7 @@ TEST(Faults, SilentDataConnectionsAreClosedWhenTheSessionEnds) {
       const int fd = connect_raw(port);
       ASSERT_GE(fd, 0) << i;
       if (i % 4 == 1) (void)::send(fd, "VLY1\0\0", 6, MSG_NOSIGNAL);  // half a header
-      if (i % 4 == 2) ::shutdown(fd, SHUT_WR);                       // half-open, nothing sent
+      if (i % 4 == 2) ::shutdown(fd, SHUT_WR);                        // half-open, nothing sent
       data.push_back(fd);
     }
     held = data.size();
@@ -128,7 +129,8 @@ TEST(Faults, SilentDataConnectionsAreClosedWhenTheSessionEnds) {
     slave.expect_serves("with 200 silent data connections");
   }  // the master goes away: its session and every pending data socket end
   for (std::size_t i = 0; i < data.size(); ++i) {
-    EXPECT_TRUE(peer_closes(data[i], std::chrono::milliseconds(static_cast<int>(10'000 * kSlowdown))))
+    EXPECT_TRUE(
+        peer_closes(data[i], std::chrono::milliseconds(static_cast<int>(10'000 * kSlowdown))))
         << "data connection " << i << " still open after its session ended";
   }
   slave.expect_back_to_baseline("after silent data connections");

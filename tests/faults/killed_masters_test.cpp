@@ -24,14 +24,14 @@ TEST(Faults, MastersKilledAtRandomMomentsLeaveNothingBehind) {
   for (std::size_t i = 0; i < masters; ++i) {
     const auto at = std::chrono::milliseconds(rng() % static_cast<std::uint64_t>(1200 * kSlowdown));
     {
-      Process master({VOLLEY_BINARY, "run", profile.string(), "-P",
-                      slave.serve().port_text(), "-q"});
+      Process master(
+          {VOLLEY_BINARY, "run", profile.string(), "-P", slave.serve().port_text(), "-q"});
       std::this_thread::sleep_for(at);
       master.signal(SIGKILL);
       (void)master.wait(10s);
     }
-    slave.expect_back_to_baseline(fmt::format("master {} killed at {} ms (seed {})", i,
-                                              at.count(), seed));
+    slave.expect_back_to_baseline(
+        fmt::format("master {} killed at {} ms (seed {})", i, at.count(), seed));
     if (i % 5 == 4) slave.expect_serves(fmt::format("master {} killed", i));
   }
   slave.expect_serves("masters killed");

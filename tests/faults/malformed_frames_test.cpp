@@ -38,15 +38,21 @@ std::vector<std::string> valid_session() {
   return frames;
 }
 
-const std::vector<std::string> kTypes = {"hello", "load",   "start", "proceed", "end_step",
-                                         "finish", "abort", "bye",   "ping",    "results",
+const std::vector<std::string> kTypes = {"hello",  "load",  "start", "proceed",      "end_step",
+                                         "finish", "abort", "bye",   "ping",         "results",
                                          "loaded", "error", "",      "\u00e9\u0000x"};
 
 /// The same message with one field (or the type) replaced by a value of another JSON type.
 std::string wrong_type(const std::string& frame, std::mt19937_64& rng) {
   json m = json::parse(frame.substr(4));
-  const std::vector<json> values = {json(-1), json(1e300), json("x"), json::array(), json(nullptr),
-                                    json::object(), json(true), json(18446744073709551615ULL),
+  const std::vector<json> values = {json(-1),
+                                    json(1e300),
+                                    json("x"),
+                                    json::array(),
+                                    json(nullptr),
+                                    json::object(),
+                                    json(true),
+                                    json(18446744073709551615ULL),
                                     json(std::string(3000, 'a'))};
   const auto& value = values[rng() % values.size()];
   if (rng() % 3 == 0) {
@@ -61,7 +67,8 @@ std::string wrong_type(const std::string& frame, std::mt19937_64& rng) {
 
 std::string with_length(const std::string& frame, std::uint32_t n) {
   std::string out = frame;
-  for (int i = 0; i < 4; ++i) out[static_cast<std::size_t>(i)] = static_cast<char>(n >> (24 - 8 * i));
+  for (int i = 0; i < 4; ++i)
+    out[static_cast<std::size_t>(i)] = static_cast<char>(n >> (24 - 8 * i));
   return out;
 }
 
@@ -91,15 +98,13 @@ Session malformed_session(const std::vector<std::string>& valid, std::size_t i,
       break;
     case 2: {  // a length that does not match the payload
       const std::uint32_t payload = static_cast<std::uint32_t>(frame.size() - 4);
-      const std::vector<std::uint32_t> lengths = {0, 1, payload - 1, payload + 1, payload * 2,
-                                                  4096, 4097, 16U << 20, (16U << 20) + 1,
-                                                  0xffffffffU};
+      const std::vector<std::uint32_t> lengths = {
+          0,    1,    payload - 1, payload + 1,     payload * 2,
+          4096, 4097, 16U << 20,   (16U << 20) + 1, 0xffffffffU};
       frame = with_length(frame, lengths[rng() % lengths.size()]);
       break;
     }
-    case 3:
-      frame = wrong_type(frame, rng);
-      break;
+    case 3: frame = wrong_type(frame, rng); break;
     case 4: {  // valid frames, in a wrong order
       frame.clear();
       const std::size_t n = 1 + rng() % 6;
@@ -130,7 +135,8 @@ TEST(Faults, MalformedFramesNeverHarmTheSlave) {
     const Session s = malformed_session(valid, i, rng);
     ControlClient c(slave.serve().port());
     ASSERT_TRUE(c.connected()) << "session " << i << ": the slave stopped accepting (seed " << seed
-                               << ")\n" << slave.serve().process().stderr_so_far();
+                               << ")\n"
+                               << slave.serve().process().stderr_so_far();
     (void)c.send_raw(s.bytes);  // the slave may have closed already: that is a fine answer
     malformed += s.malformed;
     // We are done talking: the slave must end the session (a refused frame may end it sooner).

@@ -31,8 +31,8 @@ MasterOutcome run_with_fault(Serve& serve, int sig) {
   TempDir dir;
   const auto profile = dir.write("pp.xml", pingpong("2", "20s"));
   const auto doc = dir.path() / "result.json";
-  Process master({VOLLEY_BINARY, "run", profile.string(), "-P", serve.port_text(), "-q",
-                  "--json", doc.string()});
+  Process master({VOLLEY_BINARY, "run", profile.string(), "-P", serve.port_text(), "-q", "--json",
+                  doc.string()});
   std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<int>(1500 * kSlowdown)));
   serve.process().signal(sig);
   const auto fault_at = Clock::now();
@@ -49,7 +49,8 @@ void expect_failed_run_document(const MasterOutcome& o, const std::string& fault
   ASSERT_TRUE(o.document.is_object()) << fault << ": no result document\n" << o.result.err;
   EXPECT_EQ(o.document.value("status", ""), "failed") << fault;
   const auto failure = o.document.value("failure", json()).is_string()
-                           ? o.document["failure"].get<std::string>() : std::string();
+                           ? o.document["failure"].get<std::string>()
+                           : std::string();
   EXPECT_NE(failure.find("127.0.0.1"), std::string::npos)
       << fault << ": the failure names the slave: '" << failure << "'";
 }

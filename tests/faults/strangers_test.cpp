@@ -58,7 +58,8 @@ int connect_from(const char* source, std::uint16_t port) {
 /// listens) until stop(). Records how long the slave let each live.
 class StrangerFlood {
  public:
-  StrangerFlood(const char* source, std::uint16_t port, std::size_t count, std::string greeting = "")
+  StrangerFlood(const char* source, std::uint16_t port, std::size_t count,
+                std::string greeting = "")
       : thread_([this, source, port, count, greeting = std::move(greeting)] {
           run(source, port, count, greeting);
         }) {}
@@ -169,8 +170,8 @@ TimedRun run_on_port(Serve& serve, std::uint16_t data_port, const std::string& t
   TempDir dir;
   const auto profile = dir.write(
       "pp.xml", pingpong(threads, duration, "", fmt::format("127.0.0.1 port={}", data_port)));
-  std::vector<std::string> args{"run", profile.string(), "-P", serve.port_text(), "-q",
-                                "--step-grace", "3s"};
+  std::vector<std::string> args{"run", profile.string(), "-P", serve.port_text(),
+                                "-q",  "--step-grace",   "3s"};
   args.insert(args.end(), extra.begin(), extra.end());
   const auto start = Clock::now();
   auto result = run_volley(args, 60s);
@@ -190,8 +191,9 @@ TEST(Strangers, IdleDataConnectionsDoNotHoldAStepAndCloseAtTheHeaderTimeout) {
     StrangerFlood flood(kStranger, data_port, strangers);
     const auto run = run_on_port(slave.serve(), data_port, "2", "1s");
     flood.stop();
-    EXPECT_EQ(run.result.exit_code, 0) << strangers << " strangers\n" << run.result.err
-                                       << "\nslave:\n" << slave_log(slave.serve());
+    EXPECT_EQ(run.result.exit_code, 0) << strangers << " strangers\n"
+                                       << run.result.err << "\nslave:\n"
+                                       << slave_log(slave.serve());
     // Connect, a 1 s step, disconnect: about 1.5 s alone on a loaded machine; the strangers
     // used to add the whole --step-grace.
     EXPECT_LT(run.took, 1s + 2500ms) << strangers << " strangers";
@@ -246,7 +248,8 @@ TEST(Strangers, HalfOpenGreetingsFromOneAddressDoNotLockOutAMaster) {
   ASSERT_TRUE(flood.wait_opened(strangers, 20s)) << "opened " << flood.opened();
   const auto r = run_pingpong(slave.serve());
   EXPECT_EQ(r.exit_code, 0) << "a master from 127.0.0.1 with 1,040 half-open greetings from "
-                            << kStranger << "\n" << r.err;
+                            << kStranger << "\n"
+                            << r.err;
   EXPECT_GE(flood.closed_by_peer(), strangers - 64) << "opened " << flood.opened();
   flood.stop();
   slave.expect_back_to_baseline("after 1,040 half-open greetings");
@@ -273,8 +276,8 @@ TEST(Strangers, AnnouncedFramesAfterTheHelloCostWhatArrives) {
   const std::uint64_t peak_kib = peak.stop();
   const std::uint64_t growth_kib =
       peak_kib > slave.baseline().rss_kib ? peak_kib - slave.baseline().rss_kib : 0;
-  EXPECT_LT(growth_kib, kRssSlackKib) << "peak " << peak_kib << " KiB, baseline "
-                                      << slave.baseline().rss_kib << " KiB";
+  EXPECT_LT(growth_kib, kRssSlackKib)
+      << "peak " << peak_kib << " KiB, baseline " << slave.baseline().rss_kib << " KiB";
   held.clear();
   slave.expect_back_to_baseline("after 16 announced 16 MiB frames");
   slave.expect_serves("after 16 announced 16 MiB frames");
@@ -339,9 +342,8 @@ TEST(Strangers, RefusalsAreLoggedAtMostOnceASecondEachCounted) {
   const auto seconds =
       std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - start).count() + 1;
   const std::string log = slave.serve().process().stderr_so_far();
-  const auto refused_messages =
-      account(log, std::regex("refused: 'start' before a profile was loaded"),
-              "control messages refused");
+  const auto refused_messages = account(
+      log, std::regex("refused: 'start' before a profile was loaded"), "control messages refused");
   EXPECT_EQ(refused_messages.events, messages) << log.substr(0, 4000);
   // One line a second at most, plus the count when the session ends.
   EXPECT_LE(refused_messages.lines, static_cast<std::size_t>(seconds) + 1);
@@ -401,8 +403,9 @@ TEST(Strangers, ClosedDataConnectionsAreCountedInTheirOwnRun) {
     const std::regex total("([0-9]+) data connections? closed without a valid header in this run");
     ASSERT_TRUE(std::regex_search(log, m, total)) << log;
     EXPECT_EQ(std::stoul(m[1]), wrong + silent) << log;
-    const auto lines = account(log, std::regex("data connection from 127\\.0\\.0\\.2:[0-9]+ closed: "),
-                               "data connections closed");
+    const auto lines =
+        account(log, std::regex("data connection from 127\\.0\\.0\\.2:[0-9]+ closed: "),
+                "data connections closed");
     EXPECT_EQ(lines.events, wrong + silent) << log;
   }
   // The next run, with one stranger's connection: its line carries nothing of the last run.
@@ -428,7 +431,8 @@ TEST(Strangers, ClosedDataConnectionsAreCountedInTheirOwnRun) {
   EXPECT_NE(later.find("data connection from 127.0.0.2"), std::string::npos) << later;
   EXPECT_EQ(later.find("more data connections"), std::string::npos) << later;
   EXPECT_NE(later.find("1 data connection closed without a valid header in this run"),
-            std::string::npos) << later;
+            std::string::npos)
+      << later;
   slave.expect_clean_exit();
 }
 

@@ -36,7 +36,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (sign == 1 && payload.size() >= kMacBytes && !body) std::abort();
     if (sign == 2 && body) std::abort();
     if (!body) return 0;  // the channel refuses the frame and closes
-    if (body->size() + kMacBytes != payload.size() || payload.compare(0, body->size(), *body) != 0) {
+    if (body->size() + kMacBytes != payload.size() ||
+        payload.compare(0, body->size(), *body) != 0) {
       std::abort();
     }
     ++sequence;

@@ -26,7 +26,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (const auto& [host, t] : targets) {
     const auto it = again.find(host);
     if (it == again.end() || it->second.address != t.address ||
-        it->second.negotiated_port != t.negotiated_port || it->second.shard_ports != t.shard_ports) {
+        it->second.negotiated_port != t.negotiated_port ||
+        it->second.shard_ports != t.shard_ports) {
       std::abort();
     }
   }

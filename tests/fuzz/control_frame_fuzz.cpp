@@ -55,7 +55,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto length = control::decode_length(header, limit);
     if (std::holds_alternative<control::DecodeError>(length)) return 0;  // the channel closes here
     const std::string_view payload = in.take(std::get<std::uint32_t>(length));
-    if (payload.size() < std::get<std::uint32_t>(length)) return 0;      // the peer went away
+    if (payload.size() < std::get<std::uint32_t>(length)) return 0;  // the peer went away
     auto decoded = control::decode_payload(payload);
     if (std::holds_alternative<control::DecodeError>(decoded)) return 0;
     const json& m = std::get<json>(decoded);

@@ -37,8 +37,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (const auto load = control::load_from_json(m, error)) {
     std::string again_error;
     const auto again = control::load_from_json(control::to_json(*load), again_error);
-    if (!again || again->profile_text != load->profile_text || again->variables != load->variables ||
-        again->file_sets != load->file_sets || again->seed != load->seed) {
+    if (!again || again->profile_text != load->profile_text ||
+        again->variables != load->variables || again->file_sets != load->file_sets ||
+        again->seed != load->seed) {
       std::abort();
     }
   }

@@ -32,7 +32,8 @@ void check_ack(std::span<const char> datagram) {
   const auto port = decode_ack(datagram, kToken);
   if (!port) return;
   const auto again = encode_ack(kToken, *port);
-  if (datagram.size() != again.size() || std::memcmp(again.data(), datagram.data(), again.size()) != 0) {
+  if (datagram.size() != again.size() ||
+      std::memcmp(again.data(), datagram.data(), again.size()) != 0) {
     std::abort();
   }
 }

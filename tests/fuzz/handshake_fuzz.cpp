@@ -50,8 +50,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   if (auth.is_discarded()) return 0;
   const auto accepted = accept_master_auth(kKey, kChallenge, auth);
-  const bool right = auth.is_object() && text_field(auth, "type") == "auth" &&
-                     nonce.size() == 64 &&
+  const bool right = auth.is_object() && text_field(auth, "type") == "auth" && nonce.size() == 64 &&
                      nonce.find_first_not_of("0123456789abcdef") == std::string::npos &&
                      text_field(auth, "proof") == master_proof(kKey, kChallenge, nonce);
   if (std::holds_alternative<AcceptedAuth>(accepted) != right) std::abort();

@@ -21,10 +21,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   const auto part = interval_part_from_json(m);
   if (!part) return 0;
-  if (part->txns.size() > kMaxIntervalEntries || part->tcp.size() > kMaxIntervalEntries) std::abort();
-  const json again = part->missing.empty()
-                         ? interval_counts_message(part->interval, part->txns, part->tcp, part->kernel)
-                         : interval_missing_message(part->interval, part->missing);
+  if (part->txns.size() > kMaxIntervalEntries || part->tcp.size() > kMaxIntervalEntries)
+    std::abort();
+  const json again =
+      part->missing.empty()
+          ? interval_counts_message(part->interval, part->txns, part->tcp, part->kernel)
+          : interval_missing_message(part->interval, part->missing);
   const auto round = interval_part_from_json(again);
   if (!round || round->interval != part->interval || round->missing != part->missing) std::abort();
   if (part->missing.empty() && round->txns != part->txns) std::abort();

@@ -42,7 +42,8 @@ using namespace std::chrono_literals;
 /// overrides it). Generous for a loaded machine; a sanitizer build gets more (CMake sets it).
 std::chrono::milliseconds hang_bound() {
   const char* s = std::getenv("VOLLEY_GENERATED_BOUND_S");
-  return std::chrono::seconds(s != nullptr ? std::strtoul(s, nullptr, 10) : VOLLEY_GENERATED_BOUND_S);
+  return std::chrono::seconds(s != nullptr ? std::strtoul(s, nullptr, 10)
+                                           : VOLLEY_GENERATED_BOUND_S);
 }
 
 std::string tail(const std::string& s, std::size_t n = 3000) {
@@ -101,7 +102,8 @@ std::vector<std::string> check_document(const json& doc, int exit_code, const st
       problems.push_back("exit 1 without a failure sentence in the document");
     } else {
       const std::string failure = doc["failure"].get<std::string>();
-      if (failure.find("internal error") != std::string::npos) problems.push_back("failure: " + failure);
+      if (failure.find("internal error") != std::string::npos)
+        problems.push_back("failure: " + failure);
       if (output.find(failure) == std::string::npos) {
         problems.push_back("the failure sentence is not in the report: " + failure);
       }
@@ -109,7 +111,8 @@ std::vector<std::string> check_document(const json& doc, int exit_code, const st
     return problems;
   }
   // Exit 0: an honest success.
-  if (doc.value("status", "") != "ok") problems.push_back("exit 0 with status " + doc.value("status", "?"));
+  if (doc.value("status", "") != "ok")
+    problems.push_back("exit 0 with status " + doc.value("status", "?"));
   for (const auto& slave : doc.at("slaves")) {
     if (slave.contains("missing") && !slave["missing"].is_null()) {
       problems.push_back("exit 0 with a missing slave: " + slave["missing"].dump());
@@ -118,7 +121,8 @@ std::vector<std::string> check_document(const json& doc, int exit_code, const st
   const json& groups = doc.at("groups");
   for (std::size_t g = 0; g < groups.size(); ++g) {
     std::uint64_t iterations = 0;
-    for (const auto& t : groups[g].at("transactions")) iterations += t.at("transactions").get<std::uint64_t>();
+    for (const auto& t : groups[g].at("transactions"))
+      iterations += t.at("transactions").get<std::uint64_t>();
     if (groups[g].at("strands").get<std::uint64_t>() > 0 && iterations == 0) {
       problems.push_back(fmt::format("exit 0 but group {} completed no iteration", g));
     }
@@ -137,9 +141,10 @@ std::vector<std::string> check_document(const json& doc, int exit_code, const st
       // compared.
       if (master.errors + slaves.errors > 0) continue;
       if (master.written != slaves.read || master.read != slaves.written) {
-        problems.push_back(fmt::format(
-            "exit 0 but group {} transaction {}: master wrote {} and read {}, slaves read {} and wrote {}",
-            g, t, master.written, master.read, slaves.read, slaves.written));
+        problems.push_back(
+            fmt::format("exit 0 but group {} transaction {}: master wrote {} and read {}, slaves "
+                        "read {} and wrote {}",
+                        g, t, master.written, master.read, slaves.read, slaves.written));
       }
     }
   }
@@ -147,9 +152,12 @@ std::vector<std::string> check_document(const json& doc, int exit_code, const st
     std::uint64_t done = 0;
     for (const auto& g : groups) {
       const auto& txns = g.at("transactions");
-      if (step.get<std::size_t>() < txns.size()) done += txns[step.get<std::size_t>()].at("transactions").get<std::uint64_t>();
+      if (step.get<std::size_t>() < txns.size())
+        done += txns[step.get<std::size_t>()].at("transactions").get<std::uint64_t>();
     }
-    if (done == 0) problems.push_back(fmt::format("exit 0 but timed step {} completed 0 transactions", step.get<std::size_t>()));
+    if (done == 0)
+      problems.push_back(fmt::format("exit 0 but timed step {} completed 0 transactions",
+                                     step.get<std::size_t>()));
   }
   return problems;
 }
@@ -164,8 +172,9 @@ std::string check_seed(std::uint64_t seed) {
   const fs::path out = dir.path() / "r.json";
   // Vary the threads too: one master worker makes every strand share one event loop.
   const std::string workers = seed % 3 == 0 ? "1" : "2";
-  std::vector<std::string> args{"run", profile.string(), "--local", "--seed", std::to_string(seed),
-                                "--workers", workers, "--json", out.string(), "-q"};
+  std::vector<std::string> args{
+      "run",       profile.string(), "--local", "--seed",     std::to_string(seed),
+      "--workers", workers,          "--json",  out.string(), "-q"};
   args.insert(args.end(), sets.begin(), sets.end());
   const auto limit = generated.nominal + hang_bound();
   const auto start = std::chrono::steady_clock::now();
@@ -176,14 +185,16 @@ std::string check_seed(std::uint64_t seed) {
   std::string stacks;
   const ProcessResult r =
       process.wait(limit, SIGINT, 10s, [&] { stacks = thread_stacks(process.pid()); });
-  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - start);
 
   std::vector<std::string> problems;
   const std::string output = r.out + r.err;
   if (r.timed_out) {
-    problems.push_back(fmt::format("did not end within {} ms (nominal {} ms): interrupted, the report "
-                                   "below shows where it was",
-                                   limit.count(), generated.nominal.count()));
+    problems.push_back(
+        fmt::format("did not end within {} ms (nominal {} ms): interrupted, the report "
+                    "below shows where it was",
+                    limit.count(), generated.nominal.count()));
   } else if (r.signal != 0) {
     problems.push_back(fmt::format("killed by signal {}", r.signal));
   } else if (r.exit_code != 0 && r.exit_code != 1) {
@@ -201,8 +212,10 @@ std::string check_seed(std::uint64_t seed) {
       }
     }
   }
-  for (const char* crash : {"AddressSanitizer", "runtime error:", "terminate called", "internal error"}) {
-    if (output.find(crash) != std::string::npos) problems.push_back(fmt::format("output says '{}'", crash));
+  for (const char* crash :
+       {"AddressSanitizer", "runtime error:", "terminate called", "internal error"}) {
+    if (output.find(crash) != std::string::npos)
+      problems.push_back(fmt::format("output says '{}'", crash));
   }
   if (problems.empty()) return {};
 
@@ -214,7 +227,8 @@ std::string check_seed(std::uint64_t seed) {
   std::string command = VOLLEY_BINARY;
   for (const auto& a : args) {
     std::string arg = a;
-    if (arg.starts_with(dir.path().string())) arg = (keep / fs::path(arg).lexically_relative(dir.path())).string();
+    if (arg.starts_with(dir.path().string()))
+      arg = (keep / fs::path(arg).lexically_relative(dir.path())).string();
     if (arg.find("=" + dir.path().string()) != std::string::npos) {
       arg.replace(arg.find(dir.path().string()), dir.path().string().size(), keep.string());
     }
@@ -223,9 +237,10 @@ std::string check_seed(std::uint64_t seed) {
   std::string text = fmt::format("seed {}: exit {}, {} ms (nominal {} ms)\n", seed, r.exit_code,
                                  took.count(), generated.nominal.count());
   for (const auto& p : problems) text += "  - " + p + "\n";
-  text += fmt::format("reproduce: {}\n  or: VOLLEY_SOAK_SEEDS={}:1 volley_generated_tests "
-                      "--gtest_filter=GeneratedProfileSoak.Seeds\n",
-                      command, seed);
+  text += fmt::format(
+      "reproduce: {}\n  or: VOLLEY_SOAK_SEEDS={}:1 volley_generated_tests "
+      "--gtest_filter=GeneratedProfileSoak.Seeds\n",
+      command, seed);
   text += "profile:\n" + generated.text;
   if (!stacks.empty()) text += "threads when it overstayed:\n" + stacks;
   text += "report (start):\n" + r.out.substr(0, 4000) + "\nstderr (end):\n" + tail(r.err) + "\n";
@@ -242,12 +257,30 @@ TEST(ProfileGenerator, ProfilesAreValidVariedAndReproducible) {
     ASSERT_EQ(p.text, generate_profile(seed).text) << "seed " << seed;
     const auto parsed = profile::parse_profile(p.text, "seed.xml", variables);
     ASSERT_TRUE(parsed.profile.has_value() && parsed.diagnostics.empty())
-        << "seed " << seed << ":\n" << parsed.diagnostics.format(nullptr) << p.text;
-    for (const std::string what :
-         {"type=\"connect\"", "type=\"accept\"", "type=\"read\"", "type=\"write\"", "type=\"send\"",
-          "type=\"recv\"", "type=\"sendfile\"", "type=\"sendfilev\"", "type=\"think\"",
-          "type=\"nop\"", "type=\"disconnect\"", "rand(", "rsize=", "count=", "canfail", "conn=",
-          "duration=\"", "iterations=\"", "127.0.0.2", " busy", "nprocs=", "rate="}) {
+        << "seed " << seed << ":\n"
+        << parsed.diagnostics.format(nullptr) << p.text;
+    for (const std::string what : {"type=\"connect\"",
+                                   "type=\"accept\"",
+                                   "type=\"read\"",
+                                   "type=\"write\"",
+                                   "type=\"send\"",
+                                   "type=\"recv\"",
+                                   "type=\"sendfile\"",
+                                   "type=\"sendfilev\"",
+                                   "type=\"think\"",
+                                   "type=\"nop\"",
+                                   "type=\"disconnect\"",
+                                   "rand(",
+                                   "rsize=",
+                                   "count=",
+                                   "canfail",
+                                   "conn=",
+                                   "duration=\"",
+                                   "iterations=\"",
+                                   "127.0.0.2",
+                                   " busy",
+                                   "nprocs=",
+                                   "rate="}) {
       if (p.text.find(what) != std::string::npos) ++seen[what];
     }
     if (p.two_slaves) ++seen["two slaves"];

@@ -39,8 +39,10 @@ TEST(AcceptCount, ConnectionStormStepsEndWithoutTheLongQuietSpell) {
 )XML";
   }
   const auto started = std::chrono::steady_clock::now();
-  const LocalRun run = run_local(dir, "<?xml version=\"1.0\"?>\n<profile name=\"storm\">\n"
-                                      "  <group nthreads=\"4\">\n" + steps + "  </group>\n</profile>\n");
+  const LocalRun run = run_local(dir,
+                                 "<?xml version=\"1.0\"?>\n<profile name=\"storm\">\n"
+                                 "  <group nthreads=\"4\">\n" +
+                                     steps + "  </group>\n</profile>\n");
   const auto took = std::chrono::steady_clock::now() - started;
   ASSERT_FALSE(run.process.timed_out) << run.process.err;
   EXPECT_EQ(run.process.exit_code, 0) << run.process.out << run.process.err;
@@ -88,7 +90,8 @@ TEST(AcceptCount, AConnectionTheMasterEstablishedThatNeverArrivesIsReported) {
     ASSERT_TRUE(refused) << bad;
     EXPECT_NE(refused->value("message", "").find("'connected'"), std::string::npos) << *refused;
   }
-  ASSERT_TRUE(c.send(control_message("end_step", {{"step", 0}, {"connected", json::array({json::array({slave.data_port, 1})})}})));
+  ASSERT_TRUE(c.send(control_message(
+      "end_step", {{"step", 0}, {"connected", json::array({json::array({slave.data_port, 1})})}})));
   const auto missing = c.receive_type("error", 30s);
   ASSERT_TRUE(missing) << "the slave did not report the missing connection";
   const std::string text = missing->value("message", "");
@@ -105,7 +108,8 @@ TEST(AcceptCount, AStepWithTheConnectionTheMasterCountedEndsCleanly) {
   ASSERT_NE(slave.data_port, 0);
   const int fd = connect_data(slave.data_port, 7);
   ASSERT_GE(fd, 0);
-  ASSERT_TRUE(c.send(control_message("end_step", {{"step", 0}, {"connected", json::array({json::array({slave.data_port, 1})})}})));
+  ASSERT_TRUE(c.send(control_message(
+      "end_step", {{"step", 0}, {"connected", json::array({json::array({slave.data_port, 1})})}})));
   std::optional<json> answer;
   const auto deadline = std::chrono::steady_clock::now() + 30s;  // a hang guard
   while (std::chrono::steady_clock::now() < deadline) {

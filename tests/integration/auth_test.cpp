@@ -46,8 +46,8 @@ std::filesystem::path write_key(const TempDir& dir, const std::string& name, con
   const std::string raw = control::random_bytes(32);
   key.assign(raw.begin(), raw.end());
   const auto path = dir.write(name, control::to_hex(raw) + "\n");
-  std::filesystem::permissions(path, std::filesystem::perms::owner_read |
-                                         std::filesystem::perms::owner_write);
+  std::filesystem::permissions(
+      path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   return path;
 }
 
@@ -70,7 +70,10 @@ class KeyedServe {
     // The probe above is a peer that never authenticated: it costs one line, like any other.
     if (!wait_for_log("refused")) ADD_FAILURE() << "volley serve did not listen: " << log();
   }
-  ~KeyedServe() { process_.signal(SIGTERM); (void)process_.wait(5s); }
+  ~KeyedServe() {
+    process_.signal(SIGTERM);
+    (void)process_.wait(5s);
+  }
   KeyedServe(const KeyedServe&) = delete;
   KeyedServe& operator=(const KeyedServe&) = delete;
   [[nodiscard]] std::uint16_t port() const { return port_; }
@@ -87,9 +90,9 @@ class KeyedServe {
 
  private:
   std::vector<std::string> args(const std::filesystem::path& key, std::vector<std::string> extra) {
-    std::vector<std::string> a = {VOLLEY_BINARY, "serve", "--listen",
-                                  fmt::format("127.0.0.1:{}", port_), "--workers", "1",
-                                  "--key-file", key.string()};
+    std::vector<std::string> a = {
+        VOLLEY_BINARY, "serve", "--listen",   fmt::format("127.0.0.1:{}", port_),
+        "--workers",   "1",     "--key-file", key.string()};
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   }
@@ -157,7 +160,8 @@ class Relay {
         }
         const int to = i == 0 ? slave : master;
         for (ssize_t done = 0; done < n;) {
-          const ssize_t w = ::send(to, buf + done, static_cast<std::size_t>(n - done), MSG_NOSIGNAL);
+          const ssize_t w =
+              ::send(to, buf + done, static_cast<std::size_t>(n - done), MSG_NOSIGNAL);
           if (w <= 0) {
             open = false;
             break;
@@ -210,8 +214,8 @@ TEST(Auth, WithoutTheKeyOrWithAWrongOneTheSlaveOnlyRefusesThenServesTheRightMast
   EXPECT_NE(none.err.find("--key-file"), std::string::npos) << none.err;
   ASSERT_TRUE(serve.wait_for_log("refused", 2)) << serve.log();
 
-  const auto wrong = run_volley({"run", profile.string(), "-P", port, "-q", "--key-file",
-                                 wrong_file.string()});
+  const auto wrong =
+      run_volley({"run", profile.string(), "-P", port, "-q", "--key-file", wrong_file.string()});
   EXPECT_EQ(wrong.exit_code, 1) << wrong.err;
   EXPECT_NE(wrong.err.find("the master's key is not this slave's key"), std::string::npos)
       << wrong.err;
@@ -223,8 +227,8 @@ TEST(Auth, WithoutTheKeyOrWithAWrongOneTheSlaveOnlyRefusesThenServesTheRightMast
   EXPECT_EQ(count(log, "loaded"), 0U) << log;
   EXPECT_EQ(count(log, "connected"), 0U) << log;
 
-  const auto right = run_volley({"run", profile.string(), "-P", port, "-q", "--key-file",
-                                 key_file.string()});
+  const auto right =
+      run_volley({"run", profile.string(), "-P", port, "-q", "--key-file", key_file.string()});
   EXPECT_EQ(right.exit_code, 0) << right.err;
   EXPECT_EQ(count(serve.log(), "connected (authenticated)"), 1U) << serve.log();
 
@@ -242,9 +246,10 @@ TEST(Auth, AMasterWithAKeyRefusesASlaveWithoutOne) {
   const auto profile = dir.write("pp.xml", pingpong("2", "300ms"));
   const auto port = free_port();
   Process serve({VOLLEY_BINARY, "serve", "--listen", fmt::format("127.0.0.1:{}", port), "-q"});
-  for (int i = 0; i < 500 && !ControlClient(port).connected(); ++i) std::this_thread::sleep_for(20ms);
-  const auto r = run_volley({"run", profile.string(), "-P", std::to_string(port), "-q",
-                             "--key-file", key_file.string()});
+  for (int i = 0; i < 500 && !ControlClient(port).connected(); ++i)
+    std::this_thread::sleep_for(20ms);
+  const auto r = run_volley(
+      {"run", profile.string(), "-P", std::to_string(port), "-q", "--key-file", key_file.string()});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("the slave has no key"), std::string::npos) << r.err;
   serve.signal(SIGTERM);
@@ -330,7 +335,8 @@ TEST(Auth, DataConnectionsNeedTheSessionsTokenNotTheOneOnTheControlWire) {
   auto closed_within = [](int fd, std::chrono::milliseconds limit) {
     pollfd p{fd, POLLIN, 0};
     char b = 0;
-    const bool closed = ::poll(&p, 1, static_cast<int>(limit.count())) > 0 && ::read(fd, &b, 1) <= 0;
+    const bool closed =
+        ::poll(&p, 1, static_cast<int>(limit.count())) > 0 && ::read(fd, &b, 1) <= 0;
     ::close(fd);
     return closed;
   };
@@ -424,14 +430,15 @@ TEST(Auth, ClosedDataConnectionsAreLoggedWithTheirPeerAndAFloodCostsAFewLines) {
 
 TEST(Auth, NonLoopbackWithoutAKeyRefusesToStartUnlessInsecure) {
   const auto port = free_port();
-  const auto refused = run_volley({"serve", "--listen", fmt::format("0.0.0.0:{}", port), "-q"}, 10s);
+  const auto refused =
+      run_volley({"serve", "--listen", fmt::format("0.0.0.0:{}", port), "-q"}, 10s);
   EXPECT_EQ(refused.exit_code, 2) << refused.err;
   EXPECT_NE(refused.err.find("without a key"), std::string::npos) << refused.err;
   EXPECT_NE(refused.err.find("--insecure"), std::string::npos) << refused.err;
   EXPECT_NE(refused.err.find("--key-file"), std::string::npos) << refused.err;
 
-  Process insecure({VOLLEY_BINARY, "serve", "--listen", fmt::format("0.0.0.0:{}", port), "-q",
-                    "--insecure"});
+  Process insecure(
+      {VOLLEY_BINARY, "serve", "--listen", fmt::format("0.0.0.0:{}", port), "-q", "--insecure"});
   bool listening = false;
   for (int i = 0; i < 500 && !listening; ++i) {
     listening = ControlClient(port).connected();
@@ -445,16 +452,19 @@ TEST(Auth, NonLoopbackWithoutAKeyRefusesToStartUnlessInsecure) {
 TEST(Auth, KeyFilesAndFlagsAreCheckedWithSentencesThatNameThem) {
   TempDir dir;
   const auto short_key = dir.write("short", "0123456789abcdef\n");
-  const auto r = run_volley({"serve", "--listen", "127.0.0.1:0", "--key-file", short_key.string()}, 10s);
+  const auto r =
+      run_volley({"serve", "--listen", "127.0.0.1:0", "--key-file", short_key.string()}, 10s);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("at least 64"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("openssl rand -hex 32"), std::string::npos) << r.err;
 
-  const auto missing = run_volley({"run", (dir.path() / "none.xml").string(), "--key-file",
-                                   (dir.path() / "absent").string()}, 10s);
+  const auto missing = run_volley(
+      {"run", (dir.path() / "none.xml").string(), "--key-file", (dir.path() / "absent").string()},
+      10s);
   EXPECT_EQ(missing.exit_code, 2);
 
-  const auto bad_deadline = run_volley({"serve", "--listen", "127.0.0.1:0", "--header-timeout", "1h"}, 10s);
+  const auto bad_deadline =
+      run_volley({"serve", "--listen", "127.0.0.1:0", "--header-timeout", "1h"}, 10s);
   EXPECT_EQ(bad_deadline.exit_code, 2);
   EXPECT_NE(bad_deadline.err.find("--header-timeout"), std::string::npos) << bad_deadline.err;
 
@@ -466,7 +476,8 @@ TEST(Auth, KeyFilesAndFlagsAreCheckedWithSentencesThatNameThem) {
   const auto port = free_port();
   Process serve({VOLLEY_BINARY, "serve", "--listen", fmt::format("127.0.0.1:{}", port),
                  "--key-file", open_key.string()});
-  for (int i = 0; i < 500 && !ControlClient(port).connected(); ++i) std::this_thread::sleep_for(20ms);
+  for (int i = 0; i < 500 && !ControlClient(port).connected(); ++i)
+    std::this_thread::sleep_for(20ms);
   serve.signal(SIGTERM);
   const auto done = serve.wait(5s);
   EXPECT_NE(done.err.find("can be read by other users"), std::string::npos) << done.err;

@@ -1,6 +1,6 @@
 // The HTML pages as a browser sees them: a sweep, the comparison of two sweeps, a search and a
-// run, each written by the real CLI against a local slave, then loaded in headless Chromium. The DOM
-// Chromium builds must hold the charts with their data (a line through every point) and, on the
+// run, each written by the real CLI against a local slave, then loaded in headless Chromium. The
+// DOM Chromium builds must hold the charts with their data (a line through every point) and, on the
 // comparison page, the verdicts; and the page must paint (a screenshot with content). Skipped,
 // saying so, where Chromium is not installed (scripts/install-deps.sh installs it).
 #include <gtest/gtest.h>
@@ -103,13 +103,14 @@ TEST(HtmlPages, SweepComparisonAndSearchRenderWithTheirDataInChromium) {
 // A run's page: per interval, each transaction's rate and p99, five TCP figures of both ends
 // (a solid line for the master's connections, a dashed one for the slave's) and each host's
 // kernel counters that moved (a ping-pong moves Tcp.OutSegs on both); then the kernel counters
-// over the timed part. Without TCP_INFO the page says there are no TCP figures instead of drawing zeros.
+// over the timed part. Without TCP_INFO the page says there are no TCP figures instead of drawing
+// zeros.
 TEST(HtmlPages, ARunsPageChartsRateLatencyAndBothEndsTcpStatePerInterval) {
   if (!fs::exists(kChromium)) GTEST_SKIP() << kChromium << " is not installed";
   TempDir dir;
   const auto profile = dir.write("pp.xml", pingpong("2", "2s"));
-  const auto run =
-      run_volley({"run", profile, "--local", "-i", "100ms", "--html", dir.path() / "r.html", "-q"}, 60s);
+  const auto run = run_volley(
+      {"run", profile, "--local", "-i", "100ms", "--html", dir.path() / "r.html", "-q"}, 60s);
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
   const fs::path page = dir.path() / "r.html";
   ASSERT_TRUE(fs::exists(page));
@@ -121,9 +122,9 @@ TEST(HtmlPages, ARunsPageChartsRateLatencyAndBothEndsTcpStatePerInterval) {
   EXPECT_GE(lines_with(dom, 3), 14U) << dom;
   EXPECT_NE(dom.find("stroke-dasharray"), std::string::npos) << "no slave's line";
   for (const char* text : {"Transactions per second", "TCP round-trip time", "Congestion window",
-                           "Retransmits", "limited by the receive window", "limited by the send buffer",
-                           "Kernel counters over the timed part", "What limited the run",
-                           "Tcp.OutSegs per interval"}) {
+                           "Retransmits", "limited by the receive window",
+                           "limited by the send buffer", "Kernel counters over the timed part",
+                           "What limited the run", "Tcp.OutSegs per interval"}) {
     EXPECT_NE(dom.find(text), std::string::npos) << "the page lacks " << text;
   }
   EXPECT_GT(fs::file_size(dir.path() / "r.png"), 20'000U);

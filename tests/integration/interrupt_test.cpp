@@ -55,9 +55,9 @@ const json& timed_txn(const json& groups) { return groups.at(0).at("transactions
 
 /// A transaction's figures that these tests check, for a failure's message (not its histograms).
 std::string summary(const json& txn) {
-  return fmt::format("{} elapsed_s {} transactions {} transactions_per_s {}", txn.value("name", "?"),
-                     txn.value("elapsed_s", -1.0), txn.value("transactions", 0ULL),
-                     txn.value("transactions_per_s", -1.0));
+  return fmt::format("{} elapsed_s {} transactions {} transactions_per_s {}",
+                     txn.value("name", "?"), txn.value("elapsed_s", -1.0),
+                     txn.value("transactions", 0ULL), txn.value("transactions_per_s", -1.0));
 }
 
 /// The run's figures for the timed step up to the interruption, on the master and the slave.
@@ -91,10 +91,12 @@ const std::vector<std::string> kOneWorkerEach = {"--workers", "1", "--slave-work
 /// From the interruption, as the report has it (where the interrupted step's window ends on the
 /// master, wall clock), to `exited` (wall clock): the wind-down volley itself controls. The time
 /// the key press takes to become a signal is the kernel's.
-std::chrono::duration<double> wind_down(const json& doc, std::chrono::system_clock::time_point exited) {
+std::chrono::duration<double> wind_down(const json& doc,
+                                        std::chrono::system_clock::time_point exited) {
   const json& mine = timed_txn(doc.at("groups"));
-  const double interrupted_s = static_cast<double>(mine.at("start_unix_ns").get<std::int64_t>()) / 1e9 +
-                               mine.at("elapsed_s").get<double>();
+  const double interrupted_s =
+      static_cast<double>(mine.at("start_unix_ns").get<std::int64_t>()) / 1e9 +
+      mine.at("elapsed_s").get<double>();
   const double exited_s = std::chrono::duration<double>(exited.time_since_epoch()).count();
   return std::chrono::duration<double>(exited_s - interrupted_s);
 }
@@ -120,8 +122,8 @@ TEST_P(Interrupt, EndsWithinASecondAndReportsWhatWasMeasured) {
   const auto profile = dir.write("pp.xml", pingpong("2", "60s"));
   const auto out = dir.path() / "r.json";
   std::optional<Serve> serve;
-  std::vector<std::string> args = {VOLLEY_BINARY, "run", profile.string(), "--json", out.string(),
-                                   "-i", kInterval};
+  std::vector<std::string> args = {VOLLEY_BINARY, "run", profile.string(), "--json",
+                                   out.string(),  "-i",  kInterval};
   args.insert(args.end(), kOneWorkerEach.begin(), kOneWorkerEach.end());
   if (c.slave == SlaveKind::kLocal) {
     args.emplace_back("--local");
@@ -161,24 +163,32 @@ TEST_P(Interrupt, EndsWithinASecondAndReportsWhatWasMeasured) {
     const auto port = local_slave_port(master.output());
     ASSERT_TRUE(port) << master.output();
     const auto deadline = Clock::now() + 3s;
-    while (accepts_connections("127.0.0.1", *port) && Clock::now() < deadline) std::this_thread::sleep_for(20ms);
+    while (accepts_connections("127.0.0.1", *port) && Clock::now() < deadline)
+      std::this_thread::sleep_for(20ms);
     EXPECT_FALSE(accepts_connections("127.0.0.1", *port)) << "the local slave outlived its master";
   } else {
     // A separate slave is not the terminal's to stop: it still serves.
-    EXPECT_TRUE(accepts_connections("127.0.0.1", serve->port())) << serve->process().stderr_so_far();
+    EXPECT_TRUE(accepts_connections("127.0.0.1", serve->port()))
+        << serve->process().stderr_so_far();
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    CtrlCAndSignals, Interrupt,
-    ::testing::Values(
-        InterruptCase{SlaveKind::kLocal, Target::kTerminal, SIGINT, "CtrlCAtTheTerminalLocalSlave"},
-        InterruptCase{SlaveKind::kRemote, Target::kTerminal, SIGINT, "CtrlCAtTheTerminalRemoteSlave"},
-        InterruptCase{SlaveKind::kLocal, Target::kMasterAlone, SIGINT, "SigintToTheMasterLocalSlave"},
-        InterruptCase{SlaveKind::kLocal, Target::kMasterAlone, SIGTERM, "SigtermToTheMasterLocalSlave"},
-        InterruptCase{SlaveKind::kRemote, Target::kMasterAlone, SIGINT, "SigintToTheMasterRemoteSlave"},
-        InterruptCase{SlaveKind::kRemote, Target::kMasterAlone, SIGTERM, "SigtermToTheMasterRemoteSlave"}),
-    [](const ::testing::TestParamInfo<InterruptCase>& param_info) { return param_info.param.name; });
+INSTANTIATE_TEST_SUITE_P(CtrlCAndSignals, Interrupt,
+                         ::testing::Values(InterruptCase{SlaveKind::kLocal, Target::kTerminal,
+                                                         SIGINT, "CtrlCAtTheTerminalLocalSlave"},
+                                           InterruptCase{SlaveKind::kRemote, Target::kTerminal,
+                                                         SIGINT, "CtrlCAtTheTerminalRemoteSlave"},
+                                           InterruptCase{SlaveKind::kLocal, Target::kMasterAlone,
+                                                         SIGINT, "SigintToTheMasterLocalSlave"},
+                                           InterruptCase{SlaveKind::kLocal, Target::kMasterAlone,
+                                                         SIGTERM, "SigtermToTheMasterLocalSlave"},
+                                           InterruptCase{SlaveKind::kRemote, Target::kMasterAlone,
+                                                         SIGINT, "SigintToTheMasterRemoteSlave"},
+                                           InterruptCase{SlaveKind::kRemote, Target::kMasterAlone,
+                                                         SIGTERM, "SigtermToTheMasterRemoteSlave"}),
+                         [](const ::testing::TestParamInfo<InterruptCase>& param_info) {
+                           return param_info.param.name;
+                         });
 
 /// Both sides spread over two processes each (the master's children and the local slave's):
 /// every process stops where it stands and hands over its share, merged on each side. The
@@ -263,7 +273,8 @@ TEST_F(FrozenSlave, ASecondCtrlCEndsTheRunAtOnce) {
   const PtyExit exit = master->wait(10s);
   const auto took = Clock::now() - pressed;
   EXPECT_EQ(exit.exit_code, 130) << "killed by signal " << exit.signal << "\n" << master->output();
-  EXPECT_LT(took, 250ms) << std::chrono::duration<double>(took).count() << " s\n" << master->output();
+  EXPECT_LT(took, 250ms) << std::chrono::duration<double>(took).count() << " s\n"
+                         << master->output();
 }
 
 }  // namespace

@@ -91,7 +91,8 @@ TEST_F(Ipv6, TcpBothWaysAgainstASlaveListeningOnV6LoopbackOnly) {
   for (const std::string host : {"::1", "[::1]"}) {
     SCOPED_TRACE(host);
     const auto profile = dir_.write("v6.xml", both_ways(host));
-    const auto r = run_volley({"run", profile, "-P", std::to_string(port), "--json", out, "-q"}, 60s);
+    const auto r =
+        run_volley({"run", profile, "-P", std::to_string(port), "--json", out, "-q"}, 60s);
     expect_ok_both_ways(r, out, "::1");
   }
   const ProcessResult log = slave.stop();
@@ -126,7 +127,8 @@ TEST_F(Ipv6, LocalWithAnIpv6HostRunsItsSlaveOnV6Loopback) {
   expect_ok_both_ways(r, out, "::1");
   EXPECT_NE(r.out.find("local slave on [::1]:"), std::string::npos) << r.out;
   // An IPv4 host keeps the IPv4 loopback.
-  const auto r4 = run_volley({"run", profile, "--local", "--set", "h=127.0.0.1", "--json", out}, 60s);
+  const auto r4 =
+      run_volley({"run", profile, "--local", "--set", "h=127.0.0.1", "--json", out}, 60s);
   expect_ok_both_ways(r4, out, "127.0.0.1");
   EXPECT_NE(r4.out.find("local slave on 127.0.0.1:"), std::string::npos) << r4.out;
 }
@@ -140,7 +142,8 @@ TEST_F(Ipv6, ServeOnAllAddressesTakesIpv4AndIpv6Masters) {
   for (const std::string host : {"::1", "127.0.0.1"}) {
     SCOPED_TRACE(host);
     const auto profile = dir_.write("any.xml", both_ways(host));
-    const auto r = run_volley({"run", profile, "-P", std::to_string(port), "--json", out, "-q"}, 60s);
+    const auto r =
+        run_volley({"run", profile, "-P", std::to_string(port), "--json", out, "-q"}, 60s);
     expect_ok_both_ways(r, out, host);
   }
 }
@@ -152,7 +155,8 @@ TEST_F(Ipv6, UperfSlaveWithAPortTakesIpv6Masters) {
   SlaveProcess slave({VOLLEY_BINARY, "-s", "-P", std::to_string(port), "--key-file", key.string()},
                      "::1", port);
   const auto profile = dir_.write("uperf.xml", both_ways("::1"));
-  const auto r = run_volley({"-m", profile, "-P", std::to_string(port), "--key-file", key.string()}, 60s);
+  const auto r =
+      run_volley({"-m", profile, "-P", std::to_string(port), "--key-file", key.string()}, 60s);
   EXPECT_EQ(r.exit_code, 0) << r.err << r.out << slave.stop().err;
 }
 
@@ -180,11 +184,10 @@ TEST(Ipv6Input, MalformedAddressesAreBadInputNamingWhere) {
     std::string host;
     std::string says;
   };
-  for (const Case& c : {Case{"1::2::3", "'1::2::3' is not an IPv6 address"},
-                        Case{"[::1]:20000", "port"},
-                        Case{"[10.0.0.1]", "brackets are for IPv6 addresses only"},
-                        Case{"fe80::1%", "zone"},
-                        Case{"slave:20000", "port"}}) {
+  for (const Case& c :
+       {Case{"1::2::3", "'1::2::3' is not an IPv6 address"}, Case{"[::1]:20000", "port"},
+        Case{"[10.0.0.1]", "brackets are for IPv6 addresses only"}, Case{"fe80::1%", "zone"},
+        Case{"slave:20000", "port"}}) {
     SCOPED_TRACE(c.host);
     const auto profile = dir.write("bad.xml", both_ways(c.host));
     const auto r = run_volley({"check", profile}, 30s);

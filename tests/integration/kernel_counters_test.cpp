@@ -79,11 +79,19 @@ TEST(KernelCounters, OverflowedUdpReceiveBufferIsCounted) {
   ASSERT_TRUE(slave.is_object()) << run.doc.at("kernel");
   ASSERT_TRUE(slave.at("counters").contains("Udp.RcvbufErrors")) << slave;
   EXPECT_GT(slave.at("counters").at("Udp.RcvbufErrors").get<std::uint64_t>(), 0U) << slave;
-  EXPECT_GT(run.doc.at("kernel").at("local").at("counters").at("Udp.RcvbufErrors").get<std::uint64_t>(),
-            0U);
+  EXPECT_GT(
+      run.doc.at("kernel").at("local").at("counters").at("Udp.RcvbufErrors").get<std::uint64_t>(),
+      0U);
   // The receiver lost what its buffer could not take.
-  const json& received = run.doc.at("slaves").at(0).at("groups").at(0).at("transactions").at(1)
-                             .at("flowops").at(0).at("datagrams");
+  const json& received = run.doc.at("slaves")
+                             .at(0)
+                             .at("groups")
+                             .at(0)
+                             .at("transactions")
+                             .at(1)
+                             .at("flowops")
+                             .at(0)
+                             .at("datagrams");
   EXPECT_GT(received.at("lost").get<std::uint64_t>(), 0U) << received;
 }
 

@@ -57,7 +57,8 @@ void expect_slave_step_ended_with_master(const json& doc, std::size_t txn) {
   const double master = doc["groups"][0]["transactions"][txn]["elapsed_s"].get<double>();
   for (const auto& slave : doc["slaves"]) {
     const double s = slave["groups"][0]["transactions"][txn]["elapsed_s"].get<double>();
-    EXPECT_LT(s, master + 5.0) << "the slave's step outlived the master's by " << s - master << " s";
+    EXPECT_LT(s, master + 5.0) << "the slave's step outlived the master's by " << s - master
+                               << " s";
   }
 }
 
@@ -66,9 +67,9 @@ void expect_slave_step_ended_with_master(const json& doc, std::size_t txn) {
 json run_two_hosts_ok(const TempDir& dir, const std::filesystem::path& profile,
                       const TwoLoopbackSlaves& slaves, const std::vector<std::string>& extra = {}) {
   const auto out = dir.path() / "r.json";
-  std::vector<std::string> args{"run",   profile.string(), "-P", slaves.port_text(),
-                                "--set", "a=127.0.0.1",   "--set", "b=127.0.0.2",
-                                "--json", out.string(),   "-q"};
+  std::vector<std::string> args{"run",    profile.string(), "-P",    slaves.port_text(),
+                                "--set",  "a=127.0.0.1",    "--set", "b=127.0.0.2",
+                                "--json", out.string(),     "-q"};
   args.insert(args.end(), extra.begin(), extra.end());
   const auto r = run_volley(args, 60s);
   EXPECT_FALSE(r.timed_out) << "the run hung:\n" << r.err;
@@ -80,7 +81,8 @@ json run_two_hosts_ok(const TempDir& dir, const std::filesystem::path& profile,
 void expect_slaves_moved_the_masters_bytes(const json& doc) {
   ASSERT_FALSE(doc.is_discarded());
   std::uint64_t slave_bytes = 0;
-  for (const auto& slave : doc["slaves"]) slave_bytes += slave["totals"]["bytes"].get<std::uint64_t>();
+  for (const auto& slave : doc["slaves"])
+    slave_bytes += slave["totals"]["bytes"].get<std::uint64_t>();
   EXPECT_EQ(slave_bytes, doc["totals"]["bytes"].get<std::uint64_t>());
 }
 
@@ -98,7 +100,8 @@ TEST(Liveness, NopDurationAfterConnectEndsOnBothSides) {
     <transaction iterations="1"><flowop type="disconnect"/></transaction>
   </group>
 </profile>
-)XML", {"--slave-workers", "1"});
+)XML",
+                          {"--slave-workers", "1"});
   expect_sides_agree(doc, Ops::kNotCompared);
   EXPECT_GT(iterations(doc, 0, 1), 0U);
   expect_slave_step_ended_with_master(doc, 1);
@@ -122,7 +125,8 @@ TEST(Liveness, SlaveMirrorOfShortThinkQuiesces) {
 
 TEST(Liveness, BusyStrandDoesNotStarveAnotherGroupOnOneWorker) {
   TempDir dir;
-  const json doc = run_ok(dir, R"XML(<?xml version="1.0"?>
+  const json doc =
+      run_ok(dir, R"XML(<?xml version="1.0"?>
 <profile name="starve">
   <group nthreads="1" name="spinner">
     <transaction iterations="1"><flowop type="nop"/></transaction>
@@ -139,9 +143,10 @@ TEST(Liveness, BusyStrandDoesNotStarveAnotherGroupOnOneWorker) {
     </transaction>
   </group>
 </profile>
-)XML", {"--workers", "1", "--slave-workers", "1", "-i", "250ms",
-           // The spinner's one think outlasts its step: it completes no iteration, by design.
-           "--allow-empty"});
+)XML",
+             {"--workers", "1", "--slave-workers", "1", "-i", "250ms",
+              // The spinner's one think outlasts its step: it completes no iteration, by design.
+              "--allow-empty"});
   expect_sides_agree(doc, Ops::kNotCompared);
   EXPECT_GT(iterations(doc, 0, 1), 0U);  // the spinner spins 100 ms at a time, and completes
   EXPECT_GT(iterations(doc, 1, 1), 0U);
@@ -151,7 +156,8 @@ TEST(Liveness, BusyStrandDoesNotStarveAnotherGroupOnOneWorker) {
   std::size_t with_pingpong = 0;
   for (const auto& interval : doc["intervals"]) {
     for (const auto& t : interval["transactions"]) {
-      if (t["name"].get<std::string>().starts_with("pingpong/") && t["transactions"].get<std::uint64_t>() > 0) {
+      if (t["name"].get<std::string>().starts_with("pingpong/") &&
+          t["transactions"].get<std::uint64_t>() > 0) {
         ++with_pingpong;
       }
     }
@@ -212,7 +218,8 @@ TEST(Liveness, OneStrandTwoHostsDirPicksAgree) {
   // Files of different sizes: a slave that picked another file than the master would wait for
   // bytes that never come (or leave some unread).
   TempDir dir;
-  for (int i = 1; i <= 5; ++i) dir.write(fmt::format("files/f{}", i), std::string(std::size_t(1000 * i + 7), 'x'));
+  for (int i = 1; i <= 5; ++i)
+    dir.write(fmt::format("files/f{}", i), std::string(std::size_t(1000 * i + 7), 'x'));
   TwoLoopbackSlaves slaves;
   const auto profile = dir.write("dir.xml", R"XML(<?xml version="1.0"?>
 <profile name="dir two hosts">
@@ -257,7 +264,8 @@ TEST_P(UperfProfile, RunsWithEqualCounts) {
 INSTANTIATE_TEST_SUITE_P(Uperf, UperfProfile,
                          ::testing::Values("disconnect_iter.xml", "accept-tcp.xml", "canfail.xml"),
                          [](const auto& param_info) {
-                           std::string name = param_info.param.substr(0, param_info.param.find('.'));
+                           std::string name =
+                               param_info.param.substr(0, param_info.param.find('.'));
                            std::replace(name.begin(), name.end(), '-', '_');
                            return name;
                          });

@@ -58,8 +58,8 @@ class ServeProcess {
     EXPECT_EQ(problem, "");
     const auto& key = slave_.key();
     key_file_ = key_dir_.write("key", control::to_hex(std::string(key.begin(), key.end())));
-    std::filesystem::permissions(key_file_, std::filesystem::perms::owner_read |
-                                                std::filesystem::perms::owner_write);
+    std::filesystem::permissions(
+        key_file_, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
     ::setenv("VOLLEY_KEY_FILE", key_file_.c_str(), 1);
   }
   ~ServeProcess() { ::unsetenv("VOLLEY_KEY_FILE"); }
@@ -78,7 +78,9 @@ class ServeProcess {
 std::size_t count_entries(const std::filesystem::path& dir) {
   std::size_t n = 0;
   std::error_code ec;
-  for (auto it = std::filesystem::directory_iterator(dir, ec); !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) ++n;
+  for (auto it = std::filesystem::directory_iterator(dir, ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec))
+    ++n;
   return n;
 }
 
@@ -99,7 +101,8 @@ TEST(Loopback, PingPongWithLocalSlave) {
   std::uint64_t in_intervals = 0;
   for (const auto& interval : doc["intervals"]) {
     for (const auto& t : interval["transactions"]) {
-      if (t["name"].get<std::string>().ends_with("txn2")) in_intervals += t["transactions"].get<std::uint64_t>();
+      if (t["name"].get<std::string>().ends_with("txn2"))
+        in_intervals += t["transactions"].get<std::uint64_t>();
     }
   }
   EXPECT_EQ(in_intervals, step["transactions"].get<std::uint64_t>());
@@ -112,8 +115,8 @@ TEST(Loopback, PingPongWithLocalSlave) {
 // srcaddr=: each connect binds to one of the addresses first (127.0.0.0/8 is all this host's).
 TEST(Loopback, SrcaddrConnectsFromTheGivenAddresses) {
   TempDir dir;
-  const auto profile = dir.write(
-      "pp.xml", test::pingpong("$t", "300ms", "", "$h srcaddr=127.0.0.2-127.0.0.5"));
+  const auto profile =
+      dir.write("pp.xml", test::pingpong("$t", "300ms", "", "$h srcaddr=127.0.0.2-127.0.0.5"));
   const auto out = dir.path() / "r.json";
   const auto r = run_volley({"run", profile, "--local", "--set", "t=8", "--json", out, "-q"});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
@@ -249,7 +252,8 @@ TEST(Loopback, SendfileMovesTheWholeFileEveryCall) {
 </profile>
 )XML");
   const auto out = dir.path() / "r.json";
-  const auto r = run_volley({"run", profile, "--local", "--set", fmt::format("file={}", (dir.path() / "payload.bin").string()),
+  const auto r = run_volley({"run", profile, "--local", "--set",
+                             fmt::format("file={}", (dir.path() / "payload.bin").string()),
                              "--json", out, "-q"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json doc = read_json(out);
@@ -301,7 +305,8 @@ TEST(Loopback, SlaveNotThereIsAClearErrorWithExit1) {
   const auto profile = dir.write("pp.xml", loopback_pingpong("1s"));
   const auto start = std::chrono::steady_clock::now();
   const auto r = run_volley({"run", profile, "-P", std::to_string(free_port()), "--set",
-                             "h=127.0.0.1", "--set", "t=2", "-q"}, 20s);
+                             "h=127.0.0.1", "--set", "t=2", "-q"},
+                            20s);
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("cannot reach slave"), std::string::npos) << r.err;
   EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
@@ -364,14 +369,16 @@ TEST(Loopback, MasterKilledMidRunLeavesSlaveIdleAndClean) {
   // The slave notices, stops its side and closes everything within a few seconds.
   const auto deadline = std::chrono::steady_clock::now() + 5s;
   while (std::chrono::steady_clock::now() < deadline &&
-         (count_entries(proc / "fd") != fds_before || count_entries(proc / "task") != threads_before)) {
+         (count_entries(proc / "fd") != fds_before ||
+          count_entries(proc / "task") != threads_before)) {
     std::this_thread::sleep_for(50ms);
   }
   EXPECT_EQ(count_entries(proc / "fd"), fds_before);
   EXPECT_EQ(count_entries(proc / "task"), threads_before);
   // And it still serves.
   const auto again = dir.write("short.xml", loopback_pingpong("300ms"));
-  const auto r = run_volley({"run", again, "-P", serve.port(), "--set", "h=127.0.0.1", "--set", "t=2", "-q"});
+  const auto r =
+      run_volley({"run", again, "-P", serve.port(), "--set", "h=127.0.0.1", "--set", "t=2", "-q"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
@@ -393,14 +400,16 @@ TEST(Loopback, BadControlMessagesDoNotHurtTheSlave) {
     }
     ::close(fd);
   };
-  send_raw(std::string("\xff\xff\xff\xff", 4));                 // oversized frame
-  send_raw(std::string("\x00\x00\x00\x05", 4) + "nope!");       // not JSON
-  send_raw(std::string("\x00\x00\x00\x02", 4) + "[]");          // not an object
-  send_raw("GET / HTTP/1.0\r\n\r\n");                            // not volley at all
-  const std::string hello = R"XML({"type":"hello","magic":"volley-control","protocol_version":99})XML";
+  send_raw(std::string("\xff\xff\xff\xff", 4));            // oversized frame
+  send_raw(std::string("\x00\x00\x00\x05", 4) + "nope!");  // not JSON
+  send_raw(std::string("\x00\x00\x00\x02", 4) + "[]");     // not an object
+  send_raw("GET / HTTP/1.0\r\n\r\n");                      // not volley at all
+  const std::string hello =
+      R"XML({"type":"hello","magic":"volley-control","protocol_version":99})XML";
   send_raw(std::string{0, 0, 0, static_cast<char>(hello.size())} + hello);  // wrong version
   const auto profile = dir.write("pp.xml", loopback_pingpong("300ms"));
-  const auto r = run_volley({"run", profile, "-P", serve.port(), "--set", "h=127.0.0.1", "--set", "t=2", "-q"});
+  const auto r = run_volley(
+      {"run", profile, "-P", serve.port(), "--set", "h=127.0.0.1", "--set", "t=2", "-q"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
@@ -487,14 +496,13 @@ TEST_P(OneIdTwoSlaves, EveryStepsBytesAreDrainedWhicheverSlaveTheIdServes) {
     <transaction iterations="1"><flowop type="disconnect"/></transaction>)XML",
                        open, host);
   };
-  const auto profile = dir.write(
-      "one-id.xml", fmt::format(R"XML(<?xml version="1.0"?>
+  const auto profile = dir.write("one-id.xml", fmt::format(R"XML(<?xml version="1.0"?>
 <profile name="one id, two slaves">
   <group nthreads="2">{}{}{}
   </group>
 </profile>
 )XML",
-                                step("$a"), step("$b"), step("$a")));
+                                                           step("$a"), step("$b"), step("$a")));
   const auto out = dir.path() / "r.json";
   const auto r = run_volley({"run", profile, "-P", slaves.port_text(), "--set", "a=127.0.0.1",
                              "--set", "b=127.0.0.2", "--json", out, "-q"});
@@ -624,7 +632,8 @@ TEST(Loopback, NoTcpInfoReadsNoTcpStateOnEitherSide) {
   const json doc = read_json(out);
   ASSERT_GT(doc["totals"]["transactions"].get<std::uint64_t>(), 0U);
   for (const json* side : {&doc, &doc["slaves"][0]}) {
-    for (const auto& t : (*side)["groups"][0]["transactions"]) EXPECT_FALSE(t.contains("tcp")) << t.dump();
+    for (const auto& t : (*side)["groups"][0]["transactions"])
+      EXPECT_FALSE(t.contains("tcp")) << t.dump();
   }
   for (const auto& interval : doc["intervals"]) {
     for (const auto& t : interval["transactions"]) {
@@ -660,7 +669,8 @@ TEST(Loopback, ConnectionsStillOnTheirWayAtAStepsEndAreThatStepsNotTheNexts) {
 </profile>
 )XML");
   const auto out = dir.path() / "r.json";
-  const auto r = run_volley({"run", profile, "--local", "--workers", "2", "--json", out, "-q"}, 60s);
+  const auto r =
+      run_volley({"run", profile, "--local", "--workers", "2", "--json", out, "-q"}, 60s);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json doc = read_json(out);
   EXPECT_EQ(doc["groups"][0]["transactions"][1]["transactions"], 80);
@@ -746,13 +756,16 @@ TEST(Loopback, TwoMastersStartTogetherAtStartAtAndMergeExactly) {
   const std::uint16_t port = slaves.port();
   const auto profile = dir.write("pp.xml", loopback_pingpong("500ms"));
   const std::int64_t start_at = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                    std::chrono::system_clock::now().time_since_epoch()).count() +
+                                    std::chrono::system_clock::now().time_since_epoch())
+                                    .count() +
                                 2'000'000'000;
-  const std::string at = fmt::format("{}.{:09}", start_at / 1'000'000'000, start_at % 1'000'000'000);
+  const std::string at =
+      fmt::format("{}.{:09}", start_at / 1'000'000'000, start_at % 1'000'000'000);
   auto master = [&](const char* host, const char* out) {
-    return std::make_unique<Process>(std::vector<std::string>{
-        VOLLEY_BINARY, "run", profile, "-P", std::to_string(port), "--set", fmt::format("h={}", host),
-        "--set", "t=2", "--workers", "1", "--start-at", at, "--json", dir.path() / out, "-q"});
+    return std::make_unique<Process>(
+        std::vector<std::string>{VOLLEY_BINARY, "run", profile, "-P", std::to_string(port), "--set",
+                                 fmt::format("h={}", host), "--set", "t=2", "--workers", "1",
+                                 "--start-at", at, "--json", dir.path() / out, "-q"});
   };
   auto a = master("127.0.0.1", "a.json");
   auto b = master("127.0.0.2", "b.json");
@@ -777,7 +790,8 @@ TEST(Loopback, TwoMastersStartTogetherAtStartAtAndMergeExactly) {
   EXPECT_NE(ra.out.find("timed part began"), std::string::npos) << ra.out;
 
   const auto merged_path = dir.path() / "m.json";
-  const auto m = run_volley({"merge", dir.path() / "a.json", dir.path() / "b.json", "--json", merged_path});
+  const auto m =
+      run_volley({"merge", dir.path() / "a.json", dir.path() / "b.json", "--json", merged_path});
   ASSERT_EQ(m.exit_code, 0) << m.err;
   const json merged = read_json(merged_path);
   ASSERT_FALSE(merged.is_discarded());
@@ -787,9 +801,11 @@ TEST(Loopback, TwoMastersStartTogetherAtStartAtAndMergeExactly) {
   EXPECT_GT(count(da), 0U);
   EXPECT_EQ(count(merged), count(da) + count(db));
   EXPECT_EQ(merged["totals"]["transactions"].get<std::uint64_t>(),
-            da["totals"]["transactions"].get<std::uint64_t>() + db["totals"]["transactions"].get<std::uint64_t>());
-  EXPECT_EQ(merged["totals"]["bytes"].get<std::uint64_t>(),
-            da["totals"]["bytes"].get<std::uint64_t>() + db["totals"]["bytes"].get<std::uint64_t>());
+            da["totals"]["transactions"].get<std::uint64_t>() +
+                db["totals"]["transactions"].get<std::uint64_t>());
+  EXPECT_EQ(
+      merged["totals"]["bytes"].get<std::uint64_t>(),
+      da["totals"]["bytes"].get<std::uint64_t>() + db["totals"]["bytes"].get<std::uint64_t>());
   // p99 of one histogram fed both runs' samples (merge() equals recording both streams into one;
   // tests/stats checks that), compared exactly.
   auto histogram = [](const json& d) {
@@ -815,7 +831,9 @@ TEST(Loopback, StartAtLongerAheadThanTheSilenceTimeoutKeepsTheSlaveAlive) {
   TempDir dir;
   const auto profile = dir.write("pp.xml", loopback_pingpong("200ms"));
   const auto at = std::chrono::duration_cast<std::chrono::seconds>(
-                      std::chrono::system_clock::now().time_since_epoch()).count() + 12;
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count() +
+                  12;
   const auto out = dir.path() / "r.json";
   const auto r = run_volley({"run", profile, "--local", "--set", "t=1", "--workers", "1",
                              "--start-at", std::to_string(at), "--json", out, "-q"},
@@ -831,9 +849,10 @@ TEST(Loopback, StartAtInThePastOrTooFarAheadIsBadInput) {
   TempDir dir;
   const auto profile = dir.write("pp.xml", loopback_pingpong("1s"));
   const auto now_s = std::chrono::duration_cast<std::chrono::seconds>(
-                         std::chrono::system_clock::now().time_since_epoch()).count();
-  for (const std::string& at : {std::string("2020-01-01T00:00:00Z"), std::to_string(now_s + 25 * 3600),
-                               std::string("tomorrow")}) {
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+  for (const std::string& at : {std::string("2020-01-01T00:00:00Z"),
+                                std::to_string(now_s + 25 * 3600), std::string("tomorrow")}) {
     const auto r = run_volley({"run", profile, "--local", "--set", "t=1", "--start-at", at, "-q"});
     EXPECT_EQ(r.exit_code, 2) << at;
     EXPECT_NE(r.err.find("--start-at"), std::string::npos) << r.err;

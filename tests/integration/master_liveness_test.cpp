@@ -27,8 +27,8 @@ using namespace std::chrono_literals;
 class LivenessServe : public SlaveProcess {
  public:
   LivenessServe(const std::string& address, std::uint16_t port)
-      : SlaveProcess(serve_command(listen_address(address, port), {"-q", "--workers", "1"}), address,
-                     port) {}
+      : SlaveProcess(serve_command(listen_address(address, port), {"-q", "--workers", "1"}),
+                     address, port) {}
 };
 
 TEST(MasterLiveness, StoppedSlaveIsLostWithinSecondsAndRatesCoverTheMeasuredTime) {
@@ -37,8 +37,8 @@ TEST(MasterLiveness, StoppedSlaveIsLostWithinSecondsAndRatesCoverTheMeasuredTime
   LivenessServe slave("127.0.0.1", port);
   const auto profile = dir.write("pp.xml", pingpong("4", "30s", "", "$h"));
   const auto out = dir.path() / "r.json";
-  Process master({VOLLEY_BINARY, "run", profile, "-P", std::to_string(port), "--set",
-                  "h=127.0.0.1", "--json", out, "-q"});
+  Process master({VOLLEY_BINARY, "run", profile, "-P", std::to_string(port), "--set", "h=127.0.0.1",
+                  "--json", out, "-q"});
   std::this_thread::sleep_for(2s);
   // The link goes dead: the slave neither answers nor closes anything.
   slave.signal(SIGSTOP);
@@ -126,8 +126,8 @@ void run_accept_from_two(const std::string& a, const std::string& b) {
 </profile>
 )XML");
   const auto out = dir.path() / "r.json";
-  const auto r = run_volley({"run", profile, "-P", std::to_string(port), "--set", "a=" + a,
-                             "--set", "b=" + b, "--json", out, "-q"},
+  const auto r = run_volley({"run", profile, "-P", std::to_string(port), "--set", "a=" + a, "--set",
+                             "b=" + b, "--json", out, "-q"},
                             60s);
   first.stop(5s);
   second.stop(5s);

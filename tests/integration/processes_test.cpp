@@ -210,8 +210,8 @@ TEST(Processes, ConnectionStormStepsEndOnTheMastersCountAcrossProcesses) {
 )XML");
   const auto out = dir.path() / "r.json";
   const auto started = std::chrono::steady_clock::now();
-  Process master({"/usr/bin/env", "VOLLEY_TRACE_CONTROL=1", VOLLEY_BINARY, "run", profile, "--local",
-                  "--processes", "2", "--json", out, "-q"});
+  Process master({"/usr/bin/env", "VOLLEY_TRACE_CONTROL=1", VOLLEY_BINARY, "run", profile,
+                  "--local", "--processes", "2", "--json", out, "-q"});
   const auto r = master.wait(60s);
   const auto took = std::chrono::steady_clock::now() - started;
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -221,8 +221,8 @@ TEST(Processes, ConnectionStormStepsEndOnTheMastersCountAcrossProcesses) {
   // The master only connects: the count the slave got after the last step is every connection.
   const auto connections = doc["totals"]["connections_established"].get<std::uint64_t>();
   EXPECT_GT(connections, 8U);
-  EXPECT_NE(r.err.find(fmt::format("step 1: slave 0 has {} TCP data connections from the master in all",
-                                   connections)),
+  EXPECT_NE(r.err.find(fmt::format(
+                "step 1: slave 0 has {} TCP data connections from the master in all", connections)),
             std::string::npos)
       << r.err;
   // 1 s of steps; the long spell alone would be 8 s. A hang guard with room for a loaded machine
@@ -240,11 +240,15 @@ void expect_killed_child_named(const std::string& side, bool slave_side) {
   const auto profile = dir.write("procs.xml", kProfile);
   Process master({VOLLEY_BINARY, "run", profile, "--local", "--processes", "2", "--set", "n=40",
                   "--set", "d=20s", "-q"});
-  const pid_t parent = slave_side ? wait_for([&] {
-                                      std::vector<pid_t> v;
-                                      if (const pid_t p = local_slave_of(master.pid()); p > 0) v.push_back(p);
-                                      return v;
-                                    }, 1).at(0)
+  const pid_t parent = slave_side ? wait_for(
+                                        [&] {
+                                          std::vector<pid_t> v;
+                                          if (const pid_t p = local_slave_of(master.pid()); p > 0)
+                                            v.push_back(p);
+                                          return v;
+                                        },
+                                        1)
+                                        .at(0)
                                   : master.pid();
   const auto children = wait_for([&] { return shard_children(parent); }, slave_side ? 2 : 1);
   ASSERT_FALSE(children.empty());
@@ -260,7 +264,9 @@ void expect_killed_child_named(const std::string& side, bool slave_side) {
   for (const pid_t pid : children) EXPECT_FALSE(alive(pid)) << pid;
 }
 
-TEST(Processes, KilledMasterChildIsNamedAndFailsTheRun) { expect_killed_child_named("master", false); }
+TEST(Processes, KilledMasterChildIsNamedAndFailsTheRun) {
+  expect_killed_child_named("master", false);
+}
 
 TEST(Processes, KilledSlaveChildIsNamedAndFailsTheRun) { expect_killed_child_named("slave", true); }
 
@@ -281,7 +287,8 @@ TEST(Processes, KilledMasterTakesEveryChildWithIt) {
   all.push_back(slave);
   const auto deadline = std::chrono::steady_clock::now() + 10s;
   auto any_alive = [&] { return std::any_of(all.begin(), all.end(), alive); };
-  while (any_alive() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(50ms);
+  while (any_alive() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(50ms);
   for (const pid_t pid : all) EXPECT_FALSE(alive(pid)) << pid;
 }
 

@@ -123,8 +123,8 @@ TEST(SlaveSafety, EveryOutOfStateMessageIsRefusedWithoutEndingTheSession) {
 
 TEST(SlaveSafety, SigtermStopsTheSlaveInEveryState) {
   // Each state a session can be in when the operator stops the slave.
-  const std::vector<std::string> states = {"idle", "connected", "greeted", "loaded", "started",
-                                           "released", "busy-think"};
+  const std::vector<std::string> states = {"idle",    "connected", "greeted",   "loaded",
+                                           "started", "released",  "busy-think"};
   for (const auto& state : states) {
     Serve serve;
     if (state == "idle") {
@@ -196,8 +196,8 @@ TEST(SlaveSafety, ALoadWhoseEngineCannotBeBuiltCostsOnlyThatLoad) {
 }
 
 TEST(SlaveSafety, LimitsAreRefusedNamingTheFlag) {
-  Serve serve({"--max-strands", "10", "--max-think", "2s", "--max-run", "1min",
-               "--max-workers", "4", "--max-profile-bytes", "4000"});
+  Serve serve({"--max-strands", "10", "--max-think", "2s", "--max-run", "1min", "--max-workers",
+               "4", "--max-profile-bytes", "4000"});
   struct Case {
     std::string profile;
     std::size_t workers;
@@ -223,8 +223,8 @@ TEST(SlaveSafety, LimitsAreRefusedNamingTheFlag) {
 TEST(SlaveSafety, AMasterSeesTheSlavesLimitInsteadOfABrokenPipe) {
   Serve serve({"--max-profile-bytes", "4000"});
   TempDir dir;
-  const auto profile = dir.write("big.xml", pingpong("1", "300ms") + "<!--" +
-                                                std::string(8000, 'x') + "-->\n");
+  const auto profile =
+      dir.write("big.xml", pingpong("1", "300ms") + "<!--" + std::string(8000, 'x') + "-->\n");
   const auto r = run_volley({"run", profile.string(), "-P", serve.port_text(), "-q"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("--max-profile-bytes"), std::string::npos) << r.err;

@@ -43,7 +43,8 @@ TEST(SlaveSession, EveryMessageInEveryPhaseIsTakenAsTheTableSays) {
     const auto phase = static_cast<ServedPhase>(p);
     for (std::size_t t = 0; t < control::kMessageTypeCount; ++t) {
       const auto type = static_cast<MessageType>(t);
-      const std::string name = type == MessageType::kUnknown ? "no_such_type" : std::string(to_string(type));
+      const std::string name =
+          type == MessageType::kUnknown ? "no_such_type" : std::string(to_string(type));
       SCOPED_TRACE(std::string(to_string(phase)) + " <- " + name);
       ControlClient c(serve.port());
       ASSERT_TRUE(reach(c, phase));
@@ -56,7 +57,8 @@ TEST(SlaveSession, EveryMessageInEveryPhaseIsTakenAsTheTableSays) {
       if (rule == Rule::kAccept) {
         // Its handler ran: whatever it said, it was not a refusal by the table.
         if (answer) {
-          EXPECT_NE(answer->value("message", ""), "slave: " + control::refusal(Rule::kBeforeGreeting, name));
+          EXPECT_NE(answer->value("message", ""),
+                    "slave: " + control::refusal(Rule::kBeforeGreeting, name));
         }
         continue;
       }

@@ -90,8 +90,8 @@ double csv_sum(const std::string& csv, const std::string& name) {
   std::vector<std::string> header;
   std::istringstream h(line);
   for (std::string field; std::getline(h, field, ',');) header.push_back(field);
-  const auto column = static_cast<std::size_t>(
-      std::find(header.begin(), header.end(), name) - header.begin());
+  const auto column =
+      static_cast<std::size_t>(std::find(header.begin(), header.end(), name) - header.begin());
   EXPECT_LT(column, header.size()) << name;
   double sum = 0;
   while (std::getline(in, line)) {

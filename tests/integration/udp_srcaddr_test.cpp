@@ -49,8 +49,8 @@ TEST(UdpSrcaddr, StrandsBindToTheirAddressesAndTheSlaveMirrorsThem) {
   const auto profile =
       dir.write("p.xml", udp_pingpong(kStrands, "127.0.0.2-127.0.0.3", kIterations));
   const auto out = dir.path() / "r.json";
-  Process run({VOLLEY_BINARY, "run", profile.string(), "--local", "--set", "h=127.0.0.1",
-               "--json", out.string(), "-q"});
+  Process run({VOLLEY_BINARY, "run", profile.string(), "--local", "--set", "h=127.0.0.1", "--json",
+               out.string(), "-q"});
   // While it runs: master sockets bound to 127.0.0.2 and .3, slave sockets connected to them
   // (the slave's data socket of each flow is connected to the address the hello came from).
   SocketAddresses seen;

@@ -68,8 +68,8 @@ TEST(UdpStream, EveryIterationCountedAndTimedOncePerFlowopAndTransaction) {
   TempDir dir;
   // Many times the worker's yield budget: the stream gives way and comes back many times.
   constexpr std::uint64_t kIterations = 20000;
-  const auto run = run_local(dir, stream_profile("iterations=\"20000\"", "1472"),
-                             {"--set", "h=127.0.0.1"});
+  const auto run =
+      run_local(dir, stream_profile("iterations=\"20000\"", "1472"), {"--set", "h=127.0.0.1"});
   ASSERT_EQ(run.process.exit_code, 0) << run.process.err << run.process.out;
   ASSERT_FALSE(run.doc.is_discarded());
   const json& sender = run.doc.at("groups").at(0).at("transactions").at(1);
@@ -93,8 +93,8 @@ TEST(UdpStream, WithoutLatencyRecordingEveryIterationIsStillCounted) {
   EXPECT_EQ(u64(op.at("datagrams"), "sent"), kIterations);
   EXPECT_EQ(u64(op.at("latency_ns"), "count"), 0U);
   EXPECT_EQ(u64(sender.at("latency_ns"), "count"), 0U);
-  const json& got = run.doc.at("slaves").at(0).at("groups").at(0).at("transactions").at(1)
-                        .at("flowops").at(0);
+  const json& got =
+      run.doc.at("slaves").at(0).at("groups").at(0).at("transactions").at(1).at("flowops").at(0);
   EXPECT_GT(u64(got.at("datagrams"), "received"), 0U);
   EXPECT_EQ(u64(got, "ops"), u64(got.at("datagrams"), "received"));
 }
@@ -102,8 +102,8 @@ TEST(UdpStream, WithoutLatencyRecordingEveryIterationIsStillCounted) {
 TEST(UdpStream, ADurationStreamOfRandomSizesEndsAtItsDeadlineWithEqualCounts) {
   TempDir dir;
   // rand(): a size is drawn per datagram, on the slave too (its reads draw the same sizes).
-  const auto run = run_local(dir, stream_profile("duration=\"1s\"", "rand(64,1472)"),
-                             {"--set", "h=127.0.0.1"});
+  const auto run =
+      run_local(dir, stream_profile("duration=\"1s\"", "rand(64,1472)"), {"--set", "h=127.0.0.1"});
   ASSERT_EQ(run.process.exit_code, 0) << run.process.err << run.process.out;
   ASSERT_FALSE(run.doc.is_discarded());
   const json& sender = run.doc.at("groups").at(0).at("transactions").at(1);

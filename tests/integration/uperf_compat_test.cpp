@@ -97,10 +97,10 @@ TEST(UperfCompat, WrapperRegexesReadTheSameFieldsAsFromUperf) {
   std::filesystem::permissions(key, std::filesystem::perms::owner_read);
   SlaveProcess slave({VOLLEY_BINARY, "-s", "-P", port, "--key-file", key.string()}, "127.0.0.1",
                      static_cast<std::uint16_t>(std::stoi(port)));
-  const auto r = run_volley({"-v", "-a", "-R", "-i", "1", "-m",
-                             (source_dir() / "profiles/pingpong.xml").string(), "-P", port,
-                             "--set", "h=127.0.0.1", "--set", "t=2", "--key-file", key.string()},
-                            120s);
+  const auto r = run_volley(
+      {"-v", "-a", "-R", "-i", "1", "-m", (source_dir() / "profiles/pingpong.xml").string(), "-P",
+       port, "--set", "h=127.0.0.1", "--set", "t=2", "--key-file", key.string()},
+      120s);
   slave.stop();
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   const std::string uperf = read_file(data_dir() / "uperf/uperf-1.0.8-raw.txt");
@@ -113,7 +113,8 @@ TEST(UperfCompat, WrapperRegexesReadTheSameFieldsAsFromUperf) {
     ASSERT_FALSE(ours.empty()) << r.out;
     for (const auto& m : ours) {
       ASSERT_EQ(m.size(), theirs.front().size());
-      for (std::size_t g = 0; g < m.size(); ++g) EXPECT_EQ(kind(m[g]), kind(theirs.front()[g])) << m[g];
+      for (std::size_t g = 0; g < m.size(); ++g)
+        EXPECT_EQ(kind(m[g]), kind(theirs.front()[g])) << m[g];
     }
   }
 
@@ -126,7 +127,8 @@ TEST(UperfCompat, WrapperRegexesReadTheSameFieldsAsFromUperf) {
   // ParseResults): the first line is the zero reference at the release, then about one line per
   // second of the 10 s step; counters only grow, timestamps advance by at least 1 ms (pbench
   // divides by the whole-millisecond difference).
-  const auto txn2 = matches(std::regex("timestamp_ms:(.*) name:Txn2 nr_bytes:(.*) nr_ops:(.*)"), r.out);
+  const auto txn2 =
+      matches(std::regex("timestamp_ms:(.*) name:Txn2 nr_bytes:(.*) nr_ops:(.*)"), r.out);
   ASSERT_GE(txn2.size(), 8U) << r.out;
   EXPECT_EQ(txn2.front()[1], "0");
   EXPECT_EQ(txn2.front()[2], "0");
@@ -144,20 +146,24 @@ TEST(UperfCompat, WrapperRegexesReadTheSameFieldsAsFromUperf) {
   EXPECT_EQ(names, (std::vector<std::string>{"Txn1", "Txn2", "Txn3", "Total", "Group0"}));
 
   // uperf's Run Statistics heading, and rows whose columns read as uperf's do.
-  const std::string heading = "Hostname            Time       Data   Throughput   Operations      Errors";
+  const std::string heading =
+      "Hostname            Time       Data   Throughput   Operations      Errors";
   EXPECT_NE(uperf.find(heading), std::string::npos);
   EXPECT_NE(r.out.find(heading), std::string::npos);
   const std::regex row(
-      "^(master|127\\.0\\.0\\.1) +[0-9.]+[num]?s +[0-9.]+[KMGT]?B +[0-9.]+[KMGT]?b/s +[0-9]+ +[0-9]+\\.[0-9]{2}$");
+      "^(master|127\\.0\\.0\\.1) +[0-9.]+[num]?s +[0-9.]+[KMGT]?B +[0-9.]+[KMGT]?b/s +[0-9]+ "
+      "+[0-9]+\\.[0-9]{2}$");
   EXPECT_EQ(matches(row, uperf).size(), 2U);
   EXPECT_EQ(matches(row, r.out).size(), 2U) << r.out;
-  const std::regex difference("^Difference\\(%\\) +(-?[0-9]+\\.[0-9]{2}% +){4}-?[0-9]+\\.[0-9]{2}%$");
+  const std::regex difference(
+      "^Difference\\(%\\) +(-?[0-9]+\\.[0-9]{2}% +){4}-?[0-9]+\\.[0-9]{2}%$");
   EXPECT_EQ(matches(difference, uperf).size(), 1U);
   EXPECT_EQ(matches(difference, r.out).size(), 1U) << r.out;
   // Master and slave counted the same bytes and operations: 0.00% on both.
   std::smatch diff;
   const std::string out = r.out;
-  ASSERT_TRUE(std::regex_search(out, diff, std::regex("Difference\\(%\\) +\\S+ +(\\S+) +\\S+ +(\\S+)")));
+  ASSERT_TRUE(
+      std::regex_search(out, diff, std::regex("Difference\\(%\\) +\\S+ +(\\S+) +\\S+ +(\\S+)")));
   EXPECT_EQ(diff[1].str(), "0.00%");
   EXPECT_EQ(diff[2].str(), "0.00%");
 }

@@ -80,9 +80,9 @@ TEST(AcceptOverflow, AStormThroughOverflowingAcceptQueuesLosesNoConnection) {
                      "127.0.0.1", 20000, ns);
   const long long overflows_before = listen_overflows(ns);
   const fs::path json_path = dir.path() / "result.json";
-  Process master(netns_exec(ns, {VOLLEY_BINARY, "run", profile.string(), "-P", "20000", "--set",
-                                 "h=127.0.0.1", "--link-timeout", "10s", "--json",
-                                 json_path.string(), "-q"}));
+  Process master(
+      netns_exec(ns, {VOLLEY_BINARY, "run", profile.string(), "-P", "20000", "--set", "h=127.0.0.1",
+                      "--link-timeout", "10s", "--json", json_path.string(), "-q"}));
   // Frozen for 1.2 s inside the 2 s step: the master's connects fill the queues and have their
   // last ACKs dropped meanwhile. (Not across the master's deadline: a request the slave answers
   // after the master's drain grace gave up on it is a byte disagreement, which fails the run.)
@@ -96,13 +96,15 @@ TEST(AcceptOverflow, AStormThroughOverflowingAcceptQueuesLosesNoConnection) {
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err << slave.log();
   const auto doc = nlohmann::json::parse(std::ifstream(json_path));
   EXPECT_EQ(doc.at("status"), "ok") << doc.at("failure");
-  const auto master_connections = doc.at("totals").at("connections_established").get<std::uint64_t>();
+  const auto master_connections =
+      doc.at("totals").at("connections_established").get<std::uint64_t>();
   EXPECT_GT(master_connections, 2000U);
   EXPECT_EQ(doc.at("slaves")[0].at("totals").at("connections_established"), master_connections);
   // What this run proved depends on the kernel's drops; say how many there were.
   std::cout << fmt::format("{} connections, {} handshakes dropped for a full accept queue\n",
                            master_connections, overflows);
-  EXPECT_GT(overflows, 0) << "the accept queues never overflowed: the test proved less than it says";
+  EXPECT_GT(overflows, 0)
+      << "the accept queues never overflowed: the test proved less than it says";
   // Master and slave share the namespace: both ends see the overflows, and both name them.
   std::set<std::string> named;
   for (const auto& b : doc.at("bottlenecks")) {

@@ -43,8 +43,8 @@ class Canfail : public ::testing::Test {
     if (auto e = namespaces_.create({{"-n", ns(), "link", "set", "lo", "up"}}); !e.empty()) {
       GTEST_SKIP() << e;
     }
-    Process set(netns_exec(ns(), {"/bin/sh", "-c",
-                                  "echo '40000 40063' > /proc/sys/net/ipv4/ip_local_port_range"}));
+    Process set(netns_exec(
+        ns(), {"/bin/sh", "-c", "echo '40000 40063' > /proc/sys/net/ipv4/ip_local_port_range"}));
     ASSERT_EQ(set.wait(20s).exit_code, 0);
     slave_.emplace(netns_exec(ns(), serve_command("127.0.0.1:20000", {"-q"})), "127.0.0.1", 20000,
                    ns());
@@ -77,8 +77,9 @@ class Canfail : public ::testing::Test {
   </group>
 </profile>
 )";
-    std::vector<std::string> command{VOLLEY_BINARY, "run", profile.string(), "-P", "20000",
-                                     "--set", "h=127.0.0.1", "--json", json_path().string()};
+    std::vector<std::string> command{VOLLEY_BINARY, "run",    profile.string(),
+                                     "-P",          "20000",  "--set",
+                                     "h=127.0.0.1", "--json", json_path().string()};
     command.insert(command.end(), extra.begin(), extra.end());
     Process master(netns_exec(ns(), command));
     ProcessResult r = master.wait(60s);
@@ -132,7 +133,8 @@ TEST_F(Canfail, ConnectsOutOfPortsEndOkOnlyWithEveryFailureCountedAndSaid) {
   EXPECT_EQ(doc_.at("totals").at("errors").at("addr_unavailable"), no_port);
   EXPECT_EQ(doc_.at("totals").at("errors").at("unreachable"), 0U);
   // And the report says it where the status is, by side and kind.
-  const std::string expected_header = "  failed operations, allowed by canfail (all steps): master:";
+  const std::string expected_header =
+      "  failed operations, allowed by canfail (all steps): master:";
   EXPECT_NE(r.out.find(expected_header), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("addr_unavailable " + std::to_string(no_port)), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("slave 127.0.0.1: not_connected " + std::to_string(kIterations - opened)),
@@ -212,9 +214,10 @@ TEST_F(Canfail, WithoutCanfailAConnectOutOfPortsFailsTheRunSayingWhy) {
   const ProcessResult r = run("connect", "", "");
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   const std::string failure = doc_.at("failure");
-  EXPECT_NE(failure.find("first group0/txn1/connect (strand 0): connect to 127.0.0.1: Cannot assign "
-                         "requested address"),
-            std::string::npos)
+  EXPECT_NE(
+      failure.find("first group0/txn1/connect (strand 0): connect to 127.0.0.1: Cannot assign "
+                   "requested address"),
+      std::string::npos)
       << failure;
   EXPECT_EQ(u(flowop(doc_, 0).at("errors"), "addr_unavailable"), 1U);
 }

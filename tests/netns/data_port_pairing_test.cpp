@@ -49,8 +49,8 @@ using namespace std::chrono_literals;
 
 constexpr const char* kPairingSlave = "198.18.7.2";
 constexpr std::uint16_t kPairingControlPort = 20000;
-constexpr std::uint16_t kLow = 40000;      // the slave's ephemeral ports: kLow..kLow+15
-constexpr std::uint16_t kFreeTwin = 40006;  // the one pickable TCP port whose UDP twin is free
+constexpr std::uint16_t kLow = 40000;            // the slave's ephemeral ports: kLow..kLow+15
+constexpr std::uint16_t kFreeTwin = 40006;       // the one pickable TCP port whose UDP twin is free
 constexpr std::uint16_t kOtherFreeTwin = 40004;  // a second one, for a second worker
 constexpr std::uint64_t kPairingIterations = 50;
 
@@ -103,9 +103,10 @@ class DataPortPairing : public ::testing::Test {
         !problem.empty()) {
       GTEST_SKIP() << "cannot make network namespaces here: " << problem;
     }
-    Process set(netns_exec(s(), {"/bin/sh", "-c",
-                                 fmt::format("echo '{} {}' > /proc/sys/net/ipv4/ip_local_port_range",
-                                             kLow, kLow + 15)}));
+    Process set(netns_exec(
+        s(),
+        {"/bin/sh", "-c",
+         fmt::format("echo '{} {}' > /proc/sys/net/ipv4/ip_local_port_range", kLow, kLow + 15)}));
     ASSERT_EQ(set.wait(20s).exit_code, 0);
     // Not loopback: the slave needs a key, and the master the same one.
     key_ = dir_.write("key", std::string(64, '7') + "\n");

@@ -63,8 +63,9 @@ class HeaderDeadline : public ::testing::Test {
   </group>
 </profile>
 )";
-    slave_.emplace(netns_exec(ns(), serve_command("127.0.0.1:20000", {"--header-timeout", "100ms"})),
-                   "127.0.0.1", 20000, ns());
+    slave_.emplace(
+        netns_exec(ns(), serve_command("127.0.0.1:20000", {"--header-timeout", "100ms"})),
+        "127.0.0.1", 20000, ns());
     master_.emplace(netns_exec(ns(), {VOLLEY_BINARY, "run", profile.string(), "-P", "20000",
                                       "--set", "h=127.0.0.1", "--json", json_path().string()}));
   }

@@ -54,13 +54,13 @@ constexpr const char* kRpsFile = "/sys/class/net/lo/queues/rx-0/rps_cpus";
 struct Setting {
   std::string name;
   std::string profile;
-  std::string a;               ///< shell command applying A
-  std::string b;               ///< shell command applying B
+  std::string a;  ///< shell command applying A
+  std::string b;  ///< shell command applying B
   std::vector<std::string> read_back;
-  std::string a_read;          ///< what read_back prints under A
-  std::string snapshot_key;    ///< the snapshot difference that names the setting
+  std::string a_read;        ///< what read_back prints under A
+  std::string snapshot_key;  ///< the snapshot difference that names the setting
   std::string snapshot_a, snapshot_b;
-  std::string rate_verdict;    ///< B's rate against A's, by the paired test
+  std::string rate_verdict;             ///< B's rate against A's, by the paired test
   bool verdict_when_sanitized = false;  ///< whether a sanitized build asserts it too
 };
 
@@ -206,7 +206,9 @@ TEST_P(Interleave, CtrlCStopsTheComparisonAndRestoresTheFirstSetting) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Setting, Interleave, ::testing::Values(buffers(), rps()),
-                         [](const ::testing::TestParamInfo<Setting>& setting_info) { return setting_info.param.name; });
+                         [](const ::testing::TestParamInfo<Setting>& setting_info) {
+                           return setting_info.param.name;
+                         });
 
 }  // namespace
 }  // namespace volley::test

@@ -118,8 +118,7 @@ void expect_ok_tcp(const json& doc, const std::string& host) {
 TEST_F(Ipv6Netns, TcpBothWaysOverTheBenchmarkingRange) {
   expect_ok_tcp(run_master("tcp", kV6Slave), kV6Slave);
   // The slave saw its master by its IPv6 address, bracketed apart from the port.
-  EXPECT_NE(slave_->log().find("master [2001:2::1]:"), std::string::npos)
-      << slave_->log();
+  EXPECT_NE(slave_->log().find("master [2001:2::1]:"), std::string::npos) << slave_->log();
 }
 
 TEST_F(Ipv6Netns, UdpBothWaysOverTheBenchmarkingRange) {

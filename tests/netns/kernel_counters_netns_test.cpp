@@ -79,7 +79,8 @@ TEST(KernelCountersNetns, EachHostReportsItsOwnNamespace) {
   const auto slave_lines = r.out.find(std::string("\n") + kCountersSlave + "\n", section);
   ASSERT_NE(slave_lines, std::string::npos) << r.out;
   const auto end = r.out.find("\n\n", slave_lines);
-  EXPECT_NE(r.out.substr(slave_lines, end - slave_lines).find("Udp.RcvbufErrors"), std::string::npos)
+  EXPECT_NE(r.out.substr(slave_lines, end - slave_lines).find("Udp.RcvbufErrors"),
+            std::string::npos)
       << r.out;
   // The bottleneck names the receiver's buffer on the slave, and nothing of the kind on the
   // master, whose namespace received nothing.

@@ -1,7 +1,8 @@
 // Multi-host runs on a real (virtual) network: the master and two slaves each in a network
 // namespace of their own, on different 198.18.0.0/15 subnets joined by veth pairs:
 //
-//   slave A (198.18.1.2) ── veth ── (198.18.1.1) master (198.18.2.1) ── veth ── (198.18.2.2) slave B
+//   slave A (198.18.1.2) ── veth ── (198.18.1.1) master (198.18.2.1) ── veth ── (198.18.2.2) slave
+//   B
 //
 // The slaves are real `volley serve` processes started with `ip netns exec` and stopped by PID;
 // the master is `volley run` in its own namespace. The namespaces are made by each test under
@@ -52,8 +53,10 @@ class Topology : public Namespaces {
   std::string create() {
     const std::string& m = master();
     return Namespaces::create({
-        {"-n", m, "link", "add", "name", "to-a", "type", "veth", "peer", "name", "to-m", "netns", a()},
-        {"-n", m, "link", "add", "name", "to-b", "type", "veth", "peer", "name", "to-m", "netns", b()},
+        {"-n", m, "link", "add", "name", "to-a", "type", "veth", "peer", "name", "to-m", "netns",
+         a()},
+        {"-n", m, "link", "add", "name", "to-b", "type", "veth", "peer", "name", "to-m", "netns",
+         b()},
         {"-n", m, "addr", "add", "198.18.1.1/24", "dev", "to-a"},
         {"-n", m, "addr", "add", "198.18.2.1/24", "dev", "to-b"},
         {"-n", a(), "addr", "add", std::string(kSlaveA) + "/24", "dev", "to-m"},
@@ -160,11 +163,11 @@ class MultiHost : public ::testing::Test {
 
   /// `volley run` in the master's namespace against both slaves.
   std::unique_ptr<Process> start_master(const fs::path& profile, const fs::path& out) {
-    return std::make_unique<Process>(netns_exec(
-        topology_.master(),
-        {VOLLEY_BINARY, "run", profile.string(), "-P", std::to_string(kControlPort), "--set",
-         fmt::format("a={}", kSlaveA), "--set", fmt::format("b={}", kSlaveB), "--json",
-         out.string(), "-q", "-i", "200ms", "--key-file", key_.string()}));
+    return std::make_unique<Process>(
+        netns_exec(topology_.master(),
+                   {VOLLEY_BINARY, "run", profile.string(), "-P", std::to_string(kControlPort),
+                    "--set", fmt::format("a={}", kSlaveA), "--set", fmt::format("b={}", kSlaveB),
+                    "--json", out.string(), "-q", "-i", "200ms", "--key-file", key_.string()}));
   }
 
   /// Runs `profile` (a long one), does `interfere` 1.5 s in, and checks the master's report: it
@@ -187,7 +190,8 @@ class MultiHost : public ::testing::Test {
     ASSERT_FALSE(r.timed_out) << "the master did not end within 60 s of losing slave B";
     EXPECT_EQ(r.exit_code, 1) << r.err;
     EXPECT_LT(took, bound) << "the master noticed only after "
-                           << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms";
+                           << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
+                           << " ms";
     const json doc = read_json(out);
     ASSERT_FALSE(doc.is_discarded());
     EXPECT_EQ(doc["status"], "failed");
@@ -269,7 +273,11 @@ TEST_F(MultiHost, LinkDownMidRunIsReportedWithinSeconds) {
   // A dead link is detected within 3 s (the link timeout); 8 s here is that plus slack for a
   // loaded machine, and still less than the 10 s control silence timeout.
   expect_slave_b_lost(
-      profile, [this] { EXPECT_EQ(ip({"-n", topology_.master(), "link", "set", "dev", "to-b", "down"}), ""); }, 8s);
+      profile,
+      [this] {
+        EXPECT_EQ(ip({"-n", topology_.master(), "link", "set", "dev", "to-b", "down"}), "");
+      },
+      8s);
 }
 
 TEST_F(MultiHost, SlaveKilledMidRunIsReportedPromptly) {
@@ -301,11 +309,11 @@ TEST_F(MultiHost, SlaveKilledMidRunIsReportedPromptly) {
 TEST_F(MultiHost, SearchFindsACapacityKnownByConstructionAcrossASubnet) {
   const auto profile = dir_.write("paced.xml", paced_think_profile("2", "$a", "2s", "50ms"));
   const auto out = dir_.path() / "search.json";
-  Process search(netns_exec(
-      topology_.master(),
-      {VOLLEY_BINARY, "search", profile.string(), "-P", std::to_string(kControlPort), "--set",
-       fmt::format("a={}", kSlaveA), "--vary", "r=4..80", "--target", "p99<=100ms", "--json",
-       out.string(), "-q", "--key-file", key_.string()}));
+  Process search(
+      netns_exec(topology_.master(),
+                 {VOLLEY_BINARY, "search", profile.string(), "-P", std::to_string(kControlPort),
+                  "--set", fmt::format("a={}", kSlaveA), "--vary", "r=4..80", "--target",
+                  "p99<=100ms", "--json", out.string(), "-q", "--key-file", key_.string()}));
   const ProcessResult r = search.wait(180s);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const json doc = read_json(out);

@@ -29,7 +29,8 @@ TEST(UdpLoss, ReceiverCountsTheInjectedLossWithinOnePoint) {
   // An instrumented receiver cannot keep up with 4000 datagrams/s on a loaded host (48% lost
   // under ThreadSanitizer once): the loss measured would be its own, not the injected 5%. The
   // normal build runs this test.
-  GTEST_SKIP() << "the sanitizers slow the receiver below the datagram rate; runs in the normal build";
+  GTEST_SKIP()
+      << "the sanitizers slow the receiver below the datagram rate; runs in the normal build";
 #endif
   if (!netns_unavailable().empty() || nft_binary().empty()) {
     GTEST_SKIP() << "needs root, ip and nft (nftables) to drop datagrams in a network namespace";

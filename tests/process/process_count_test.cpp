@@ -25,7 +25,8 @@ Compiled pingpong(const std::string& attribute, std::uint64_t n) {
     <transaction duration="1s"><flowop type="write" options="size=64"/><flowop type="read" options="size=64"/></transaction>
   </group>
 </profile>
-)XML", attribute, n);
+)XML",
+                                       attribute, n);
   auto parsed = profile::parse_profile(text, "p.xml", {});
   EXPECT_TRUE(parsed.profile.has_value()) << parsed.diagnostics.format(nullptr);
   core::Diagnostics diags;

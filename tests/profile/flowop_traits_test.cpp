@@ -36,10 +36,22 @@ const std::map<std::string, std::string, std::less<>> kValidOptions{
 
 /// A value each option accepts (flags have none).
 const std::map<std::string, std::string, std::less<>> kOptionValues{
-    {"remotehost", "=h"}, {"protocol", "=tcp"}, {"port", "=7000"},   {"wndsz", "=64k"},
-    {"tcp_nodelay", ""},  {"cc", "=cubic"},     {"srcaddr", "=10.0.0.1"}, {"timeout", "=1s"},
-    {"size", "=64"},      {"rsize", "=32"},     {"dir", "=/d"},      {"file", "=/f"},
-    {"nfiles", "=2"},     {"duration", "=1ms"}, {"busy", ""},        {"idle", ""},
+    {"remotehost", "=h"},
+    {"protocol", "=tcp"},
+    {"port", "=7000"},
+    {"wndsz", "=64k"},
+    {"tcp_nodelay", ""},
+    {"cc", "=cubic"},
+    {"srcaddr", "=10.0.0.1"},
+    {"timeout", "=1s"},
+    {"size", "=64"},
+    {"rsize", "=32"},
+    {"dir", "=/d"},
+    {"file", "=/f"},
+    {"nfiles", "=2"},
+    {"duration", "=1ms"},
+    {"busy", ""},
+    {"idle", ""},
 };
 
 std::string flowop_profile(std::string_view type, std::string_view options) {
@@ -81,7 +93,8 @@ TEST(FlowopTraits, EverySpecHasAKindOfItsOwn) {
           EXPECT_EQ(traits(traits(spec).kind).spec, I);
         }(),
         ...);
-  }(std::make_index_sequence<std::variant_size_v<FlowopSpec>>{});
+  }
+  (std::make_index_sequence<std::variant_size_v<FlowopSpec>>{});
 }
 
 TEST(FlowopTraits, EveryWrittenKindParsesIntoItsSpec) {

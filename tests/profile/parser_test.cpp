@@ -118,16 +118,17 @@ TEST(Parser, SourceAddressesAreOneAddressOrARange) {
   const auto sources = [](const std::string& value) {
     const Profile p = parse_ok(
         "<profile><group><transaction><flowop type=\"connect\" options=\"remotehost=h "
-        "protocol=tcp srcaddr=" + value + "\"/></transaction></group></profile>");
+        "protocol=tcp srcaddr=" +
+        value + "\"/></transaction></group></profile>");
     return std::get<ConnectOp>(p.groups.at(0).transactions.at(0).flowops.at(0).spec)
         .connection.source_addresses;
   };
   EXPECT_EQ(sources("198.18.0.7"), (std::vector<std::string>{"198.18.0.7"}));
   EXPECT_EQ(sources("127.0.0.254-127.0.1.1"),
             (std::vector<std::string>{"127.0.0.254", "127.0.0.255", "127.0.1.0", "127.0.1.1"}));
-  EXPECT_EQ(sources("2001:db8::fe-2001:db8::101"),
-            (std::vector<std::string>{"2001:db8::fe", "2001:db8::ff", "2001:db8::100",
-                                      "2001:db8::101"}));
+  EXPECT_EQ(
+      sources("2001:db8::fe-2001:db8::101"),
+      (std::vector<std::string>{"2001:db8::fe", "2001:db8::ff", "2001:db8::100", "2001:db8::101"}));
 }
 
 TEST(Parser, BadSourceAddressesAreLocatedErrors) {
@@ -297,11 +298,11 @@ TEST(ParserRanges, StrandsAndSizesBeyondTheirLimitsAreLocatedErrors) {
   EXPECT_FALSE(huge_threads.profile);
   EXPECT_NE(huge_threads.diagnostics.format(nullptr).find("the most is 1000000"), std::string::npos)
       << huge_threads.diagnostics.format(nullptr);
-  const auto huge_size = parse_profile(
-      R"(<profile name="p"><group nthreads="1"><transaction iterations="1">)"
-      R"(<flowop type="connect" options="remotehost=h protocol=tcp"/>)"
-      R"(<flowop type="write" options="size=1t"/></transaction></group></profile>)",
-      "p.xml", testing::default_variables());
+  const auto huge_size =
+      parse_profile(R"(<profile name="p"><group nthreads="1"><transaction iterations="1">)"
+                    R"(<flowop type="connect" options="remotehost=h protocol=tcp"/>)"
+                    R"(<flowop type="write" options="size=1t"/></transaction></group></profile>)",
+                    "p.xml", testing::default_variables());
   EXPECT_FALSE(huge_size.profile);
   EXPECT_NE(huge_size.diagnostics.format(nullptr).find("the most is"), std::string::npos)
       << huge_size.diagnostics.format(nullptr);
@@ -326,7 +327,8 @@ std::vector<core::Diagnostic> errors_of(const std::string& text) {
 // A file cut off or missing its closing tags says so where it ends, naming what is still open
 // and the line it was opened on, innermost first.
 TEST(ParserEarlyEnd, AfterAnOpeningTag) {
-  const auto errors = errors_of("<profile name=\"p\">\n  <group nthreads=\"1\">\n    <transaction>\n");
+  const auto errors =
+      errors_of("<profile name=\"p\">\n  <group nthreads=\"1\">\n    <transaction>\n");
   ASSERT_EQ(errors.size(), 1U);
   EXPECT_EQ(errors[0].message,
             "the file ended early: <transaction> (opened at line 3) is not closed; nor are "
@@ -336,7 +338,8 @@ TEST(ParserEarlyEnd, AfterAnOpeningTag) {
 }
 
 TEST(ParserEarlyEnd, MissingOnlyTheLastClosingTag) {
-  const auto errors = errors_of(std::string(kPingPong).substr(0, std::string(kPingPong).rfind("</profile>")));
+  const auto errors =
+      errors_of(std::string(kPingPong).substr(0, std::string(kPingPong).rfind("</profile>")));
   ASSERT_EQ(errors.size(), 1U);
   EXPECT_EQ(errors[0].message.rfind("the file ended early: <profile> (opened at line ", 0), 0U)
       << errors[0].message;
@@ -384,7 +387,8 @@ TEST(ParserEarlyEnd, EveryPrefixOfAProfile) {
     const auto errors = errors_of(whole.substr(0, n));
     ASSERT_EQ(errors.size(), 1U) << "cut at " << n;
     const std::string& m = errors[0].message;
-    const bool said = m.rfind("the file ended early: ", 0) == 0 || m.rfind("the file is empty", 0) == 0 ||
+    const bool said = m.rfind("the file ended early: ", 0) == 0 ||
+                      m.rfind("the file is empty", 0) == 0 ||
                       m.rfind("the file has no root element", 0) == 0;
     EXPECT_TRUE(said) << "cut at " << n << ": " << m;
   }
@@ -394,7 +398,8 @@ TEST(ParserEarlyEnd, EveryPrefixOfAProfile) {
 TEST(ParserEarlyEnd, AMismatchBeforeTheEndIsNotAnEarlyEnd) {
   const auto errors = errors_of("<profile>\n<goup>\n<transaction>\n</transaction>\n</group>\n");
   ASSERT_FALSE(errors.empty());
-  EXPECT_NE(errors[0].message.find("did you mean <group>?"), std::string::npos) << errors[0].message;
+  EXPECT_NE(errors[0].message.find("did you mean <group>?"), std::string::npos)
+      << errors[0].message;
 }
 
 }  // namespace

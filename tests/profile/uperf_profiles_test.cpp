@@ -1,7 +1,7 @@
-// Every TCP and UDP profile in uperf's tests/ and workloads/ (copied unchanged, with a header naming the
-// source, under tests/data/profiles/uperf/) parses and validates, as `volley check` does; the one
-// uperf itself keeps as a parse error (tests/parse_err.xml) fails with a message that names the
-// likely cause. docs/uperf-compatibility.md lists each profile with its status.
+// Every TCP and UDP profile in uperf's tests/ and workloads/ (copied unchanged, with a header
+// naming the source, under tests/data/profiles/uperf/) parses and validates, as `volley check`
+// does; the one uperf itself keeps as a parse error (tests/parse_err.xml) fails with a message that
+// names the likely cause. docs/uperf-compatibility.md lists each profile with its status.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -30,9 +30,10 @@ std::vector<std::string> uperf_profiles() {
 /// What uperf's tests/test.sh and a user give them: the environment of a loopback run.
 Variables uperf_variables() {
   Variables v;
-  v.environment = {{"h", "127.0.0.1"},  {"h1", "127.0.0.1"}, {"h2", "127.0.0.1"}, {"h3", "127.0.0.1"},
-                   {"h4", "127.0.0.1"}, {"proto", "tcp"},     {"nthr", "2"},
-                   {"iter", "10"},      {"duration", "10s"},  {"conn", "1"}};
+  v.environment = {{"h", "127.0.0.1"},  {"h1", "127.0.0.1"}, {"h2", "127.0.0.1"},
+                   {"h3", "127.0.0.1"}, {"h4", "127.0.0.1"}, {"proto", "tcp"},
+                   {"nthr", "2"},       {"iter", "10"},      {"duration", "10s"},
+                   {"conn", "1"}};
   return v;
 }
 
@@ -74,7 +75,8 @@ INSTANTIATE_TEST_SUITE_P(Uperf, UperfProfile, ::testing::ValuesIn(uperf_profiles
 
 // uperf's 34 TCP profiles (tests-*, workloads-*) and the three the liveness suite runs with --local
 // (accept-tcp, canfail with its stray end tag fixed, disconnect_iter).
-// 37 TCP (tests/parse_err.xml and two copies of tests/ files under their older names included) and 7 UDP.
+// 37 TCP (tests/parse_err.xml and two copies of tests/ files under their older names included) and
+// 7 UDP.
 TEST(UperfProfiles, AllTcpAndUdpProfilesAreHere) { EXPECT_EQ(uperf_profiles().size(), 44U); }
 
 }  // namespace

@@ -88,7 +88,8 @@ Profile iterated(std::vector<std::pair<std::uint64_t, std::vector<Flowop>>> txns
 
 TEST(Validate, UperfDisconnectIterIsValid) {
   // uperf's tests/disconnect_iter.xml: ten connects, then ten disconnects.
-  const Profile p = iterated({{10, {connect(0, 2)}}, {10, {op("disconnect", DisconnectOp{}, 0, 3)}}});
+  const Profile p =
+      iterated({{10, {connect(0, 2)}}, {10, {op("disconnect", DisconnectOp{}, 0, 3)}}});
   EXPECT_TRUE(validate(p).empty()) << validate(p).format(nullptr);
 }
 
@@ -115,7 +116,8 @@ TEST(Validate, HugeCountsDoNotOverflowThePoolArithmetic) {
   close.common.count = ~std::uint64_t{0};
   const Profile fine = iterated({{~std::uint64_t{0}, {open}}, {~std::uint64_t{0}, {close}}});
   EXPECT_FALSE(validate(fine).has_errors()) << validate(fine).format(nullptr);
-  const Profile drained = iterated({{3, {connect(0, 2)}}, {~std::uint64_t{0}, {op("disconnect", DisconnectOp{}, 0, 3)}}});
+  const Profile drained = iterated(
+      {{3, {connect(0, 2)}}, {~std::uint64_t{0}, {op("disconnect", DisconnectOp{}, 0, 3)}}});
   EXPECT_TRUE(validate(drained).has_errors());
 }
 
@@ -152,8 +154,7 @@ TEST(Validate, BoundsAndThreadCounts) {
   p.groups[0].nthreads = 0;
   p.groups[0].transactions[0].bound = Iterations{0};
   p.groups[0].transactions[0].location = {"v.xml", 5, 3};
-  EXPECT_EQ(validate(p).format(nullptr),
-            "v.xml:1:1: error: 'nthreads' must be at least 1\n")
+  EXPECT_EQ(validate(p).format(nullptr), "v.xml:1:1: error: 'nthreads' must be at least 1\n")
       << "iterations=0 is a skipped transaction (a warning from the parser)";
   p.groups[0].transactions[0].bound = Duration{};
   EXPECT_EQ(validate(p).error_count(), 2U);

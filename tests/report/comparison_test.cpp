@@ -91,7 +91,9 @@ TEST(Comparison, RunStatisticsShowFullHostNamesAndNoFalseDifference) {
     if (!line.starts_with("Diff")) continue;
     ++difference_rows;
     std::size_t zeros = 0;
-    for (std::size_t at = line.find("0.00%"); at != std::string::npos; at = line.find("0.00%", at + 1)) ++zeros;
+    for (std::size_t at = line.find("0.00%"); at != std::string::npos;
+         at = line.find("0.00%", at + 1))
+      ++zeros;
     EXPECT_EQ(zeros, 5U) << line;
   }
   EXPECT_EQ(difference_rows, 3);  // the sum, then one per slave

@@ -102,14 +102,14 @@ TEST(IntervalCsv, UdpCountersPerInterval) {
   ASSERT_EQ(fields_of(csv.lines[1]).size(), 43u);
   EXPECT_EQ(fields_of(csv.lines[1])[5], "rr");
   EXPECT_EQ(fields_from(csv.lines[1], 15),
-            (std::vector<std::string>{"0", "95", "5", "2", "1", "3", "1500", "", "", "", "", "",
-                                      "", "", "", "", "", "", "", "", "", "", "", "", "", "", "",
-                                      ""}));
+            (std::vector<std::string>{"0", "95", "5", "2", "1", "3", "1500", "", "", "",
+                                      "",  "",   "",  "",  "",  "",  "",     "", "", "",
+                                      "",  "",   "",  "",  "",  "",  "",     ""}));
   EXPECT_EQ(fields_of(csv.lines[2])[5], "stream");
-  EXPECT_EQ(fields_from(csv.lines[2], 15),
-            (std::vector<std::string>{"100", "0", "0", "0", "0", "0", "0", "", "", "", "", "",
-                                      "", "", "", "", "", "", "", "", "", "", "", "", "", "", "",
-                                      ""}));
+  EXPECT_EQ(
+      fields_from(csv.lines[2], 15),
+      (std::vector<std::string>{"100", "0", "0", "0", "0", "0", "0", "", "", "", "", "", "", "",
+                                "",    "",  "",  "",  "",  "",  "",  "", "", "", "", "", "", ""}));
 }
 
 TEST(IntervalCsv, TheSlavesCountsBesideTheMasters) {
@@ -120,17 +120,18 @@ TEST(IntervalCsv, TheSlavesCountsBesideTheMasters) {
   // g0/rr: the slave sent the 100 the master's read counted; g1/stream: the slave received 97.
   ASSERT_EQ(fields_of(csv.lines[1]).size(), 43u);
   EXPECT_EQ(fields_from(csv.lines[1], 22),
-            (std::vector<std::string>{"100", "0", "0", "0", "0", "0", "0", "", "", "", "", "", "",
-                                      "", "", "", "", "", "", "", ""}));
+            (std::vector<std::string>{"100", "0", "0", "0", "0", "0", "0", "", "", "", "",
+                                      "",    "",  "",  "",  "",  "",  "",  "", "", ""}));
   EXPECT_EQ(fields_from(csv.lines[2], 22),
-            (std::vector<std::string>{"0", "97", "3", "1", "0", "0", "2000", "", "", "", "", "",
-                                      "", "", "", "", "", "", "", "", ""}));
+            (std::vector<std::string>{"0", "97", "3", "1", "0", "0", "2000", "", "", "", "",
+                                      "",  "",   "",  "",  "",  "",  "",     "", "", ""}));
 
   // A slave whose counts did not come: empty, never 0.
   r.intervals[0].peers = {1, 0, "no counts from slave h1"};
   const auto missing = interval_csv(r);
   ASSERT_EQ(missing.lines.size(), 3u) << missing.text;
-  EXPECT_TRUE(missing.lines[2].ends_with(",100,0,0,0,0,0,0" + std::string(21, ','))) << missing.text;
+  EXPECT_TRUE(missing.lines[2].ends_with(",100,0,0,0,0,0,0" + std::string(21, ',')))
+      << missing.text;
 }
 
 // An interval's TCP figures: the master's connections of each transaction as it ended.
@@ -207,8 +208,8 @@ TEST(IntervalCsv, TheSlavesTcpColumnsHoldTheirBriefWhenEverySlaveAnswered) {
     }
     return out;
   };
-  EXPECT_EQ(slave_columns(r), (std::vector<std::vector<std::string>>{
-                                  {"6", "40", "12", "2000000", "0", "0", "50"}}));
+  EXPECT_EQ(slave_columns(r),
+            (std::vector<std::vector<std::string>>{{"6", "40", "12", "2000000", "0", "0", "50"}}));
   const auto doc = to_json_document(r);
   bool in_json = false;
   for (const auto& t : doc["intervals"][0]["transactions"]) {

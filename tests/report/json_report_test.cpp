@@ -81,7 +81,8 @@ TEST_F(JsonReport, EachSideReadsBackToItsResult) {
   const auto master = results::run_result_from_json(doc, error);
   ASSERT_TRUE(master.has_value()) << error;
   EXPECT_EQ(results::to_json(*master), results::to_json(report_.master.result));
-  EXPECT_EQ(master->groups[0].transactions[1].stats.tcp, report_.master.result.groups[0].transactions[1].stats.tcp);
+  EXPECT_EQ(master->groups[0].transactions[1].stats.tcp,
+            report_.master.result.groups[0].transactions[1].stats.tcp);
   EXPECT_EQ(master->error_samples, report_.master.result.error_samples);
   const auto slave = results::run_result_from_json(doc["slaves"][0], error);
   ASSERT_TRUE(slave.has_value()) << error;
@@ -120,7 +121,8 @@ TEST(JsonPretty, ReadsBackEqualWithNumberArraysOnOneLine) {
   EXPECT_NE(out.str().find("\"buckets\": [["), std::string::npos);
   std::ostringstream plain;
   write_pretty_json(json{{"a", json::array()}, {"b", json::object()}, {"c", {{{"x", 1}}}}}, plain);
-  EXPECT_EQ(plain.str(), "{\n  \"a\": [],\n  \"b\": {},\n  \"c\": [\n    {\n      \"x\": 1\n    }\n  ]\n}\n");
+  EXPECT_EQ(plain.str(),
+            "{\n  \"a\": [],\n  \"b\": {},\n  \"c\": [\n    {\n      \"x\": 1\n    }\n  ]\n}\n");
 }
 
 TEST_F(JsonReport, StartAtRecordsHowFarTheTimedPartBeganFromIt) {
@@ -320,15 +322,29 @@ TEST(JsonReportIntervals, UdpBothSidesPerDirection) {
   EXPECT_EQ(rr["datagrams"]["lost"], 5);
   EXPECT_EQ(rr["slave_datagrams"]["sent"], 100);
   ASSERT_EQ(rr["udp"].size(), 1u);
-  EXPECT_EQ(rr["udp"][0], (json{{"way", "s->m"}, {"sent", 100}, {"received", 95}, {"gaps", 7},
-                                {"late", 2}, {"lost", 5}, {"loss_pct", 5.0}, {"duplicates", 1},
-                                {"timeouts", 3}, {"jitter_ns", 1500}}));
+  EXPECT_EQ(rr["udp"][0], (json{{"way", "s->m"},
+                                {"sent", 100},
+                                {"received", 95},
+                                {"gaps", 7},
+                                {"late", 2},
+                                {"lost", 5},
+                                {"loss_pct", 5.0},
+                                {"duplicates", 1},
+                                {"timeouts", 3},
+                                {"jitter_ns", 1500}}));
   // g1/stream: the slave received what the master sent.
   const json& stream = iv["transactions"][1];
   ASSERT_EQ(stream["udp"].size(), 1u);
-  EXPECT_EQ(stream["udp"][0], (json{{"way", "m->s"}, {"sent", 100}, {"received", 97}, {"gaps", 4},
-                                    {"late", 1}, {"lost", 3}, {"loss_pct", 3.0}, {"duplicates", 0},
-                                    {"timeouts", 0}, {"jitter_ns", 2000}}));
+  EXPECT_EQ(stream["udp"][0], (json{{"way", "m->s"},
+                                    {"sent", 100},
+                                    {"received", 97},
+                                    {"gaps", 4},
+                                    {"late", 1},
+                                    {"lost", 3},
+                                    {"loss_pct", 3.0},
+                                    {"duplicates", 0},
+                                    {"timeouts", 0},
+                                    {"jitter_ns", 2000}}));
 
   // A slave's counts missing: its side is null or says why, never 0.
   r.intervals[0].peers = {1, 0, "no counts from slave h1"};
@@ -358,12 +374,36 @@ TEST(JsonReportStatus, EmptyReportIsCompleteAndValid) {
   std::ostringstream out;
   write_json_document(r, out);
   const json doc = json::parse(out.str());  // throws (fails the test) if invalid
-  for (const char* key :
-       {"schema_version", "volley_version", "status", "failure", "profile", "command_line", "seed",
-        "workers", "start_time", "start_unix_ns", "duration_s", "timed_steps", "start_at", "groups",
-        "totals", "slaves", "comparison", "comparison_sum", "cpu", "nic", "kernel", "bottlenecks", "system", "intervals",
-        "windows", "connections_requested", "connections_established", "failed_strands",
-        "error_samples", "processes"}) {
+  for (const char* key : {"schema_version",
+                          "volley_version",
+                          "status",
+                          "failure",
+                          "profile",
+                          "command_line",
+                          "seed",
+                          "workers",
+                          "start_time",
+                          "start_unix_ns",
+                          "duration_s",
+                          "timed_steps",
+                          "start_at",
+                          "groups",
+                          "totals",
+                          "slaves",
+                          "comparison",
+                          "comparison_sum",
+                          "cpu",
+                          "nic",
+                          "kernel",
+                          "bottlenecks",
+                          "system",
+                          "intervals",
+                          "windows",
+                          "connections_requested",
+                          "connections_established",
+                          "failed_strands",
+                          "error_samples",
+                          "processes"}) {
     EXPECT_TRUE(doc.contains(key)) << key;
   }
   EXPECT_EQ(doc.size(), 30u);

@@ -50,7 +50,8 @@ TEST(LatencyLog, OneRowPerNonEmptyBucket) {
   write_latency_log(r, out);
   const Parsed p = parse(out.str());
   EXPECT_FALSE(p.comments.empty());
-  EXPECT_EQ(p.header, "interval,side,host,group,transaction,flowop,bucket_lower_ns,bucket_upper_ns,count");
+  EXPECT_EQ(p.header,
+            "interval,side,host,group,transaction,flowop,bucket_lower_ns,bucket_upper_ns,count");
   const std::size_t expected =
       nonzero_buckets(r.master.result) + nonzero_buckets(r.slaves[0].result);
   EXPECT_GT(expected, 20u);
@@ -88,9 +89,9 @@ namespace {
 TEST(LatencyLog, IntervalRowsNameTheirIntervalAndSlot) {
   const RunReport r = testing::make_report();
   std::vector<results::SlotStats> slots(r.slot_names.size());
-  slots[2] = testing::slot(10, 0, 0, 20'000);       // g0/rr
-  slots[4] = testing::slot(10, 1024, 0, 12'000);    // g0/rr/read (flowop 1)
-  slots[5] = testing::slot(10, 0, 0, 15'000);       // g0/rr/uncorrected
+  slots[2] = testing::slot(10, 0, 0, 20'000);     // g0/rr
+  slots[4] = testing::slot(10, 1024, 0, 12'000);  // g0/rr/read (flowop 1)
+  slots[5] = testing::slot(10, 0, 0, 15'000);     // g0/rr/uncorrected
   std::ostringstream out;
   write_interval_histograms(r, 7, slots, out);
   const std::string text = out.str();

@@ -164,9 +164,7 @@ inline sampling::KernelCounterDeltas make_kernel() {
 
 inline std::vector<SlotName> make_slot_names() {
   auto n = [](std::size_t g, std::size_t t, std::optional<std::size_t> f, bool unc,
-              std::string name) {
-    return SlotName{g, t, f, unc, std::move(name), {}};
-  };
+              std::string name) { return SlotName{g, t, f, unc, std::move(name), {}}; };
   return {n(0, 0, {}, false, "g0/connect"),               // 0
           n(0, 0, 0, false, "g0/connect/connect"),        // 1
           n(0, 1, {}, false, "g0/rr"),                    // 2
@@ -254,9 +252,15 @@ inline RunReport make_report() {
   r.duration = std::chrono::milliseconds(6500);
   r.timed_steps = {1};
   r.master = {"master", "master", make_result(false), make_cpu(true), make_nic(), make_kernel(),
-              nullptr, {}};
-  r.slaves.push_back({"slave", "slave1", make_result(true), make_cpu(false), std::nullopt,
-                      std::nullopt, nullptr, {}});
+              nullptr,  {}};
+  r.slaves.push_back({"slave",
+                      "slave1",
+                      make_result(true),
+                      make_cpu(false),
+                      std::nullopt,
+                      std::nullopt,
+                      nullptr,
+                      {}});
   r.slot_names = make_slot_names();
   r.intervals = make_intervals();
   return r;

@@ -22,7 +22,8 @@ RunReport correct_run() {
   results::RunResult mirror = r.master.result;
   for (auto& g : mirror.groups) {
     for (auto& t : g.transactions) {
-      for (auto& f : t.flowops) std::swap(f.stats.counters.bytes_read, f.stats.counters.bytes_written);
+      for (auto& f : t.flowops)
+        std::swap(f.stats.counters.bytes_read, f.stats.counters.bytes_written);
     }
   }
   r.slaves[0].result = std::move(mirror);
@@ -108,7 +109,8 @@ TEST(ResultChecks, FailuresThatMovedNoBytesDoNotSkipTheByteRule) {
   // moved nothing, so it cannot explain bytes that went missing.
   RunReport r = correct_run();
   r.slaves[0].result.groups[1].transactions[1].flowops[0].stats.counters.bytes_read -= 100;
-  for (const auto kind : {results::ErrorKind::kNotConnected, results::ErrorKind::kAddrUnavailable}) {
+  for (const auto kind :
+       {results::ErrorKind::kNotConnected, results::ErrorKind::kAddrUnavailable}) {
     rr_read(r.master.result).errors[static_cast<std::size_t>(kind)] = 1;
   }
   EXPECT_NE(find_result_problem(r, false).find("bytes disagree"), std::string::npos);
@@ -183,8 +185,10 @@ TEST(ResultChecks, FailedConnectsAndAcceptsAreCountedNotExcused) {
   // A connect that failed (canfail) opened nothing the slave could take: the counts still agree.
   RunReport connect_failed = correct_run();
   connect_failed.slaves[0].result.groups[0].transactions[0].flowops[0].type = "accept";
-  connect_failed.master.result.groups[0].transactions[0].flowops[0].stats.counters
-      .errors[kAddrUnavailable] = 3;
+  connect_failed.master.result.groups[0]
+      .transactions[0]
+      .flowops[0]
+      .stats.counters.errors[kAddrUnavailable] = 3;
   EXPECT_EQ(find_result_problem(connect_failed, false), "");
   // Errors do not excuse a slave that took fewer connections than the master opened: with
   // canfail's errors on the master's connects, the slave's mirror missing one still fails.
@@ -208,8 +212,10 @@ TEST(ResultChecks, FailedConnectsAndAcceptsAreCountedNotExcused) {
 TEST(ResultChecks, ConnectionCountsAreExcusedByATimeoutOrACut) {
   RunReport timeout = correct_run();
   timeout.slaves[0].result.groups[0].transactions[0].flowops[0].stats.counters.ops -= 1;
-  timeout.master.result.groups[0].transactions[0].flowops[0].stats.counters
-      .errors[static_cast<std::size_t>(results::ErrorKind::kTimedOut)] = 1;
+  timeout.master.result.groups[0]
+      .transactions[0]
+      .flowops[0]
+      .stats.counters.errors[static_cast<std::size_t>(results::ErrorKind::kTimedOut)] = 1;
   EXPECT_EQ(find_result_problem(timeout, false), "");
   RunReport cut = correct_run();
   cut.slaves[0].result.groups[0].transactions[0].flowops[0].stats.counters.ops -= 1;
@@ -258,9 +264,8 @@ TEST(StoppedStrands, ASlavesStrandThatStoppedFailsTheRunToo) {
   // of the master's, and the run must not say "ok" (uperf's canfail.xml under load).
   RunReport r = correct_run();
   r.slaves[0].result.failed_strands = 1;
-  r.slaves[0].result.error_samples = {
-      {"g0/disconnect/disconnect (strand 0)", "disconnect: connection (anonymous) is not open",
-       true}};
+  r.slaves[0].result.error_samples = {{"g0/disconnect/disconnect (strand 0)",
+                                       "disconnect: connection (anonymous) is not open", true}};
   EXPECT_EQ(find_stopped_strands(r),
             "1 strand(s) of slave slave1 stopped on an error of a flowop without canfail, first "
             "g0/disconnect/disconnect (strand 0): disconnect: connection (anonymous) is not open");
@@ -272,10 +277,15 @@ TEST(FailedOperations, ByKindAndSideOverAllSteps) {
   RunReport r = correct_run();
   EXPECT_EQ(failed_operations_by_kind(r), "");
   r.master.result.groups[0].transactions[0].flowops[0].stats.counters.errors[kAddrUnavailable] = 7;
-  r.master.result.groups[0].transactions[2].flowops[0].stats.counters
-      .errors[static_cast<std::size_t>(results::ErrorKind::kNotConnected)] = 7;
-  r.slaves[0].result.groups[0].transactions[2].flowops[0].stats.counters
-      .errors[static_cast<std::size_t>(results::ErrorKind::kNotConnected)] = 7;
+  r.master.result.groups[0]
+      .transactions[2]
+      .flowops[0]
+      .stats.counters.errors[static_cast<std::size_t>(results::ErrorKind::kNotConnected)] = 7;
+  r.slaves[0]
+      .result.groups[0]
+      .transactions[2]
+      .flowops[0]
+      .stats.counters.errors[static_cast<std::size_t>(results::ErrorKind::kNotConnected)] = 7;
   EXPECT_EQ(failed_operations_by_kind(r),
             "master: not_connected 7, addr_unavailable 7; slave slave1: not_connected 7");
 }

@@ -129,9 +129,10 @@ TEST(FinalReportKernel, NothingMovedNoSection) {
   r.slaves[0].kernel->counters["TcpExt.ListenOverflows"] = 7;
   r.slaves[0].kernel->went_backwards = {"Udp.InErrors"};
   const std::string text = format_final_report(r);
-  EXPECT_TRUE(contains(text, "slave1\n"
-                             "  TcpExt.ListenOverflows                 7\n"
-                             "  went backwards (no delta): Udp.InErrors\n"))
+  EXPECT_TRUE(contains(text,
+                       "slave1\n"
+                       "  TcpExt.ListenOverflows                 7\n"
+                       "  went backwards (no delta): Udp.InErrors\n"))
       << text;
   const auto start = text.find("Kernel counters");
   const std::string section = text.substr(start, text.find("\n\n", start) - start);
@@ -183,23 +184,27 @@ TEST(FinalReportStatus, FailedOperationsAndEachSidesFirstErrorsAreInTheHeader) {
   // An ok run with failures is ok only because canfail allowed them: the header says which, on
   // which side, and each side's first errors, a run of the same one folded.
   RunReport r = testing::make_report();
-  r.slaves[0].result.groups[0].transactions[0].flowops[0].stats.counters
-      .errors[static_cast<std::size_t>(results::ErrorKind::kNotConnected)] = 3;
+  r.slaves[0]
+      .result.groups[0]
+      .transactions[0]
+      .flowops[0]
+      .stats.counters.errors[static_cast<std::size_t>(results::ErrorKind::kNotConnected)] = 3;
   const results::ErrorSample no_port{"g0/connect/connect (strand 0)",
                                      "connect to 10.0.0.2: Cannot assign requested address", false};
   r.master.result.error_samples = {no_port, no_port, no_port};
-  r.slaves[0].result.error_samples = {
-      {"g0/disconnect/disconnect (strand 0)", "disconnect: connection (anonymous) is not open",
-       true}};
+  r.slaves[0].result.error_samples = {{"g0/disconnect/disconnect (strand 0)",
+                                       "disconnect: connection (anonymous) is not open", true}};
   std::string text = format_final_report(r);
-  EXPECT_TRUE(contains(text, "  failed operations, allowed by canfail (all steps): master: reset "
-                             "2; slave\n    slave1: not_connected 3\n"))
+  EXPECT_TRUE(contains(text,
+                       "  failed operations, allowed by canfail (all steps): master: reset "
+                       "2; slave\n    slave1: not_connected 3\n"))
       << text;
-  EXPECT_TRUE(contains(text, "  first errors:\n    g0/connect/connect (strand 0): connect to "
-                             "10.0.0.2: Cannot assign requested address\n      (and 2 more like "
-                             "it)\n  first errors, slave slave1:\n    g0/disconnect/disconnect "
-                             "(strand 0): disconnect: connection (anonymous) is not open (stopped "
-                             "its strand)\n"))
+  EXPECT_TRUE(contains(text,
+                       "  first errors:\n    g0/connect/connect (strand 0): connect to "
+                       "10.0.0.2: Cannot assign requested address\n      (and 2 more like "
+                       "it)\n  first errors, slave slave1:\n    g0/disconnect/disconnect "
+                       "(strand 0): disconnect: connection (anonymous) is not open (stopped "
+                       "its strand)\n"))
       << text;
   EXPECT_TRUE(contains(text, "(Errors: failed operations, not counted in Operations;")) << text;
   r.status = RunStatus::kFailed;
@@ -228,18 +233,20 @@ TEST(IntervalLine, UdpCountsFollowWhenTheStepUsesUdp) {
   r.intervals = {testing::make_udp_interval()};
   const std::string line = format_interval_line(r, r.intervals[0]);
   // Per direction; the slaves were not asked (a run without them), so their side is unknown.
-  EXPECT_TRUE(line.ends_with(" err 0 udp m->s sent 100 rcvd ? (slave counts missing) udp s->m "
-                             "sent ? rcvd 95 lost 5 (5.00%) late 2 dup 1 jitter 1.50us"))
+  EXPECT_TRUE(
+      line.ends_with(" err 0 udp m->s sent 100 rcvd ? (slave counts missing) udp s->m "
+                     "sent ? rcvd 95 lost 5 (5.00%) late 2 dup 1 jitter 1.50us"))
       << line;
   r.intervals = {testing::make_udp_interval_with_slaves()};
   const std::string both = format_interval_line(r, r.intervals[0]);
-  EXPECT_TRUE(both.ends_with(" err 0 udp m->s sent 100 rcvd 97 lost 3 (3.00%) late 1 dup 0 "
-                             "jitter 2.00us udp s->m sent 100 rcvd 95 lost 5 (5.00%) late 2 dup 1 "
-                             "jitter 1.50us"))
+  EXPECT_TRUE(
+      both.ends_with(" err 0 udp m->s sent 100 rcvd 97 lost 3 (3.00%) late 1 dup 0 "
+                     "jitter 2.00us udp s->m sent 100 rcvd 95 lost 5 (5.00%) late 2 dup 1 "
+                     "jitter 1.50us"))
       << both;
   // Without UDP the line stays as it was.
-  EXPECT_FALSE(contains(format_interval_line(testing::make_report(), testing::make_report().intervals[0]),
-                        "udp"));
+  EXPECT_FALSE(contains(
+      format_interval_line(testing::make_report(), testing::make_report().intervals[0]), "udp"));
 }
 
 TEST(IntervalLine, OneGroupUsesTheTransactionName) {

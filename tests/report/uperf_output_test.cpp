@@ -33,7 +33,8 @@ TEST(UperfOutput, StartLineNamesTheProfileAsUperfPrintsIt) {
   EXPECT_EQ(format_uperf_start("TCP PingPong", 4, 0) + format_uperf_setup_time(0.123),
             "Starting 4 threads running profile:tcp pingpong ...   0.12 seconds\n");
   EXPECT_EQ(format_uperf_start("x", 0, 2), "Starting 2 processes running profile:x ... ");
-  EXPECT_EQ(format_uperf_start("x", 1, 2), "Starting 1 threads, 2 processes running profile:x ... ");
+  EXPECT_EQ(format_uperf_start("x", 1, 2),
+            "Starting 1 threads, 2 processes running profile:x ... ");
 }
 
 TEST(UperfOutput, SectionsFollowUperfsLetters) {
@@ -108,7 +109,8 @@ TEST(UperfOutput, RunStatisticsInUperfsColumnsOverTheWholeRun) {
 
 TEST(UperfOutput, AllSectionsInUperfsOrder) {
   const std::string out = format_uperf_report(testing::make_report(), uperf_sections("aR"));
-  const std::vector<std::string> headings{"\nGroup Details\n", "\nStrand Details\n",
+  const std::vector<std::string> headings{"\nGroup Details\n",
+                                          "\nStrand Details\n",
                                           "\nTxn                Count         avg",
                                           "\nFlowop             Count         avg",
                                           "\nNetstat statistics for this run\n",
@@ -124,7 +126,9 @@ TEST(UperfOutput, AllSectionsInUperfsOrder) {
   EXPECT_NE(out.find("\nTxn0                   4 "), std::string::npos) << out;
   EXPECT_NE(out.find("\nTxn1                1000 "), std::string::npos) << out;
   EXPECT_NE(out.find("\nwrite               1000 "), std::string::npos) << out;
-  EXPECT_NE(out.find("\neth0         1600        1000    16.00Mb/s     8.00Mb/s \n"), std::string::npos) << out;
+  EXPECT_NE(out.find("\neth0         1600        1000    16.00Mb/s     8.00Mb/s \n"),
+            std::string::npos)
+      << out;
 }
 
 TEST(UperfOutput, NoStatisticsPrintsNothing) {

@@ -160,8 +160,9 @@ TEST(ResultJson, TheFormTheDocumentShares) {
   EXPECT_FALSE(txn["flowops"][0].contains("datagrams"));
   EXPECT_FALSE(txn["flowops"][0].contains("tcp"));
   EXPECT_FALSE(j["groups"][0]["transactions"][1].contains("latency_uncorrected_ns"));
-  EXPECT_EQ(j["windows"][1], (json{{"start_unix_ns", 1700000001000000000}, {"elapsed_ns", 5},
-                                   {"is_duration", true}}));
+  EXPECT_EQ(
+      j["windows"][1],
+      (json{{"start_unix_ns", 1700000001000000000}, {"elapsed_ns", 5}, {"is_duration", true}}));
   EXPECT_EQ(j["processes"][0]["rss_growth_bytes"], -4096);
 }
 
@@ -180,21 +181,39 @@ TEST(ResultJson, KeysItDoesNotKnowAreIgnored) {
 
 TEST(ResultJson, EachMissingFieldIsAnErrorNamingIt) {
   const json good = to_json(sample_result());
-  for (const char* where :
-       {"/groups", "/windows", "/connections_requested", "/connections_established",
-        "/failed_strands", "/error_samples", "/processes", "/groups/0/name", "/groups/0/strands",
-        "/groups/0/transactions", "/groups/0/transactions/0/name",
-        "/groups/0/transactions/0/counters", "/groups/0/transactions/0/counters/ops",
-        "/groups/0/transactions/0/counters/errors", "/groups/0/transactions/0/latency_ns",
-        "/groups/0/transactions/0/latency_ns/histogram", "/groups/0/transactions/0/flowops",
-        "/groups/0/transactions/0/flowops/1/type", "/groups/0/transactions/0/flowops/1/bytes_read",
-        "/groups/0/transactions/0/flowops/1/expired",
-        "/groups/0/transactions/0/flowops/1/latency_ns",
-        "/groups/0/transactions/0/flowops/1/datagrams/gaps",
-        "/groups/0/transactions/0/flowops/1/datagrams/jitter_ns", "/windows/0/start_unix_ns",
-        "/windows/0/elapsed_ns", "/windows/1/is_duration", "/error_samples/1/where",
-        "/error_samples/1/message", "/error_samples/1/stopped", "/processes/0/name",
-        "/processes/1/pid", "/processes/1/rss_growth_bytes", "/processes/1/cpu_sys_s"}) {
+  for (const char* where : {"/groups",
+                            "/windows",
+                            "/connections_requested",
+                            "/connections_established",
+                            "/failed_strands",
+                            "/error_samples",
+                            "/processes",
+                            "/groups/0/name",
+                            "/groups/0/strands",
+                            "/groups/0/transactions",
+                            "/groups/0/transactions/0/name",
+                            "/groups/0/transactions/0/counters",
+                            "/groups/0/transactions/0/counters/ops",
+                            "/groups/0/transactions/0/counters/errors",
+                            "/groups/0/transactions/0/latency_ns",
+                            "/groups/0/transactions/0/latency_ns/histogram",
+                            "/groups/0/transactions/0/flowops",
+                            "/groups/0/transactions/0/flowops/1/type",
+                            "/groups/0/transactions/0/flowops/1/bytes_read",
+                            "/groups/0/transactions/0/flowops/1/expired",
+                            "/groups/0/transactions/0/flowops/1/latency_ns",
+                            "/groups/0/transactions/0/flowops/1/datagrams/gaps",
+                            "/groups/0/transactions/0/flowops/1/datagrams/jitter_ns",
+                            "/windows/0/start_unix_ns",
+                            "/windows/0/elapsed_ns",
+                            "/windows/1/is_duration",
+                            "/error_samples/1/where",
+                            "/error_samples/1/message",
+                            "/error_samples/1/stopped",
+                            "/processes/0/name",
+                            "/processes/1/pid",
+                            "/processes/1/rss_growth_bytes",
+                            "/processes/1/cpu_sys_s"}) {
     const json::json_pointer pointer(where);
     json j = good;
     j[pointer.parent_pointer()].erase(pointer.back());
@@ -270,9 +289,14 @@ TEST(ResultJson, ErrorsAndDatagramsParts) {
   c.errors[static_cast<std::size_t>(ErrorKind::kRefused)] = 1;
   EXPECT_EQ(errors_to_json(c), (json{{"addr_unavailable", 2}, {"refused", 1}, {"total", 3}}));
   EXPECT_EQ(errors_to_json(SlotCounters{}), (json{{"total", 0}}));
-  EXPECT_EQ(datagrams_to_json(datagrams()),
-            (json{{"sent", 1000}, {"received", 990}, {"lost", 10}, {"gaps", 12}, {"late", 2},
-                  {"duplicates", 1}, {"timeouts", 3}, {"jitter_ns", 4567}}));
+  EXPECT_EQ(datagrams_to_json(datagrams()), (json{{"sent", 1000},
+                                                  {"received", 990},
+                                                  {"lost", 10},
+                                                  {"gaps", 12},
+                                                  {"late", 2},
+                                                  {"duplicates", 1},
+                                                  {"timeouts", 3},
+                                                  {"jitter_ns", 4567}}));
 }
 
 }  // namespace

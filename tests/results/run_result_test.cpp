@@ -6,8 +6,9 @@
 namespace volley::results {
 namespace {
 
-RunResult share(std::uint64_t strands, std::uint64_t ops, std::uint64_t bytes, std::int64_t start_ns,
-                std::int64_t elapsed_ns, std::uint64_t latency_ns, const std::string& process) {
+RunResult share(std::uint64_t strands, std::uint64_t ops, std::uint64_t bytes,
+                std::int64_t start_ns, std::int64_t elapsed_ns, std::uint64_t latency_ns,
+                const std::string& process) {
   RunResult r;
   SlotStats stats;
   stats.counters.ops = ops;
@@ -19,7 +20,8 @@ RunResult share(std::uint64_t strands, std::uint64_t ops, std::uint64_t bytes, s
   r.connections_requested = strands;
   r.connections_established = strands;
   r.error_samples.push_back({"g/t", process});
-  r.processes.push_back(ProcessRecord{process, 1, strands, strands, 1000 * static_cast<std::int64_t>(strands), 0.5, 0.25});
+  r.processes.push_back(ProcessRecord{process, 1, strands, strands,
+                                      1000 * static_cast<std::int64_t>(strands), 0.5, 0.25});
   return r;
 }
 

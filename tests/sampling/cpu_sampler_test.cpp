@@ -149,8 +149,8 @@ TEST(CpuUsageTest, JsonKeys) {
                                        {{1, {10, 0, 10, 80, 0, 0, 0, 0}}}, 500'000us, 0us));
   const nlohmann::json j = u;
   EXPECT_EQ(j.at("wall_s"), 1.0);
-  for (const char* key : {"usr_pct", "sys_pct", "irq_pct", "softirq_pct", "iowait_pct",
-                          "steal_pct", "idle_pct", "busy_pct"}) {
+  for (const char* key : {"usr_pct", "sys_pct", "irq_pct", "softirq_pct", "iowait_pct", "steal_pct",
+                          "idle_pct", "busy_pct"}) {
     EXPECT_TRUE(j.at("total").contains(key)) << key;
     EXPECT_TRUE(j.at("per_cpu").at(0).contains(key)) << key;
   }

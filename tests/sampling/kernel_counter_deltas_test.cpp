@@ -132,8 +132,8 @@ TEST(MovedCounters, OnlyWhatMovedWithSoftnetTotals) {
   before.softnet = std::vector<SoftnetCpu>{{0, 100, 0, 1}, {1, 50, 0, 0}};
   after.softnet = std::vector<SoftnetCpu>{{0, 160, 0, 3}, {1, 90, 0, 0}};
   EXPECT_EQ(moved_counters(kernel_counter_deltas(before, after)),
-            (ProtocolCounterMap{{"Tcp.RetransSegs", 3}, {"softnet.processed", 100},
-                                {"softnet.time_squeeze", 2}}));
+            (ProtocolCounterMap{
+                {"Tcp.RetransSegs", 3}, {"softnet.processed", 100}, {"softnet.time_squeeze", 2}}));
   EXPECT_TRUE(moved_counters(kernel_counter_deltas(before, before)).empty());
 }
 
@@ -141,7 +141,8 @@ TEST(MovedCounters, OnlyWhatMovedWithSoftnetTotals) {
 TEST(KernelCounterSeries, EachIntervalIsWhatMovedSinceThePrevious) {
   test::TempDir root;
   auto write = [&root](std::uint64_t retrans) {
-    root.write("proc/net/snmp", fmt::format("Tcp: OutSegs RetransSegs\nTcp: {} {}\n", retrans * 10, retrans));
+    root.write("proc/net/snmp",
+               fmt::format("Tcp: OutSegs RetransSegs\nTcp: {} {}\n", retrans * 10, retrans));
   };
   write(5);
   KernelCounterSeries series(root.path());

@@ -70,7 +70,8 @@ TEST(ParseSnmpPairs, MalformedTextIsAnErrorValue) {
   EXPECT_EQ(error("Tcp: A B\nUdp: 1 2\n"), "line 2: not the values of Tcp");
   EXPECT_EQ(error("Tcp: A B\n"), "line 1: a header without values");
   EXPECT_EQ(error("Tcp A B\nTcp A B\n"), "line 1: no \"Group:\" label");
-  EXPECT_EQ(error("Tcp: A\nTcp: 99999999999999999999999\n"), "line 2: '99999999999999999999999' is not an integer");
+  EXPECT_EQ(error("Tcp: A\nTcp: 99999999999999999999999\n"),
+            "line 2: '99999999999999999999999' is not an integer");
   EXPECT_EQ(error(std::string(kSnmp) + "Udp: InDatagrams\n"), "line 7: a header without values");
   // Blank lines are not pairs; an empty file has no counters, which is not an error.
   EXPECT_EQ(error("\nTcp: A\n\nTcp: 1\n\n"), "");
@@ -128,8 +129,9 @@ TEST(SampleKernelCounters, MissingAndMalformedFilesAreProblemsNotZeros) {
   EXPECT_EQ(s.protocol.at("Udp.InErrors"), 7205115u);
   EXPECT_FALSE(s.protocol.contains("TcpExt.ListenOverflows"));
   EXPECT_FALSE(s.softnet.has_value());
-  EXPECT_EQ(s.problems, (std::vector<std::string>{"proc/net/netstat: line 2: 'lots' is not an integer",
-                                                  "proc/net/softnet_stat: unreadable"}));
+  EXPECT_EQ(s.problems,
+            (std::vector<std::string>{"proc/net/netstat: line 2: 'lots' is not an integer",
+                                      "proc/net/softnet_stat: unreadable"}));
 }
 
 TEST(SampleKernelCounters, RealHostSmoke) {

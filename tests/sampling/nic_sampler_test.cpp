@@ -46,10 +46,10 @@ NicSample make_sample(std::chrono::steady_clock::time_point t, NicCounterMap m) 
 
 TEST(NicRatesTest, PerSecondRates) {
   const auto t0 = std::chrono::steady_clock::time_point{} + 5s;
-  const auto before = make_sample(t0, {{"eth0", {1000, 10, 0, 0, 500, 5, 0, 0}},
-                                       {"gone0", {1, 1, 1, 1, 1, 1, 1, 1}}});
-  const auto after = make_sample(t0 + 2s, {{"eth0", {3000, 30, 2, 4, 4500, 15, 6, 8}},
-                                           {"new0", {9, 9, 9, 9, 9, 9, 9, 9}}});
+  const auto before = make_sample(
+      t0, {{"eth0", {1000, 10, 0, 0, 500, 5, 0, 0}}, {"gone0", {1, 1, 1, 1, 1, 1, 1, 1}}});
+  const auto after = make_sample(
+      t0 + 2s, {{"eth0", {3000, 30, 2, 4, 4500, 15, 6, 8}}, {"new0", {9, 9, 9, 9, 9, 9, 9, 9}}});
   const auto r = nic_rates(before, after);
   EXPECT_DOUBLE_EQ(r.wall_s, 2.0);
   ASSERT_EQ(r.interfaces.size(), 1u);
@@ -90,9 +90,9 @@ TEST(NicRatesTest, JsonKeys) {
   const auto& e = j.at("interfaces").at("eth0");
   EXPECT_EQ(e.at("rx_bytes_per_s"), 125.0);
   EXPECT_EQ(e.at("rx_bits_per_s"), 1000.0);
-  for (const char* key : {"tx_bytes_per_s", "tx_bits_per_s", "rx_packets_per_s",
-                          "tx_packets_per_s", "rx_errors_per_s", "tx_errors_per_s",
-                          "rx_drops_per_s", "tx_drops_per_s"}) {
+  for (const char* key :
+       {"tx_bytes_per_s", "tx_bits_per_s", "rx_packets_per_s", "tx_packets_per_s",
+        "rx_errors_per_s", "tx_errors_per_s", "rx_drops_per_s", "tx_drops_per_s"}) {
     EXPECT_TRUE(e.contains(key)) << key;
   }
   EXPECT_EQ(e.size(), 10u);

@@ -5,9 +5,7 @@
 namespace volley::sampling {
 namespace {
 
-TEST(ResidentMemory, ResidentBytesAreThisProcesssMemory) {
-  EXPECT_GT(resident_bytes(), 0);
-}
+TEST(ResidentMemory, ResidentBytesAreThisProcesssMemory) { EXPECT_GT(resident_bytes(), 0); }
 
 }  // namespace
 }  // namespace volley::sampling

@@ -113,8 +113,8 @@ TEST(SystemSnapshotTest, ReadsEverySourceFromFakeTree) {
   EXPECT_TRUE(lo.at("speed_mbps").is_null());
   EXPECT_EQ(lo.at("irqs"), json::object());
   EXPECT_EQ(lo.at("qdisc"), "noqueue 0: root refcnt 2");
-  EXPECT_EQ(s.at("missing"), (json{"cpu.cur_freq_khz.cpu1", "interfaces.eth0.irqs.46",
-                                   "interfaces.lo.speed_mbps"}));
+  EXPECT_EQ(s.at("missing"),
+            (json{"cpu.cur_freq_khz.cpu1", "interfaces.eth0.irqs.46", "interfaces.lo.speed_mbps"}));
 }
 
 TEST(SystemSnapshotTest, EmptyRootRecordsEverythingMissing) {

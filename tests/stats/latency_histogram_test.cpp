@@ -35,8 +35,8 @@ H record_all(const std::vector<std::uint64_t>& values) {
 void expect_percentiles_close(std::vector<std::uint64_t> values, const char* what) {
   const H h = record_all(values);
   std::sort(values.begin(), values.end());
-  for (const double p : {0.0, 0.1, 1.0, 5.0, 10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.5, 99.9,
-                         99.99, 100.0}) {
+  for (const double p :
+       {0.0, 0.1, 1.0, 5.0, 10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.99, 100.0}) {
     const auto exact = exact_percentile(values, p);
     const auto got = h.percentile(p);
     const double err = std::abs(static_cast<double>(got) - static_cast<double>(exact));
@@ -66,7 +66,7 @@ TEST(LatencyHistogramTest, PercentilesExponential) {
 
 TEST(LatencyHistogramTest, PercentilesBimodal) {
   std::mt19937_64 rng(3);
-  std::normal_distribution<double> fast(50'000.0, 5'000.0);        // 50 us
+  std::normal_distribution<double> fast(50'000.0, 5'000.0);       // 50 us
   std::normal_distribution<double> slow(5'000'000.0, 400'000.0);  // 5 ms
   std::bernoulli_distribution pick_slow(0.05);
   std::vector<std::uint64_t> v(kSamples);

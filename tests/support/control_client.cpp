@@ -63,7 +63,8 @@ bool ControlClient::send(const json& message) {
 bool ControlClient::read_exact(char* out, std::size_t n, Clock::time_point deadline) {
   std::size_t done = 0;
   while (done < n) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (fd_ < 0 || left.count() <= 0) return false;
     pollfd p{fd_, POLLIN, 0};
     if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) return false;
@@ -107,7 +108,8 @@ std::optional<json> ControlClient::receive_type(const std::string& type,
                                                 std::chrono::milliseconds limit) {
   const auto deadline = Clock::now() + limit;
   while (Clock::now() < deadline) {
-    auto m = receive(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()));
+    auto m =
+        receive(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()));
     if (!m) return std::nullopt;
     if (m->value("type", "") == type) return m;
   }
@@ -118,7 +120,8 @@ bool ControlClient::closed_within(std::chrono::milliseconds limit) {
   const auto deadline = Clock::now() + limit;
   char buf[4096];
   while (fd_ >= 0) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) return false;
     pollfd p{fd_, POLLIN, 0};
     if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) return false;
@@ -139,8 +142,8 @@ std::optional<json> ControlClient::authenticate(const control::Secret& key) {
   if (!hello || !hello->contains("auth")) return std::nullopt;
   const std::string challenge = (*hello)["auth"].value("challenge", "");
   const std::string nonce = control::random_hex(control::kChallengeBytes);
-  if (!send(control::message("auth", {{"nonce", nonce},
-                                      {"proof", control::master_proof(key, challenge, nonce)}}))) {
+  if (!send(control::message(
+          "auth", {{"nonce", nonce}, {"proof", control::master_proof(key, challenge, nonce)}}))) {
     return std::nullopt;
   }
   auto ok = receive();

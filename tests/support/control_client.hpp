@@ -33,8 +33,8 @@ class ControlClient {
   /// The next message other than a ping, or nullopt on close, error or timeout.
   std::optional<nlohmann::json> receive(std::chrono::milliseconds limit = std::chrono::seconds(5));
   /// Receives until a message of `type` (skipping others), or nullopt.
-  std::optional<nlohmann::json> receive_type(const std::string& type,
-                                             std::chrono::milliseconds limit = std::chrono::seconds(10));
+  std::optional<nlohmann::json> receive_type(
+      const std::string& type, std::chrono::milliseconds limit = std::chrono::seconds(10));
   /// True when the peer closes the connection within `limit`.
   bool closed_within(std::chrono::milliseconds limit);
   /// hello -> hello; returns the slave's hello.

@@ -61,7 +61,8 @@ std::string nft_in(const std::string& ns, const std::vector<std::string>& args) 
   return run_checked(netns_exec(ns, command), "nft", args);
 }
 
-std::vector<std::string> netns_exec(const std::string& ns, const std::vector<std::string>& command) {
+std::vector<std::string> netns_exec(const std::string& ns,
+                                    const std::vector<std::string>& command) {
   std::vector<std::string> full{ip_binary(), "netns", "exec", ns};
   full.insert(full.end(), command.begin(), command.end());
   return full;
@@ -88,13 +89,14 @@ bool reachable_from(const std::string& ns, const std::string& address, std::uint
 std::vector<std::vector<std::string>> veth_pair(const std::string& m, const std::string& s,
                                                 const std::string& m_address,
                                                 const std::string& s_address) {
-  return {{"-n", m, "link", "add", "name", "to-s", "type", "veth", "peer", "name", "to-m", "netns", s},
-          {"-n", m, "addr", "add", m_address, "dev", "to-s"},
-          {"-n", s, "addr", "add", s_address, "dev", "to-m"},
-          {"-n", m, "link", "set", "dev", "lo", "up"},
-          {"-n", m, "link", "set", "dev", "to-s", "up"},
-          {"-n", s, "link", "set", "dev", "lo", "up"},
-          {"-n", s, "link", "set", "dev", "to-m", "up"}};
+  return {
+      {"-n", m, "link", "add", "name", "to-s", "type", "veth", "peer", "name", "to-m", "netns", s},
+      {"-n", m, "addr", "add", m_address, "dev", "to-s"},
+      {"-n", s, "addr", "add", s_address, "dev", "to-m"},
+      {"-n", m, "link", "set", "dev", "lo", "up"},
+      {"-n", m, "link", "set", "dev", "to-s", "up"},
+      {"-n", s, "link", "set", "dev", "lo", "up"},
+      {"-n", s, "link", "set", "dev", "to-m", "up"}};
 }
 
 Namespaces::Namespaces(const std::vector<std::string>& prefixes) {

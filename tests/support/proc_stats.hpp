@@ -11,9 +11,9 @@
 namespace volley::test {
 
 struct ProcStats {
-  std::size_t fds = 0;           ///< entries of /proc/PID/fd
-  std::size_t threads = 0;       ///< Threads: in /proc/PID/status
-  std::uint64_t rss_kib = 0;     ///< VmRSS: in /proc/PID/status
+  std::size_t fds = 0;        ///< entries of /proc/PID/fd
+  std::size_t threads = 0;    ///< Threads: in /proc/PID/status
+  std::uint64_t rss_kib = 0;  ///< VmRSS: in /proc/PID/status
 };
 
 /// Nullopt when the process is gone.

@@ -166,7 +166,8 @@ class Generator {
       // The stalls are the kernel's timer, not the machine's load, so a timed step needs room
       // for a few of them rather than ten.
       const double stalls_ms = kDelayedAckMs * static_cast<double>(delayed_ack_stalls(body.uses));
-      const double room_ms = body.iteration_ms * kPassesPerTimedStep + stalls_ms * kStallsPerTimedStep;
+      const double room_ms =
+          body.iteration_ms * kPassesPerTimedStep + stalls_ms * kStallsPerTimedStep;
       body.iteration_ms += stalls_ms;
       if (random_.chance(45)) {
         const auto picked = random_.pick({100, 150, 200, 300});
@@ -178,8 +179,8 @@ class Generator {
         body.iterations = random_.between(1, 40);
         const double per_strand = std::max(1.0, static_cast<double>(group.strands) / 2.0);
         const double fits = kStepBudgetMs / std::max(0.001, body.iteration_ms * per_strand);
-        body.iterations = std::clamp<std::uint64_t>(body.iterations, 1,
-                                                    std::max<std::uint64_t>(1, static_cast<std::uint64_t>(fits)));
+        body.iterations = std::clamp<std::uint64_t>(
+            body.iterations, 1, std::max<std::uint64_t>(1, static_cast<std::uint64_t>(fits)));
       }
       if (random_.chance(20)) body.attributes += fmt::format(" name=\"body{}\"", b);
       if (random_.chance(10)) body.attributes += " rate=\"2k\"";
@@ -188,7 +189,8 @@ class Generator {
 
     if (!open.empty() && random_.chance(70)) {
       Txn teardown;
-      for (std::size_t i = open.size(); i-- > 0;) add_flowop(teardown, "disconnect", conn_option(open[i]), 0.05);
+      for (std::size_t i = open.size(); i-- > 0;)
+        add_flowop(teardown, "disconnect", conn_option(open[i]), 0.05);
       group.txns.push_back(std::move(teardown));
     }
     return group;
@@ -196,8 +198,9 @@ class Generator {
 
   std::uint32_t fresh_id() {
     // Ids are unique within the group, sometimes large (any u32 but 0 is valid).
-    const std::uint32_t id = random_.chance(10) ? static_cast<std::uint32_t>(random_.between(1000, 4000000000U))
-                                                : next_conn_id_;
+    const std::uint32_t id = random_.chance(10)
+                                 ? static_cast<std::uint32_t>(random_.between(1000, 4000000000U))
+                                 : next_conn_id_;
     ++next_conn_id_;
     return id;
   }
@@ -230,7 +233,8 @@ class Generator {
   }
 
   std::string size_spec(std::uint64_t& max_bytes) {
-    static constexpr std::uint64_t kFixed[] = {1, 7, 64, 100, 512, 1024, 4096, 16384, 65536, 204800};
+    static constexpr std::uint64_t kFixed[] = {1,    7,    64,    100,   512,
+                                               1024, 4096, 16384, 65536, 204800};
     if (random_.chance(70)) {
       max_bytes = random_.pick(kFixed);
       return std::to_string(max_bytes);
@@ -262,9 +266,11 @@ class Generator {
     if (c.id != 0) options += " " + conn_option(c);
     if (random_.chance(10)) options += " canfail";
     if (random_.chance(5)) options += " timeout=5s";
-    const double calls = static_cast<double>((max_bytes + per_call - 1) / std::max<std::uint64_t>(1, per_call));
+    const double calls =
+        static_cast<double>((max_bytes + per_call - 1) / std::max<std::uint64_t>(1, per_call));
     add_flowop(txn, type, options,
-               static_cast<double>(count) * (0.05 + static_cast<double>(max_bytes) / 1e5 + calls * kCallMs));
+               static_cast<double>(count) *
+                   (0.05 + static_cast<double>(max_bytes) / 1e5 + calls * kCallMs));
     txn.uses.push_back({c.id, c.nodelay, c.lasting, type == "write" || type == "send", count});
   }
 
@@ -342,8 +348,9 @@ class Generator {
         if (t >= g.txns.size()) continue;
         const Txn& txn = g.txns[t];
         const double per_strand = std::max(1.0, static_cast<double>(g.strands) / 2.0);
-        const double ms = txn.duration ? static_cast<double>(txn.duration->count())
-                                       : txn.iteration_ms * static_cast<double>(txn.iterations) * per_strand;
+        const double ms = txn.duration
+                              ? static_cast<double>(txn.duration->count())
+                              : txn.iteration_ms * static_cast<double>(txn.iterations) * per_strand;
         longest = std::max(longest, ms);
       }
       total_ms += longest + 20;  // the barrier's round trips
@@ -352,7 +359,8 @@ class Generator {
   }
 
   static std::string render(std::uint64_t seed, const std::vector<Group>& groups) {
-    std::string out = fmt::format("<?xml version=\"1.0\"?>\n<profile name=\"generated seed {}\">\n", seed);
+    std::string out =
+        fmt::format("<?xml version=\"1.0\"?>\n<profile name=\"generated seed {}\">\n", seed);
     for (const auto& g : groups) {
       out += fmt::format("  <group {}=\"{}\"{}>\n", g.nprocs ? "nprocs" : "nthreads", g.strands,
                          g.name.empty() ? "" : fmt::format(" name=\"{}\"", g.name));

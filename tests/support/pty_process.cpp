@@ -107,7 +107,8 @@ bool PtyProcess::wait_for_output(const std::string& text, std::chrono::milliseco
 void PtyProcess::press_interrupt() const {
   termios t{};
   char intr = '\x03';
-  if (::tcgetattr(master_fd_, &t) == 0 && t.c_cc[VINTR] != _POSIX_VDISABLE) intr = static_cast<char>(t.c_cc[VINTR]);
+  if (::tcgetattr(master_fd_, &t) == 0 && t.c_cc[VINTR] != _POSIX_VDISABLE)
+    intr = static_cast<char>(t.c_cc[VINTR]);
   [[maybe_unused]] const auto n = ::write(master_fd_, &intr, 1);
 }
 

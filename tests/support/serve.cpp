@@ -29,7 +29,8 @@ std::string pingpong(const std::string& threads, const std::string& duration,
     <transaction iterations="1"><flowop type="disconnect"/></transaction>
   </group>
 </profile>
-)XML", threads, host, duration, extra);
+)XML",
+                     threads, host, duration, extra);
 }
 
 namespace {

@@ -13,7 +13,7 @@ namespace volley::test {
 
 std::string listen_address(const std::string& address, std::uint16_t port) {
   return address.find(':') != std::string::npos ? fmt::format("[{}]:{}", address, port)
-                                                 : fmt::format("{}:{}", address, port);
+                                                : fmt::format("{}:{}", address, port);
 }
 
 std::vector<std::string> serve_command(const std::string& listen,

@@ -27,8 +27,8 @@ struct TcpPair {
 
   TcpPair() {
     namespace asio = boost::asio;
-    asio::ip::tcp::acceptor acceptor(*io,
-                                     asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+    asio::ip::tcp::acceptor acceptor(
+        *io, asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
     peer.emplace(*io);
     peer->connect(acceptor.local_endpoint());
     asio::ip::tcp::socket accepted(*io);

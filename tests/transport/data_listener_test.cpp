@@ -198,8 +198,9 @@ namespace {
 // descriptor stays pinned for the life of the slave.
 TEST(DataListenerLimits, SilentConnectionsAreClosedAtTheDeadlineAndOnClose) {
   asio::io_context context;
-  DataListener listener(context, RunTokens{kToken, 1}, [](const ConnectionHeader&, tcp::socket) {},
-                        std::chrono::milliseconds(200));
+  DataListener listener(
+      context, RunTokens{kToken, 1}, [](const ConnectionHeader&, tcp::socket) {},
+      std::chrono::milliseconds(200));
   ASSERT_EQ(listener.open(kLoopback, 0, std::nullopt), "");
   listener.start();
   tcp::socket silent(context);
@@ -345,9 +346,10 @@ TEST(DataListenerLimits, SilentConnectionsFromOneAddressCannotKeepAnotherAddress
   EXPECT_EQ(listener.queued(), 0U) << "a connection owing its header is not work on its way";
   connect_from("127.0.0.2");  // beyond its address's share: its oldest makes room
   ASSERT_TRUE(run_until([&] { return lines.size() == 1; }));
-  EXPECT_EQ(lines[0], named(0) + "closed to make room for a newer one from its address, which "
-                                 "held 2 connections waiting for their header, the most one "
-                                 "address may");
+  EXPECT_EQ(lines[0], named(0) +
+                          "closed to make room for a newer one from its address, which "
+                          "held 2 connections waiting for their header, the most one "
+                          "address may");
   EXPECT_TRUE(closed_by_listener(held[0]));
   connect_from("127.0.0.3");
   connect_from("127.0.0.3");
@@ -356,9 +358,10 @@ TEST(DataListenerLimits, SilentConnectionsFromOneAddressCannotKeepAnotherAddress
   auto& peer = connect_from("127.0.0.1");
   asio::write(peer, asio::buffer(encode(ConnectionHeader{kToken, 0, 0, 0})));
   ASSERT_TRUE(run_until([&] { return routed == 1 && lines.size() == 2; }));
-  EXPECT_EQ(lines[1], named(1) + "closed to make room: 4 connections waited for their header, "
-                                 "the most this listener holds, and its address held the most "
-                                 "of them");
+  EXPECT_EQ(lines[1], named(1) +
+                          "closed to make room: 4 connections waited for their header, "
+                          "the most this listener holds, and its address held the most "
+                          "of them");
   EXPECT_TRUE(closed_by_listener(held[1]));
   // The rest are told when the listener closes: every stranger's connection is counted.
   listener.close();

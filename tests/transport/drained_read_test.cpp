@@ -191,8 +191,8 @@ TEST(DrainedRead, TheEndOfTheStreamAfterTheDataWasReportedEndsTheNextRead) {
   std::array<char, 64 * 1024> buf{};
   p.send(100);
   auto busy = asio::make_work_guard(*p.io);
-  p.io->poll();       // epoll reports the data alone
-  p.peer->close();    // the FIN is queued behind it before the read
+  p.io->poll();     // epoll reports the data alone
+  p.peer->close();  // the FIN is queued behind it before the read
   recv_would_block = 0;
   EXPECT_EQ(p.ours->read_now(buf).bytes, 100U);  // short, no EPOLLRDHUP seen: drained
   EXPECT_TRUE(p.ours->read_now(buf).would_block());

@@ -40,7 +40,7 @@ TEST(ResumingRead, ReadsWhatIsThereAndWaitsForWhatComesLater) {
   EXPECT_TRUE(p.run([&]() -> asio::awaitable<void> {
     p.send(10);
     first = co_await p.ours->read_resuming(buf);  // short: the socket is drained
-    p.send(5);  // arrives before the next read is even started
+    p.send(5);                                    // arrives before the next read is even started
     second = co_await p.ours->read_resuming(buf);
     later.expires_after(20ms);  // and data that arrives while the read is queued
     later.async_wait([&](const boost::system::error_code&) { p.send(100); });

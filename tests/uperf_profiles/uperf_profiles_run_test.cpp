@@ -116,7 +116,8 @@ std::vector<json> peers_of(const json& doc, std::size_t g, std::size_t t, std::s
 
 /// The UDP section of the text report shows `sent received lost` for this flowop.
 bool report_shows_loss(const std::string& text, std::uint64_t sent, std::uint64_t received) {
-  const std::regex row(fmt::format(R"(\s{}\s+{}\s+{}\s+[0-9.]+%)", sent, received, sent - received));
+  const std::regex row(
+      fmt::format(R"(\s{}\s+{}\s+{}\s+[0-9.]+%)", sent, received, sent - received));
   return std::regex_search(text, row);
 }
 
@@ -163,9 +164,10 @@ std::string out_of_ports(const ProcessResult& r, const json& doc) {
   if (no_port == 0 || r.out.find("failed operations (all steps): master:") == std::string::npos) {
     return {};
   }
-  return fmt::format("the machine ran out of ephemeral ports: {} connects failed as "
-                     "addr_unavailable, and the run failed saying so: {}",
-                     no_port, failure);
+  return fmt::format(
+      "the machine ran out of ephemeral ports: {} connects failed as "
+      "addr_unavailable, and the run failed saying so: {}",
+      no_port, failure);
 }
 
 // The case's name in gtest's messages (not 64 raw bytes).
@@ -199,11 +201,10 @@ TEST_P(UperfProfileRun, TwoSecondsWithEqualCountsOnBothSides) {
   TempDir dir;
   const auto out = dir.path() / "r.json";
   const auto profile = profile_to_run(dir, GetParam().file);
-  std::vector<std::string> args{"run", profile.string(), "--local", "-q", "--json", out.string(),
-                                "--max-duration", "2s"};
-  for (const char* set :
-       {"h=127.0.0.1", "h1=127.0.0.1", "h2=127.0.0.2", "h3=127.0.0.3", "h4=127.0.0.4",
-        "duration=2s", "nthr=2", "iter=10", "conn=1"}) {
+  std::vector<std::string> args{"run",    profile.string(), "--local",        "-q",
+                                "--json", out.string(),     "--max-duration", "2s"};
+  for (const char* set : {"h=127.0.0.1", "h1=127.0.0.1", "h2=127.0.0.2", "h3=127.0.0.3",
+                          "h4=127.0.0.4", "duration=2s", "nthr=2", "iter=10", "conn=1"}) {
     args.insert(args.end(), {"--set", set});
   }
   args.insert(args.end(), {"--set", "proto=" + GetParam().proto});
@@ -215,7 +216,8 @@ TEST_P(UperfProfileRun, TwoSecondsWithEqualCountsOnBothSides) {
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   ASSERT_EQ(doc["status"], "ok") << doc["failure"];
   ASSERT_GE(doc["slaves"].size(), 1U);
-  for (const json& slave : doc["slaves"]) ASSERT_TRUE(slave["missing"].is_null()) << slave["missing"];
+  for (const json& slave : doc["slaves"])
+    ASSERT_TRUE(slave["missing"].is_null()) << slave["missing"];
   EXPECT_EQ(doc["totals"]["connections_requested"], doc["totals"]["connections_established"]);
 
   std::uint64_t master_ops = 0;
@@ -260,10 +262,10 @@ TEST_P(UperfProfileRun, TwoSecondsWithEqualCountsOnBothSides) {
         if (type == "think" || type == "nop") continue;  // a slave's mirror need not run them
         const std::uint64_t ops = u(mine, "ops");
         const std::uint64_t errors = u(mine["errors"], "total");
-        const std::string said =
-            fmt::format("{}: the master did {} operations ({} failed), its peers {} ({} failed; "
-                        "{} cut)",
-                        where, ops, errors, peer_ops, peer_errors, expired);
+        const std::string said = fmt::format(
+            "{}: the master did {} operations ({} failed), its peers {} ({} failed; "
+            "{} cut)",
+            where, ops, errors, peer_ops, peer_errors, expired);
         if (errors + peer_errors != 0) {
           // Every failure is said in the report's header, by kind.
           EXPECT_NE(r.out.find("failed operations, allowed by canfail (all steps):"),
@@ -290,10 +292,10 @@ TEST_P(UperfProfileRun, TwoSecondsWithEqualCountsOnBothSides) {
           EXPECT_LE(diff, expired) << said;
         }
       }
-      EXPECT_EQ(written, peers_read) << "group " << g << " transaction " << t
-                                     << ": bytes the master wrote vs its peers read";
-      EXPECT_EQ(read, peers_written) << "group " << g << " transaction " << t
-                                     << ": bytes the master read vs its peers wrote";
+      EXPECT_EQ(written, peers_read)
+          << "group " << g << " transaction " << t << ": bytes the master wrote vs its peers read";
+      EXPECT_EQ(read, peers_written)
+          << "group " << g << " transaction " << t << ": bytes the master read vs its peers wrote";
     }
   }
   EXPECT_GT(master_ops, 0U);

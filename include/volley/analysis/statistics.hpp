@@ -36,14 +36,13 @@ struct ConfidenceInterval {
 [[nodiscard]] ConfidenceInterval confidence_interval_95(std::span<const double> values);
 
 /// As above for any confidence `level` in (0, 1) (e.g. 0.99); NaN fields outside that range.
-[[nodiscard]] ConfidenceInterval confidence_interval(std::span<const double> values,
-                                                     double level);
+[[nodiscard]] ConfidenceInterval confidence_interval(std::span<const double> values, double level);
 
 /// Result of Welch's two-sided t-test for a difference in means.
 struct WelchResult {
-  double t = 0;        ///< (mean(a) - mean(b)) / sqrt(var(a)/n_a + var(b)/n_b).
-  double df = 0;       ///< Welch-Satterthwaite degrees of freedom.
-  double p_value = 0;  ///< Two-sided: P(|T| >= |t|) under equal means.
+  double t = 0;              ///< (mean(a) - mean(b)) / sqrt(var(a)/n_a + var(b)/n_b).
+  double df = 0;             ///< Welch-Satterthwaite degrees of freedom.
+  double p_value = 0;        ///< Two-sided: P(|T| >= |t|) under equal means.
   bool enough_data = false;  ///< False when either side has fewer than 2 values (all fields NaN).
 };
 
@@ -63,8 +62,7 @@ struct WelchResult {
 /// multiplies a rate (as a tuning does: a rate twice as high in a fast round and a slow one) is
 /// judged by how steady its factor is, not by how steady its amount is. Where any value is not
 /// positive it is the paired t-test of the values themselves. Thread: any.
-[[nodiscard]] WelchResult paired_ratio_t_test(std::span<const double> a,
-                                              std::span<const double> b);
+[[nodiscard]] WelchResult paired_ratio_t_test(std::span<const double> a, std::span<const double> b);
 
 /// Regularized incomplete beta function I_x(a, b) for a, b > 0 and x in [0, 1] (continued
 /// fraction, Numerical Recipes' betacf with modified Lentz); NaN outside the domain.

@@ -31,22 +31,22 @@ CLI::App* add_merge(CLI::App& app, MergeOptions& options);
 /// `volley sweep`: the profile run once per value of one variable, `repeat` times each.
 struct SweepOptions {
   std::string profile;
-  std::string vary;                    ///< --vary NAME=LIST (analysis/value_list.hpp)
+  std::string vary;                     ///< --vary NAME=LIST (analysis/value_list.hpp)
   std::vector<std::string> interleave;  ///< --interleave NAME=COMMAND, twice (instead of --vary)
-  std::vector<std::string> set;        ///< --set name=value
+  std::vector<std::string> set;         ///< --set name=value
   bool strict = false;
-  std::uint16_t port = 20000;          ///< -P: the slaves' control port
-  bool local = false;                  ///< --local: one slave of our own for the whole sweep
-  std::size_t repeat = 1;              ///< -n/--repeat
-  std::size_t workers = 0;             ///< --workers: 0 = one per core
+  std::uint16_t port = 20000;  ///< -P: the slaves' control port
+  bool local = false;          ///< --local: one slave of our own for the whole sweep
+  std::size_t repeat = 1;      ///< -n/--repeat
+  std::size_t workers = 0;     ///< --workers: 0 = one per core
   std::size_t slave_workers = 0;
   std::uint64_t seed = 1;
   std::chrono::nanoseconds connect_timeout = std::chrono::seconds(5);
-  std::string json;                    ///< --json FILE ("-" = stdout)
-  std::string html;                    ///< --html FILE
-  bool quiet = false;                  ///< -q: no progress line
-  bool allow_empty = false;            ///< --allow-empty, as for `volley run`
-  std::string key_file;                ///< --key-file (or VOLLEY_KEY_FILE)
+  std::string json;          ///< --json FILE ("-" = stdout)
+  std::string html;          ///< --html FILE
+  bool quiet = false;        ///< -q: no progress line
+  bool allow_empty = false;  ///< --allow-empty, as for `volley run`
+  std::string key_file;      ///< --key-file (or VOLLEY_KEY_FILE)
 };
 
 /// `volley search`: the sweep's options (its --vary is NAME=LOW..HIGH, -n the repeats at each

@@ -12,47 +12,47 @@ namespace volley::cli {
 
 /// `volley run` (and uperf's `volley -m`).
 struct RunOptions {
-  std::string profile;                        ///< path of the profile
-  std::vector<std::string> set;               ///< --set name=value, in order
-  std::uint16_t port = 20000;                 ///< -P: the slaves' control port (uperf's default)
-  bool local = false;                         ///< --local: start a slave of our own on loopback
-  std::size_t workers = 0;                    ///< --workers: 0 = one per core
-  std::size_t slave_workers = 0;              ///< --slave-workers: 0 = the slave's default
-  std::uint32_t processes = 0;                ///< --processes: per side, 0 = decide (nprocs)
-  std::uint64_t seed = 1;                     ///< --seed: random sizes and file picks
+  std::string profile;            ///< path of the profile
+  std::vector<std::string> set;   ///< --set name=value, in order
+  std::uint16_t port = 20000;     ///< -P: the slaves' control port (uperf's default)
+  bool local = false;             ///< --local: start a slave of our own on loopback
+  std::size_t workers = 0;        ///< --workers: 0 = one per core
+  std::size_t slave_workers = 0;  ///< --slave-workers: 0 = the slave's default
+  std::uint32_t processes = 0;    ///< --processes: per side, 0 = decide (nprocs)
+  std::uint64_t seed = 1;         ///< --seed: random sizes and file picks
   std::chrono::nanoseconds interval = std::chrono::seconds(1);  ///< -i: the time series' step
-  std::string json;                           ///< --json FILE ("-" = stdout)
-  std::string csv;                            ///< --csv FILE
-  std::string html;                           ///< --html FILE
-  std::string latency_log;                    ///< --latency-log FILE
+  std::string json;                                             ///< --json FILE ("-" = stdout)
+  std::string csv;                                              ///< --csv FILE
+  std::string html;                                             ///< --html FILE
+  std::string latency_log;                                      ///< --latency-log FILE
   std::chrono::nanoseconds connect_timeout = std::chrono::seconds(5);  ///< --connect-timeout
   /// --step-grace: a slave's time to end a step
   std::chrono::nanoseconds step_grace = std::chrono::seconds(10);
   /// --link-timeout: slave silence while steps run
   std::chrono::nanoseconds link_timeout = std::chrono::milliseconds(2500);
-  bool allow_empty = false;                   ///< --allow-empty: empty steps/groups are ok
-  bool strict = false;                        ///< --strict: warnings are errors
-  bool quiet = false;                         ///< --quiet: no live lines, only the final report
-  bool no_latency = false;                    ///< --no-latency: skip latency recording
-  bool no_tcp_info = false;                   ///< --no-tcp-info: skip TCP_INFO reads
-  std::string start_at;                       ///< --start-at TIME: when the timed steps start
+  bool allow_empty = false;  ///< --allow-empty: empty steps/groups are ok
+  bool strict = false;       ///< --strict: warnings are errors
+  bool quiet = false;        ///< --quiet: no live lines, only the final report
+  bool no_latency = false;   ///< --no-latency: skip latency recording
+  bool no_tcp_info = false;  ///< --no-tcp-info: skip TCP_INFO reads
+  std::string start_at;      ///< --start-at TIME: when the timed steps start
   std::optional<std::chrono::nanoseconds> max_duration;  ///< --max-duration T: cap every duration=
-  std::string uperf_output;                   ///< --uperf-output: uperf's statistics letters
-  std::string key_file;                       ///< --key-file (or VOLLEY_KEY_FILE)
+  std::string uperf_output;  ///< --uperf-output: uperf's statistics letters
+  std::string key_file;      ///< --key-file (or VOLLEY_KEY_FILE)
 };
 
 /// `volley serve` (and uperf's `volley -s`).
 struct ServeOptions {
   std::string listen = "[::]:20000";  ///< --listen ADDR:PORT, [IPV6]:PORT or PORT
-  std::size_t workers = 0;               ///< --workers: 0 = one per core
-  int announce_fd = -1;                  ///< --announce-fd (for --local): write the port there
-  bool exit_with_parent = false;         ///< --exit-with-parent (for --local)
-  int child_fd = -1;                     ///< --child-fd: serve one session of the parent there
-  std::uint32_t processes = 0;           ///< --processes: per run, 0 = decide (nprocs)
+  std::size_t workers = 0;            ///< --workers: 0 = one per core
+  int announce_fd = -1;               ///< --announce-fd (for --local): write the port there
+  bool exit_with_parent = false;      ///< --exit-with-parent (for --local)
+  int child_fd = -1;                  ///< --child-fd: serve one session of the parent there
+  std::uint32_t processes = 0;        ///< --processes: per run, 0 = decide (nprocs)
   bool quiet = false;
-  std::string key_file;                  ///< --key-file (or VOLLEY_KEY_FILE): the pre-shared key
-  int key_fd = -1;                       ///< --key-fd (for --local): read the key from here
-  bool insecure = false;                 ///< --insecure: no key on a non-loopback address
+  std::string key_file;   ///< --key-file (or VOLLEY_KEY_FILE): the pre-shared key
+  int key_fd = -1;        ///< --key-fd (for --local): read the key from here
+  bool insecure = false;  ///< --insecure: no key on a non-loopback address
   // Limits (control::SlaveLimits holds the defaults).
   std::size_t max_sessions = 16;
   std::uint64_t max_strands = 100000;
@@ -64,7 +64,8 @@ struct ServeOptions {
   std::uint64_t max_io_bytes = 1U << 30;
   std::uint64_t max_frame_bytes = 16U << 20;
   std::chrono::nanoseconds hello_timeout = std::chrono::seconds(2);
-  std::chrono::nanoseconds header_timeout = std::chrono::seconds(5);  ///< a data connection's header
+  std::chrono::nanoseconds header_timeout =
+      std::chrono::seconds(5);  ///< a data connection's header
 };
 
 /// `volley check` and `volley dump`.

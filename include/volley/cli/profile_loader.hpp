@@ -17,14 +17,15 @@ struct LoadedProfile {
 };
 
 /// Parses "name=value" items into bindings; a malformed item is an error sentence.
-std::optional<std::map<std::string, std::string>> parse_bindings(const std::vector<std::string>& items,
-                                                                 std::string& error);
+std::optional<std::map<std::string, std::string>> parse_bindings(
+    const std::vector<std::string>& items, std::string& error);
 
 /// The process environment as a map (the documented fallback for profile variables).
 std::map<std::string, std::string> environment_map();
 
 /// Loads and parses `path`; prints diagnostics (warnings too) to stderr. `profile` is set only
 /// when there are no errors (with `strict`, no warnings either).
-LoadedProfile load_profile(const std::string& path, const profile::Variables& variables, bool strict);
+LoadedProfile load_profile(const std::string& path, const profile::Variables& variables,
+                           bool strict);
 
 }  // namespace volley::cli

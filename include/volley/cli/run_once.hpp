@@ -27,13 +27,13 @@ struct RunOnceRequest {
   std::uint32_t processes = 0;  ///< see control::MasterSettings
   std::chrono::nanoseconds interval = std::chrono::seconds(1);
   std::chrono::milliseconds connect_timeout{5000};
-  std::chrono::milliseconds step_grace{10000};     ///< see control::MasterSettings
-  std::chrono::milliseconds link_timeout{2500};    ///< see control::MasterSettings
+  std::chrono::milliseconds step_grace{10000};   ///< see control::MasterSettings
+  std::chrono::milliseconds link_timeout{2500};  ///< see control::MasterSettings
   bool allow_empty = false;
   bool record_latency = true;
   bool sample_tcp = true;
-  std::optional<control::Secret> key;  ///< see control::MasterSettings
-  std::optional<std::int64_t> start_at_unix_ns;  ///< --start-at, ns since the Unix epoch
+  std::optional<control::Secret> key;                    ///< see control::MasterSettings
+  std::optional<std::int64_t> start_at_unix_ns;          ///< --start-at, ns since the Unix epoch
   std::optional<std::chrono::nanoseconds> max_duration;  ///< see control::MasterSettings
   std::function<void(const report::RunReport&, const report::IntervalSample&)> on_interval;
   /// Each interval's full histograms as it ends (the latency log streams them).
@@ -50,7 +50,8 @@ report::RunReport run_once(const RunOnceRequest& request);
 /// `control_port`.
 std::vector<control::SlaveAddress> slave_addresses(const profile::Profile& profile,
                                                    const std::string& local_address,
-                                                   std::uint16_t local_port, std::uint16_t control_port);
+                                                   std::uint16_t local_port,
+                                                   std::uint16_t control_port);
 
 /// The loopback address `--local`'s slave listens on: ::1 when some remotehost is an IPv6
 /// address, so that the data connections take the family the profile names; else 127.0.0.1.

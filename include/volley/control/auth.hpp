@@ -36,7 +36,7 @@ std::optional<Secret> parse_key(std::string_view contents, const std::string& so
                                 std::string& error);
 /// Reads and parses a key file (a regular file, at most 4096 bytes). The error names `source`.
 std::variant<KeyFile, std::string> read_key_file(const std::string& path,
-                                                const std::string& source);
+                                                 const std::string& source);
 /// How to make a key file, for error messages and --help.
 std::string key_file_advice(const std::string& path);
 

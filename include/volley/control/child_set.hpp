@@ -39,14 +39,14 @@ struct ChildSetSettings {
   bool master_side = false;                   ///< children run the profile as written (master)
   std::uint32_t first_shard = 0;              ///< shards first_shard..shard_count-1 are children
   std::uint32_t shard_count = 1;
-  std::size_t workers = 1;                    ///< worker threads per child
+  std::size_t workers = 1;  ///< worker threads per child
 };
 
 class ChildSet {
  public:
   /// Starts one child per shard. Returns the set or why it could not start.
-  static std::variant<std::unique_ptr<ChildSet>, std::string> spawn(boost::asio::io_context& context,
-                                                                     ChildSetSettings settings);
+  static std::variant<std::unique_ptr<ChildSet>, std::string> spawn(
+      boost::asio::io_context& context, ChildSetSettings settings);
   ~ChildSet();
   ChildSet(const ChildSet&) = delete;
   ChildSet& operator=(const ChildSet&) = delete;
@@ -55,9 +55,13 @@ class ChildSet {
   /// has loaded. Returns the first problem (naming the child), or "".
   boost::asio::awaitable<std::string> load(LoadRequest load);
   /// After load(): each child's data listener ports (requested -> bound).
-  [[nodiscard]] const std::vector<std::map<std::uint16_t, std::uint16_t>>& ports() const { return ports_; }
+  [[nodiscard]] const std::vector<std::map<std::uint16_t, std::uint16_t>>& ports() const {
+    return ports_;
+  }
   /// After load(): each child's negotiated listeners (Engine::negotiated_ports()).
-  [[nodiscard]] const std::vector<std::vector<std::uint16_t>>& negotiated() const { return negotiated_; }
+  [[nodiscard]] const std::vector<std::vector<std::uint16_t>>& negotiated() const {
+    return negotiated_;
+  }
   /// From now on, each child's messages and its loss come through these (on the context).
   void listen(const std::function<void(std::size_t, nlohmann::json)>& on_message,
               const std::function<void(std::size_t, ChannelError)>& on_lost);
@@ -82,8 +86,8 @@ class ChildSet {
   [[nodiscard]] std::vector<nlohmann::json> drained() const;
   /// Sends each child (shard first_shard + i) the entries of `peer_written` for its own strands
   /// (strand % shard_count) as `written` messages. Returns the first problem, or "".
-  boost::asio::awaitable<std::string> send_written(std::size_t step,
-                                                   const std::vector<engine::ConnectionBytes>& peer_written);
+  boost::asio::awaitable<std::string> send_written(
+      std::size_t step, const std::vector<engine::ConnectionBytes>& peer_written);
   /// The children's `drained` for `step` as one message: the listed shortfalls (at most five)
   /// and their total.
   [[nodiscard]] nlohmann::json merged_drained(std::size_t step) const;
@@ -98,7 +102,9 @@ class ChildSet {
   /// to exit by itself, then SIGKILL).
   boost::asio::awaitable<void> close();
   [[nodiscard]] std::size_t size() const { return children_.size(); }
-  [[nodiscard]] std::string describe(std::size_t i) const { return children_[i].process.describe(); }
+  [[nodiscard]] std::string describe(std::size_t i) const {
+    return children_[i].process.describe();
+  }
   [[nodiscard]] std::vector<pid_t> pids() const;
 
  private:

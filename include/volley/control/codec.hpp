@@ -29,7 +29,7 @@ std::string encode_frame(const nlohmann::json& message);
 std::string encode_payload(std::string_view payload);
 /// The payload length in a frame header, or an error when it exceeds `max_bytes` or is 0.
 std::variant<std::uint32_t, DecodeError> decode_length(const std::array<std::uint8_t, 4>& header,
-                                                      std::uint32_t max_bytes = kMaxFrameBytes);
+                                                       std::uint32_t max_bytes = kMaxFrameBytes);
 /// Parses one payload; it must be a JSON object with a string "type".
 std::variant<nlohmann::json, DecodeError> decode_payload(std::string_view payload);
 

@@ -72,9 +72,10 @@ std::vector<TxnTcp> txn_tcp(const engine::Plan& plan, const std::vector<results:
 /// timeouts, jitter_ns], ...], tcp: [[group, txn, summary], ...], kernel: {name: moved}}` (`tcp`
 /// only when there is one, `kernel` only when given); beyond kMaxIntervalEntries of either list,
 /// `missing` says so instead.
-nlohmann::json interval_counts_message(std::uint64_t interval, const std::vector<TxnDatagrams>& txns,
-                                       const std::vector<TxnTcp>& tcp = {},
-                                       const std::optional<sampling::ProtocolCounterMap>& kernel = {});
+nlohmann::json interval_counts_message(
+    std::uint64_t interval, const std::vector<TxnDatagrams>& txns,
+    const std::vector<TxnTcp>& tcp = {},
+    const std::optional<sampling::ProtocolCounterMap>& kernel = {});
 /// `interval_counts{interval, udp: [], missing: why}`: this slave cannot count this interval.
 nlohmann::json interval_missing_message(std::uint64_t interval, std::string why);
 /// The part an `interval_counts` carries; nullopt when it is malformed.

@@ -32,8 +32,8 @@ struct LoadRequest {
   std::uint32_t token = 0;
   /// A master's child process: the master's slaves (see engine::EngineConfig::peers).
   std::uint32_t peers = 1;
-  std::size_t workers = 0;                       ///< 0: the slave's own default
-  std::vector<engine::FileSet> file_sets;        ///< sendfile sizes (the slave has no files)
+  std::size_t workers = 0;                 ///< 0: the slave's own default
+  std::vector<engine::FileSet> file_sets;  ///< sendfile sizes (the slave has no files)
   bool record_latency = true;
   bool sample_tcp = true;  ///< off: no TCP_INFO reads (cost measurement)
   /// --max-duration, ns (0: none): cap every duration= after parsing, as the master did.

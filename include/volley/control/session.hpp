@@ -77,15 +77,15 @@ std::string_view to_string(PeerPhase phase);
 /// What a table says of one message in one phase.
 enum class Rule : std::uint8_t {
   kAccept,
-  kBeforeGreeting,   ///< refused: the greeting is not through (the session ends)
-  kAfterGreeting,    ///< refused: a greeting message once greeted
-  kBeforeLoad,       ///< refused: no profile loaded
-  kAlreadyLoaded,    ///< refused: one load per run
-  kBeforeStart,      ///< refused: the run has not started
-  kAlreadyStarted,   ///< refused: the run has started
-  kNotFromPeer,      ///< refused: the other side of the session sends it, not this one
-  kOutOfPhase,       ///< refused: a peer's message that its phase does not allow
-  kUnknownType,      ///< refused: no such message type
+  kBeforeGreeting,  ///< refused: the greeting is not through (the session ends)
+  kAfterGreeting,   ///< refused: a greeting message once greeted
+  kBeforeLoad,      ///< refused: no profile loaded
+  kAlreadyLoaded,   ///< refused: one load per run
+  kBeforeStart,     ///< refused: the run has not started
+  kAlreadyStarted,  ///< refused: the run has started
+  kNotFromPeer,     ///< refused: the other side of the session sends it, not this one
+  kOutOfPhase,      ///< refused: a peer's message that its phase does not allow
+  kUnknownType,     ///< refused: no such message type
 };
 
 /// The served side's table: how it takes `type` (sent by its controller) in `phase`.

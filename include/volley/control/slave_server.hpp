@@ -2,8 +2,8 @@
 // The slave: accepts masters on its control port and serves each one in its own session (several
 // at once are fine: each session has its own engine and threads). A session goes Greeting ->
 // Idle -> Loaded -> Running -> Idle (session.hpp's ServedPhase and its table), and whatever
-// ends it (finished, master gone, bad message) leaves nothing behind: its engine is stopped and joined and its listeners are closed.
-// Thread: the io_context given at construction.
+// ends it (finished, master gone, bad message) leaves nothing behind: its engine is stopped and
+// joined and its listeners are closed. Thread: the io_context given at construction.
 #include <cstdint>
 #include <chrono>
 #include <functional>
@@ -30,15 +30,15 @@ struct LoadedRun;
 /// What one slave grants its masters. A request beyond a limit is refused with a sentence naming
 /// the limit and the `volley serve` flag that raises it (docs/security.md lists them all).
 struct SlaveLimits {
-  std::size_t max_sessions = 16;                 ///< --max-sessions: masters served at once
-  std::uint64_t max_strands = 100000;            ///< --max-strands: strands per session
-  std::uint64_t max_connections = 100000;        ///< --max-connections: per session
-  std::size_t max_workers = 1024;                ///< --max-workers: worker threads per session
-  std::chrono::seconds max_run{24 * 3600};       ///< --max-run: duration steps of one run, summed
-  std::chrono::seconds max_think{3600};          ///< --max-think: one think flowop
-  std::uint64_t max_profile_bytes = 1U << 20;    ///< --max-profile-bytes
-  std::uint64_t max_io_bytes = 1U << 30;         ///< --max-io-bytes: one read/write buffer
-  std::uint32_t max_frame_bytes = 16U << 20;     ///< --max-frame-bytes: after authentication
+  std::size_t max_sessions = 16;               ///< --max-sessions: masters served at once
+  std::uint64_t max_strands = 100000;          ///< --max-strands: strands per session
+  std::uint64_t max_connections = 100000;      ///< --max-connections: per session
+  std::size_t max_workers = 1024;              ///< --max-workers: worker threads per session
+  std::chrono::seconds max_run{24 * 3600};     ///< --max-run: duration steps of one run, summed
+  std::chrono::seconds max_think{3600};        ///< --max-think: one think flowop
+  std::uint64_t max_profile_bytes = 1U << 20;  ///< --max-profile-bytes
+  std::uint64_t max_io_bytes = 1U << 30;       ///< --max-io-bytes: one read/write buffer
+  std::uint32_t max_frame_bytes = 16U << 20;   ///< --max-frame-bytes: after authentication
   /// --hello-timeout: hello and authentication. Short: a master sends its hello as it connects
   /// and needs one more round trip to prove the key; only a stranger needs longer.
   std::chrono::milliseconds hello_timeout{2000};
@@ -104,7 +104,8 @@ class SlaveServer {
   boost::asio::awaitable<void> end_greeting(Session& s, std::string why);
   /// `start`, `proceed`, `end_step`, `written` and `finish` of a run in this process, judged by
   /// its step barrier.
-  boost::asio::awaitable<void> on_step_message(Session& s, MessageType type, const nlohmann::json& m);
+  boost::asio::awaitable<void> on_step_message(Session& s, MessageType type,
+                                               const nlohmann::json& m);
   boost::asio::awaitable<void> on_start(Session& s, const nlohmann::json& m);
   boost::asio::awaitable<void> on_end_step(Session& s, std::size_t step, const nlohmann::json& m);
   /// The hello and, with a key, the master's proof; sets s.greeted once the master may go on.
@@ -117,7 +118,8 @@ class SlaveServer {
   boost::asio::awaitable<void> on_load(Session& s, const nlohmann::json& m);
   boost::asio::awaitable<void> reject(Session& s, std::string why);
   /// Builds `run`'s engine for `load` and opens its listeners; why it could not, or "".
-  std::string build_engine(Session& s, LoadedRun& run, const LoadRequest& load, std::size_t workers);
+  std::string build_engine(Session& s, LoadedRun& run, const LoadRequest& load,
+                           std::size_t workers);
   /// A run spread over child processes (docs/architecture.md, "Processes"): starts them, has
   /// each load its shard, and answers the master's load for all of them.
   boost::asio::awaitable<void> load_children(Session& s, const LoadRequest& load,

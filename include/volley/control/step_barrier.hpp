@@ -19,7 +19,8 @@ class StepBarrier {
 
   /// Why the controller's `type` message for `step` (absent or not a number: nullopt) does not
   /// fit the barrier now, or "". `type` is "proceed", "end_step" or "written".
-  [[nodiscard]] std::string refuse(const std::string& type, std::optional<std::uint64_t> step) const;
+  [[nodiscard]] std::string refuse(const std::string& type,
+                                   std::optional<std::uint64_t> step) const;
   /// Why `finish` does not fit (the last step is not done and drained), or "".
   [[nodiscard]] std::string refuse_finish() const;
 

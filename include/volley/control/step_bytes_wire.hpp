@@ -25,7 +25,8 @@ bool append_written(const nlohmann::json& message, std::vector<engine::Connectio
 
 /// `drained{step, short: [[group, strand, conn, serial, bytes, got, why], ...], short_total}`:
 /// at most a few shortfalls are listed, all are counted.
-nlohmann::json drained_message(std::size_t step, const std::vector<engine::DrainShortfall>& shortfalls);
+nlohmann::json drained_message(std::size_t step,
+                               const std::vector<engine::DrainShortfall>& shortfalls);
 /// The shortfalls a `drained` message lists, and how many there were in all.
 bool shortfalls_from(const nlohmann::json& message, std::vector<engine::DrainShortfall>& into,
                      std::uint64_t& total);

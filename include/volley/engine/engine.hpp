@@ -126,12 +126,16 @@ class Engine {
   /// (net.core.somaxconn): the kernel drops the handshake's last ACK when the queue is full, the
   /// connecting side believes it is connected, and the connection arrives seconds later, after
   /// the step has ended. Peers spread their connects over these by strand index.
-  [[nodiscard]] const std::vector<std::uint16_t>& negotiated_ports() const { return negotiated_ports_; }
+  [[nodiscard]] const std::vector<std::uint16_t>& negotiated_ports() const {
+    return negotiated_ports_;
+  }
 
   /// Slave: where connects go back to the master (known only once the master starts the run).
   void set_peer(HostTarget peer) { config_.peer = std::move(peer); }
   /// A master's shard in a child process: where its connects go (known only at the start).
-  void set_targets(std::map<std::string, HostTarget> targets) { config_.targets = std::move(targets); }
+  void set_targets(std::map<std::string, HostTarget> targets) {
+    config_.targets = std::move(targets);
+  }
   /// Strands of group `g` this engine runs (all of them unless sharded).
   [[nodiscard]] std::uint64_t local_strands(std::size_t g) const { return local_strands_[g]; }
   /// Starts the worker threads; every strand waits for release(0).
@@ -154,8 +158,7 @@ class Engine {
   /// ends by itself what nothing can complete, so a correct profile's step ends without the quiet
   /// spell; the spell stays as the bound on what cannot be known to complete (a datagram, a
   /// connection the kernel may still bring) and on a peer that does not play its part.
-  void end_txn(std::size_t txn,
-               std::chrono::milliseconds quiet_for = std::chrono::milliseconds(30),
+  void end_txn(std::size_t txn, std::chrono::milliseconds quiet_for = std::chrono::milliseconds(30),
                std::optional<std::uint64_t> peer_connected = std::nullopt,
                std::optional<std::vector<ConnectionBytes>> peer_written = std::nullopt);
   /// TCP data connections this engine's listeners handed to its strands since the run began
@@ -251,10 +254,10 @@ class Engine {
   std::optional<std::size_t> quiet_cut_;  ///< which end_txn() the pending poll belongs to
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for late timer handlers
   std::atomic<bool> stopped_{false};
-  std::atomic<std::uint64_t> routed_{0};  ///< data connections handed to strands
-  std::atomic<std::uint64_t> handed_over_{0};  ///< of those, accepted on another worker
-  std::atomic<std::uint64_t> accepted_tcp_{0};  ///< of those, TCP (UDP hellos are not counted)
-  std::set<std::uint16_t> tcp_ports_;           ///< every TCP data listener's bound port
+  std::atomic<std::uint64_t> routed_{0};         ///< data connections handed to strands
+  std::atomic<std::uint64_t> handed_over_{0};    ///< of those, accepted on another worker
+  std::atomic<std::uint64_t> accepted_tcp_{0};   ///< of those, TCP (UDP hellos are not counted)
+  std::set<std::uint16_t> tcp_ports_;            ///< every TCP data listener's bound port
   std::optional<std::uint64_t> peer_connected_;  ///< the pending end_txn()'s peer count
   std::uint64_t long_accept_waits_ = 0;
   /// Quiescence polls of the current step that found a worker runnable without progress.

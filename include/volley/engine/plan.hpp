@@ -69,7 +69,7 @@ struct Plan {
   std::size_t txn_count = 0;  ///< the most transactions any group has (the barrier count)
   std::vector<SlotInfo> slots;
   std::vector<FileSet> file_sets;
-  std::uint64_t io_buffer_bytes = 0;  ///< per-worker buffer for reads and writes
+  std::uint64_t io_buffer_bytes = 0;     ///< per-worker buffer for reads and writes
   std::set<std::uint16_t> accept_ports;  ///< listeners needed; 0 = a negotiated port
   /// Every connect and accept (profile::connection_sites()), so that what reads a plan need not
   /// walk its flowops for them.

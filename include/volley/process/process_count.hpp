@@ -16,8 +16,8 @@ namespace volley::process {
 inline constexpr std::uint32_t kMaxProcesses = 64;
 
 struct ProcessBudget {
-  std::uint32_t requested = 0;       ///< --processes; 0: decide
-  std::uint64_t open_files = 1024;   ///< this process's descriptor limit (RLIMIT_NOFILE, soft)
+  std::uint32_t requested = 0;      ///< --processes; 0: decide
+  std::uint64_t open_files = 1024;  ///< this process's descriptor limit (RLIMIT_NOFILE, soft)
   std::uint32_t cores = 1;
 };
 

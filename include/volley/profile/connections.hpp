@@ -14,10 +14,10 @@ namespace volley::profile {
 
 /// One flowop that opens a connection. Values, not references: an engine::Plan keeps them.
 struct ConnectionSite {
-  std::size_t group = 0;        ///< index into Profile::groups
-  std::size_t transaction = 0;  ///< index into Group::transactions
-  std::size_t flowop = 0;       ///< index into Transaction::flowops
-  std::uint32_t id = 0;         ///< conn=N; 0 is the strand's anonymous connection
+  std::size_t group = 0;                      ///< index into Profile::groups
+  std::size_t transaction = 0;                ///< index into Group::transactions
+  std::size_t flowop = 0;                     ///< index into Transaction::flowops
+  std::uint32_t id = 0;                       ///< conn=N; 0 is the strand's anonymous connection
   OnConnection opens = OnConnection::kDials;  ///< kDials (connect) or kAccepts (accept)
   Protocol protocol = Protocol::kTcp;
   std::optional<std::uint16_t> port;

@@ -58,9 +58,11 @@ enum class Data : std::uint8_t { kNone, kSends, kReceives };
 template <class T>
 constexpr std::size_t spec_index = []<std::size_t... I>(std::index_sequence<I...>) {
   std::size_t index = std::variant_size_v<FlowopSpec>;
-  const bool found = ((std::is_same_v<T, std::variant_alternative_t<I, FlowopSpec>> && (index = I, true)) || ...);
+  const bool found =
+      ((std::is_same_v<T, std::variant_alternative_t<I, FlowopSpec>> && (index = I, true)) || ...);
   return found ? index : std::variant_size_v<FlowopSpec>;
-}(std::make_index_sequence<std::variant_size_v<FlowopSpec>>{});
+}
+(std::make_index_sequence<std::variant_size_v<FlowopSpec>>{});
 
 struct FlowopTraits {
   FlowopKind kind = FlowopKind::kCount;
@@ -85,28 +87,28 @@ inline constexpr std::array<FlowopTraits, kFlowopKinds> kFlowopTraits = [] {
   return std::array<FlowopTraits, kFlowopKinds>{{
       {K::kConnect, "connect", "remotehost protocol port wndsz tcp_nodelay cc srcaddr timeout",
        C::kDials, D::kNone, K::kAccept, spec_index<ConnectOp>, true},
-      {K::kAccept, "accept", "remotehost protocol port wndsz tcp_nodelay cc timeout",
-       C::kAccepts, D::kNone, K::kConnect, spec_index<AcceptOp>, true},
+      {K::kAccept, "accept", "remotehost protocol port wndsz tcp_nodelay cc timeout", C::kAccepts,
+       D::kNone, K::kConnect, spec_index<AcceptOp>, true},
       {K::kDisconnect, "disconnect", "", C::kCloses, D::kNone, K::kDisconnect,
        spec_index<DisconnectOp>, true},
-      {K::kWrite, "write", "size rsize timeout", C::kUses, D::kSends, K::kRead,
-       spec_index<WriteOp>, true},
-      {K::kSend, "send", "size rsize timeout", C::kUses, D::kSends, K::kRecv,
-       spec_index<WriteOp>, true},
+      {K::kWrite, "write", "size rsize timeout", C::kUses, D::kSends, K::kRead, spec_index<WriteOp>,
+       true},
+      {K::kSend, "send", "size rsize timeout", C::kUses, D::kSends, K::kRecv, spec_index<WriteOp>,
+       true},
       {K::kRead, "read", "size rsize timeout", C::kUses, D::kReceives, K::kWrite,
        spec_index<ReadOp>, true},
-      {K::kRecv, "recv", "size rsize timeout", C::kUses, D::kReceives, K::kSend,
-       spec_index<ReadOp>, true},
+      {K::kRecv, "recv", "size rsize timeout", C::kUses, D::kReceives, K::kSend, spec_index<ReadOp>,
+       true},
       {K::kSendfile, "sendfile", "size dir file", C::kUses, D::kSends, K::kRecvfile,
        spec_index<SendfileOp>, true},
       {K::kSendfilev, "sendfilev", "size dir nfiles", C::kUses, D::kSends, K::kRecvfile,
        spec_index<SendfilevOp>, true},
-      {K::kThink, "think", "duration busy idle", C::kNone, D::kNone, K::kThink,
-       spec_index<ThinkOp>, true},
+      {K::kThink, "think", "duration busy idle", C::kNone, D::kNone, K::kThink, spec_index<ThinkOp>,
+       true},
       {K::kNop, "nop", "", C::kNone, D::kNone, K::kNop, spec_index<NopOp>, true},
       // The slave's side of sendfile and sendfilev: reads exactly the bytes of the master's files.
-      {K::kRecvfile, "recvfile", "", C::kUses, D::kReceives, K::kRecvfile,
-       spec_index<RecvFileOp>, false},
+      {K::kRecvfile, "recvfile", "", C::kUses, D::kReceives, K::kRecvfile, spec_index<RecvFileOp>,
+       false},
   }};
 }();
 
@@ -170,49 +172,56 @@ constexpr const FileSource* file_source(const FlowopSpec& spec) {
 }
 
 // A kind without a row, a row out of enum order, or a spec no kind builds fails here.
-static_assert([] {
-  for (std::size_t i = 0; i < kFlowopKinds; ++i) {
-    const FlowopTraits& row = kFlowopTraits[i];
-    if (static_cast<std::size_t>(row.kind) != i || row.name.empty()) return false;
-    if (row.mirror == FlowopKind::kCount) return false;
-    if (row.spec >= std::variant_size_v<FlowopSpec>) return false;
-  }
-  return true;
-}(), "every FlowopKind needs its row in kFlowopTraits, in enum order");
-static_assert([] {
-  for (std::size_t i = 0; i < std::variant_size_v<FlowopSpec>; ++i) {
-    if (first_kind_of_spec(i) == FlowopKind::kCount) return false;
-  }
-  return true;
-}(), "every FlowopSpec alternative needs a row in kFlowopTraits");
-static_assert([] {
-  for (const auto& row : kFlowopTraits) {
-    const FlowopTraits& first = traits(first_kind_of_spec(row.spec));
-    if (row.connection != first.connection || row.data != first.data) return false;
-    // The slave's counterpart opens, uses or closes what the master's does (mirror() runs on a
-    // master's profile, where kinds that are not written do not occur).
-    if (!row.written) continue;
-    const FlowopTraits& peer = traits(row.mirror);
-    const bool paired = opens(row.connection)
-                            ? opens(peer.connection) && peer.connection != row.connection
-                            : peer.connection == row.connection;
-    const bool data_paired = row.data == Data::kNone
-                                 ? peer.data == Data::kNone
-                                 : peer.data != Data::kNone && peer.data != row.data;
-    if (!paired || !data_paired) return false;
-  }
-  return true;
-}(), "kinds of one spec share their connection and data traits, and a kind's mirror "
-              "opens what it opens, from the other end, and moves its data the other way");
+static_assert(
+    [] {
+      for (std::size_t i = 0; i < kFlowopKinds; ++i) {
+        const FlowopTraits& row = kFlowopTraits[i];
+        if (static_cast<std::size_t>(row.kind) != i || row.name.empty()) return false;
+        if (row.mirror == FlowopKind::kCount) return false;
+        if (row.spec >= std::variant_size_v<FlowopSpec>) return false;
+      }
+      return true;
+    }(),
+    "every FlowopKind needs its row in kFlowopTraits, in enum order");
+static_assert(
+    [] {
+      for (std::size_t i = 0; i < std::variant_size_v<FlowopSpec>; ++i) {
+        if (first_kind_of_spec(i) == FlowopKind::kCount) return false;
+      }
+      return true;
+    }(),
+    "every FlowopSpec alternative needs a row in kFlowopTraits");
+static_assert(
+    [] {
+      for (const auto& row : kFlowopTraits) {
+        const FlowopTraits& first = traits(first_kind_of_spec(row.spec));
+        if (row.connection != first.connection || row.data != first.data) return false;
+        // The slave's counterpart opens, uses or closes what the master's does (mirror() runs on a
+        // master's profile, where kinds that are not written do not occur).
+        if (!row.written) continue;
+        const FlowopTraits& peer = traits(row.mirror);
+        const bool paired = opens(row.connection)
+                                ? opens(peer.connection) && peer.connection != row.connection
+                                : peer.connection == row.connection;
+        const bool data_paired = row.data == Data::kNone
+                                     ? peer.data == Data::kNone
+                                     : peer.data != Data::kNone && peer.data != row.data;
+        if (!paired || !data_paired) return false;
+      }
+      return true;
+    }(),
+    "kinds of one spec share their connection and data traits, and a kind's mirror "
+    "opens what it opens, from the other end, and moves its data the other way");
 
 // connection_sites() reads what a kind that opens connects to from its spec's `connection`.
-static_assert([]<std::size_t... I>(std::index_sequence<I...>) {
-  return ((!opens(traits(first_kind_of_spec(I)).connection) ||
-           requires(std::variant_alternative_t<I, FlowopSpec> s) {
-             { s.connection } -> std::convertible_to<ConnectionOptions>;
-           }) &&
-          ...);
-}(std::make_index_sequence<std::variant_size_v<FlowopSpec>>{}),
-              "a spec whose kinds open connections needs a `ConnectionOptions connection` member");
+static_assert(
+    []<std::size_t... I>(std::index_sequence<I...>) {
+      return ((!opens(traits(first_kind_of_spec(I)).connection) ||
+               requires(std::variant_alternative_t<I, FlowopSpec> s) {
+                 { s.connection } -> std::convertible_to<ConnectionOptions>;
+               }) &&
+              ...);
+    }(std::make_index_sequence<std::variant_size_v<FlowopSpec>>{}),
+    "a spec whose kinds open connections needs a `ConnectionOptions connection` member");
 
 }  // namespace volley::profile

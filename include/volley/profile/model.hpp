@@ -32,12 +32,12 @@ struct SizeSpec {
 
 /// Options shared by `connect` and `accept`: how the data connection is made.
 struct ConnectionOptions {
-  std::string remotehost;                      ///< as written, variables expanded; `[v6]` unwrapped
+  std::string remotehost;  ///< as written, variables expanded; `[v6]` unwrapped
   Protocol protocol = Protocol::kTcp;
-  std::optional<std::uint16_t> port;           ///< fixed port on the accepting side; else negotiated
-  std::optional<std::uint64_t> window_bytes;   ///< wndsz: SO_SNDBUF and SO_RCVBUF
+  std::optional<std::uint16_t> port;          ///< fixed port on the accepting side; else negotiated
+  std::optional<std::uint64_t> window_bytes;  ///< wndsz: SO_SNDBUF and SO_RCVBUF
   bool tcp_nodelay = false;
-  std::string congestion_control;              ///< cc=NAME; empty means the system default
+  std::string congestion_control;  ///< cc=NAME; empty means the system default
   /// srcaddr=A or A-B (connect; tcp or udp): the addresses a connect binds to before it
   /// connects, strand by strand in turn, in order; empty: the kernel picks. Each source address
   /// has its own ephemeral ports (about 28,000 per source, destination and port).
@@ -147,9 +147,9 @@ struct Transaction {
 };
 
 struct Group {
-  std::string name;               ///< `name=` or "" (reports then say "group<N>")
-  std::uint64_t nthreads = 1;     ///< strands; nprocs is accepted and means the same here
-  bool from_nprocs = false;       ///< written as nprocs=
+  std::string name;            ///< `name=` or "" (reports then say "group<N>")
+  std::uint64_t nthreads = 1;  ///< strands; nprocs is accepted and means the same here
+  bool from_nprocs = false;    ///< written as nprocs=
   std::vector<Transaction> transactions;
   SourceLocation location;
   friend bool operator==(const Group&, const Group&) = default;

@@ -15,13 +15,13 @@ namespace volley::report {
 
 /// The rules, in the order findings are listed.
 enum class BottleneckRule {
-  kListenOverflow,  ///< TcpExt.ListenOverflows moved: the accept queue was full
-  kRetransmits,     ///< Tcp.RetransSegs at least 0.1% of Tcp.OutSegs (and 10 segments)
+  kListenOverflow,    ///< TcpExt.ListenOverflows moved: the accept queue was full
+  kRetransmits,       ///< Tcp.RetransSegs at least 0.1% of Tcp.OutSegs (and 10 segments)
   kUdpReceiveBuffer,  ///< Udp.RcvbufErrors: datagrams the receiving socket had no room for
-  kReceiveWindow,   ///< a timed transaction's connections held back by the peer's window
-  kSendBuffer,      ///< ... by their own send buffer
-  kSoftirqCpu,      ///< one CPU at least 90% busy, at least half of it in softirq
-  kCpuFull,         ///< the host's CPUs at least 95% busy over the timed part
+  kReceiveWindow,     ///< a timed transaction's connections held back by the peer's window
+  kSendBuffer,        ///< ... by their own send buffer
+  kSoftirqCpu,        ///< one CPU at least 90% busy, at least half of it in softirq
+  kCpuFull,           ///< the host's CPUs at least 95% busy over the timed part
 };
 [[nodiscard]] std::string_view to_string(BottleneckRule rule);  ///< "listen_overflow", ...
 

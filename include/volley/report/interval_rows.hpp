@@ -29,7 +29,7 @@ struct IntervalTxnRow {
   /// UDP, the slaves' side added up (IntervalTxnCounters::peer_datagrams); meaningful only when
   /// `peers.complete()`.
   results::DatagramCounters peer_datagrams;
-  IntervalPeers peers;     ///< The sample's: whether the slaves' side is whole.
+  IntervalPeers peers;          ///< The sample's: whether the slaves' side is whole.
   std::optional<TcpBrief> tcp;  ///< IntervalTxnCounters::tcp
   /// IntervalTxnCounters::peer_tcp; meaningful only when `peers.complete()`.
   std::optional<TcpBrief> peer_tcp;
@@ -45,8 +45,8 @@ struct IntervalTxnRow {
 /// beside what the receiving side counted. A count the master lacks (a slave's, when its
 /// interval counts are missing) is nullopt, never 0.
 struct DatagramWay {
-  bool master_sends = true;            ///< "m->s"; else "s->m"
-  std::optional<std::uint64_t> sent;   ///< by the sending side, in the interval
+  bool master_sends = true;           ///< "m->s"; else "s->m"
+  std::optional<std::uint64_t> sent;  ///< by the sending side, in the interval
   /// The receiving side's counters in the interval (its `sent` is the other direction's).
   std::optional<results::DatagramCounters> receiver;
   std::string missing;  ///< why the slaves' side is not known, when it is not

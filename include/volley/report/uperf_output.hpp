@@ -17,14 +17,14 @@ namespace volley::report {
 
 /// Which of uperf's statistics are printed (uperf's `copt` bits).
 struct UperfSections {
-  bool raw = false;             ///< -R: time-stamped raw lines instead of uperf's live lines
-  bool stats = true;            ///< the interval lines and the Total line (off with -n)
-  bool groups = false;          ///< -g: Group Details
-  bool strands = false;         ///< -T: Strand Details
-  bool transactions = false;    ///< -t: the Txn averages table
-  bool flowops = false;         ///< -f (also -p, -e, -E): the Flowop averages table
-  bool netstat = true;          ///< on by default (-k): Netstat statistics
-  bool run_statistics = true;   ///< on by default: Run Statistics and Difference(%)
+  bool raw = false;            ///< -R: time-stamped raw lines instead of uperf's live lines
+  bool stats = true;           ///< the interval lines and the Total line (off with -n)
+  bool groups = false;         ///< -g: Group Details
+  bool strands = false;        ///< -T: Strand Details
+  bool transactions = false;   ///< -t: the Txn averages table
+  bool flowops = false;        ///< -f (also -p, -e, -E): the Flowop averages table
+  bool netstat = true;         ///< on by default (-k): Netstat statistics
+  bool run_statistics = true;  ///< on by default: Run Statistics and Difference(%)
   friend bool operator==(const UperfSections&, const UperfSections&) = default;
 };
 

@@ -26,8 +26,8 @@ enum class ErrorKind : std::uint8_t {
 inline constexpr std::size_t kErrorKindCount = 9;
 
 inline constexpr std::array<std::string_view, kErrorKindCount> kErrorKindNames = {
-    "refused", "reset",  "peer_closed", "timed_out",       "not_connected",
-    "unreachable", "file", "other",       "addr_unavailable"};
+    "refused",     "reset", "peer_closed", "timed_out",       "not_connected",
+    "unreachable", "file",  "other",       "addr_unavailable"};
 
 /// Stable snake_case names, used as JSON keys and in text reports.
 constexpr std::string_view to_string(ErrorKind kind) {

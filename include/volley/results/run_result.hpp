@@ -48,10 +48,10 @@ struct ErrorSample {
 /// One process of one side: a side spread over processes (docs/architecture.md, "Processes") has
 /// one per process, a side in one process has one.
 struct ProcessRecord {
-  std::string name;                    ///< "master", "slave", "master process 2 of 3", ...
+  std::string name;  ///< "master", "slave", "master process 2 of 3", ...
   std::int64_t pid = 0;
   std::uint64_t strands = 0;
-  std::uint64_t connections = 0;       ///< data connections this process established or accepted
+  std::uint64_t connections = 0;  ///< data connections this process established or accepted
   /// Resident memory when the run's last timed step ended minus before the run was built: what
   /// the run's strands, connections and buffers cost this process in user space.
   std::int64_t rss_growth_bytes = 0;
@@ -69,7 +69,7 @@ struct RunResult {
   std::vector<ErrorSample> error_samples;
   std::vector<ProcessRecord> processes;
 
-  [[nodiscard]] SlotCounters totals() const;  ///< over every flowop slot
+  [[nodiscard]] SlotCounters totals() const;         ///< over every flowop slot
   [[nodiscard]] std::uint64_t transactions() const;  ///< iterations of all transactions
 };
 

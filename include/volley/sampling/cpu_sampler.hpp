@@ -110,11 +110,11 @@ struct ProcessUsage {
 
 /// CPU usage between two samples. Thread: any (value type).
 struct CpuUsage {
-  double wall_s = 0;                     ///< after.taken - before.taken, seconds (>= 0).
-  std::optional<CpuBreakdown> total;     ///< nullopt when either sample lacks /proc/stat.
-  std::vector<CoreUsage> per_cpu;        ///< CPUs present in both samples, sorted by index.
-  std::optional<HottestCore> hottest;    ///< Highest busy_pct (lowest index on ties).
-  std::optional<ProcessUsage> process;   ///< nullopt when either sample lacks rusage.
+  double wall_s = 0;                    ///< after.taken - before.taken, seconds (>= 0).
+  std::optional<CpuBreakdown> total;    ///< nullopt when either sample lacks /proc/stat.
+  std::vector<CoreUsage> per_cpu;       ///< CPUs present in both samples, sorted by index.
+  std::optional<HottestCore> hottest;   ///< Highest busy_pct (lowest index on ties).
+  std::optional<ProcessUsage> process;  ///< nullopt when either sample lacks rusage.
 };
 
 /// Differences `after - before`. Counters that went backwards count as 0 ticks; CPUs present in

@@ -43,10 +43,10 @@ using ParseResult = std::variant<T, std::string>;
 
 /// One CPU's line of /proc/net/softnet_stat (hex columns; the kernel keeps them as 32 bits).
 struct SoftnetCpu {
-  unsigned cpu = 0;                 ///< column 13 where the kernel prints it, else the line index
-  std::uint32_t processed = 0;      ///< column 1: packets taken from the backlog / NAPI
-  std::uint32_t dropped = 0;        ///< column 2: dropped for a full input backlog
-  std::uint32_t time_squeeze = 0;   ///< column 3: NET_RX ran out of budget or time with work left
+  unsigned cpu = 0;                ///< column 13 where the kernel prints it, else the line index
+  std::uint32_t processed = 0;     ///< column 1: packets taken from the backlog / NAPI
+  std::uint32_t dropped = 0;       ///< column 2: dropped for a full input backlog
+  std::uint32_t time_squeeze = 0;  ///< column 3: NET_RX ran out of budget or time with work left
   friend bool operator==(const SoftnetCpu&, const SoftnetCpu&) = default;
 };
 
@@ -58,9 +58,9 @@ struct SoftnetCpu {
 /// (its counters are then absent) and named in `problems`. Thread: any (value type).
 struct KernelSample {
   std::chrono::steady_clock::time_point taken{};
-  ProtocolCounterMap protocol;                 ///< snmp and netstat together
+  ProtocolCounterMap protocol;  ///< snmp and netstat together
   std::optional<std::vector<SoftnetCpu>> softnet;
-  std::vector<std::string> problems;           ///< "proc/net/netstat: unreadable", ...
+  std::vector<std::string> problems;  ///< "proc/net/netstat: unreadable", ...
 };
 
 /// Reads <root>/proc/net/snmp, netstat and softnet_stat, stamped with steady_clock::now().
@@ -138,7 +138,8 @@ class KernelCounterWindow {
   explicit KernelCounterWindow(std::filesystem::path root = "/") : root_(std::move(root)) {}
   void start() { before_ = sample_kernel_counters(root_); }
   void finish() {
-    if (before_ && !deltas_) deltas_ = kernel_counter_deltas(*before_, sample_kernel_counters(root_));
+    if (before_ && !deltas_)
+      deltas_ = kernel_counter_deltas(*before_, sample_kernel_counters(root_));
   }
   [[nodiscard]] bool started() const { return before_.has_value(); }
   [[nodiscard]] const std::optional<KernelCounterDeltas>& deltas() const { return deltas_; }

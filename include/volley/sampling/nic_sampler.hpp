@@ -64,7 +64,7 @@ struct NicRate {
 
 /// Rates between two samples. Thread: any (value type).
 struct NicRates {
-  double wall_s = 0;                                  ///< after.taken - before.taken, seconds.
+  double wall_s = 0;                                       ///< after.taken - before.taken, seconds.
   std::map<std::string, NicRate, std::less<>> interfaces;  ///< Interfaces present in both.
 };
 

@@ -52,7 +52,7 @@ using CommandRunner = std::function<std::optional<std::string>(const std::vector
 
 /// One leaf that differs between two snapshots. Thread: any (value type).
 struct SnapshotDifference {
-  std::string key;                      ///< Dotted path, e.g. "sysctl.net.core.rmem_max".
+  std::string key;                       ///< Dotted path, e.g. "sysctl.net.core.rmem_max".
   std::optional<nlohmann::json> before;  ///< nullopt when the key is absent from the first.
   std::optional<nlohmann::json> after;   ///< nullopt when the key is absent from the second.
 

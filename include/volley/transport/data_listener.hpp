@@ -67,7 +67,9 @@ class DataListener {
   /// told to `reject` like any other closed without being routed).
   void close();
   /// Connections accepted whose header has not arrived yet.
-  [[nodiscard]] std::size_t pending() const { return pending_count_.load(std::memory_order_relaxed); }
+  [[nodiscard]] std::size_t pending() const {
+    return pending_count_.load(std::memory_order_relaxed);
+  }
   /// Connections the kernel has completed but this listener has not yet accepted (its accept
   /// queue, from TCP_INFO). Not those whose header is still being read: until its header is
   /// read a connection may be anyone's, so it is no sign that the run has work on its way (a
@@ -86,13 +88,15 @@ class DataListener {
   /// its read then ends and refuses it.
   void evict(std::uint64_t id, SourceQuota::Verdict why);
   /// Why a pending connection's read ended with `ec`.
-  [[nodiscard]] std::string why_closed(const Pending& pending, const boost::system::error_code& ec) const;
+  [[nodiscard]] std::string why_closed(const Pending& pending,
+                                       const boost::system::error_code& ec) const;
   /// Counts a connection closed without being routed and tells `reject_` why.
   void refuse(const boost::asio::ip::tcp::endpoint& peer, const std::string& reason);
 
   /// Closes the connection when its deadline passes, unless bytes wait unread and `grace` is not
   /// zero: then once more after `grace`.
-  static void arm_deadline(const std::shared_ptr<Pending>& pending, std::chrono::milliseconds grace);
+  static void arm_deadline(const std::shared_ptr<Pending>& pending,
+                           std::chrono::milliseconds grace);
 
   RunTokens tokens_;
   Route route_;

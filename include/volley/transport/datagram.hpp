@@ -16,9 +16,9 @@
 namespace volley::transport {
 
 struct DatagramHeader {
-  std::uint32_t token = 0;  ///< the run's token (as on TCP data connections)
-  std::uint32_t conn = 0;   ///< the strand's connection id
-  std::uint64_t seq = 0;    ///< 0, 1, 2, ... per connection and direction
+  std::uint32_t token = 0;    ///< the run's token (as on TCP data connections)
+  std::uint32_t conn = 0;     ///< the strand's connection id
+  std::uint64_t seq = 0;      ///< 0, 1, 2, ... per connection and direction
   std::uint64_t sent_ns = 0;  ///< the sender's steady clock (only differences are used)
 };
 

@@ -281,7 +281,7 @@ class RecvOp : public RecvOpBase {
     // The handler is moved out before the operation's memory goes back to the allocator, which
     // may be the handler's own (as Asio's operations do).
     ad::binder2<Handler, boost::system::error_code, std::size_t> handler(o->handler_, o->ec_,
-                                                                        o->bytes_transferred_);
+                                                                         o->bytes_transferred_);
     p.h = boost::asio::detail::addressof(handler.handler_);
     p.reset();
     if (owner != nullptr) {
@@ -312,7 +312,8 @@ inline bool known_drained(drained_detail::Socket& socket) {
   namespace ad = boost::asio::detail;
   const drained_detail::State* state =
       drained_detail::SocketAccess::implementation(socket).reactor_data_;
-  return state != nullptr && !(state->*member(drained_detail::SpeculativeOf{}))[ad::reactor::read_op];
+  return state != nullptr &&
+         !(state->*member(drained_detail::SpeculativeOf{}))[ad::reactor::read_op];
 }
 
 /// One recv into `buffer` now, in the caller's thread, without a trip through the event loop,
@@ -333,8 +334,7 @@ inline ReadNow read_now(drained_detail::Socket& socket, boost::asio::mutable_buf
   }
   ad::conditionally_enabled_mutex::scoped_lock lock(state->*member(drained_detail::MutexOf{}));
   bool& speculative = (state->*member(drained_detail::SpeculativeOf{}))[ad::reactor::read_op];
-  if (!speculative ||
-      !(state->*member(drained_detail::QueuesOf{}))[ad::reactor::read_op].empty()) {
+  if (!speculative || !(state->*member(drained_detail::QueuesOf{}))[ad::reactor::read_op].empty()) {
     r.ec = boost::asio::error::would_block;
     return r;
   }
@@ -364,10 +364,9 @@ auto async_read_drained(drained_detail::Socket& socket, boost::asio::detail::rea
         typename Op::ptr p = {ad::addressof(handler), Op::ptr::allocate(handler), nullptr};
         p.p = new (p.v)
             Op(impl.socket_, impl.reactor_data_, buffer, rule, handler, socket.get_executor());
-        if (buffer.size() != 0 &&
-            ((impl.state_ & ad::socket_ops::non_blocking) != 0 ||
-             ad::socket_ops::set_internal_non_blocking(impl.socket_, impl.state_, true,
-                                                       p.p->ec_))) {
+        if (buffer.size() != 0 && ((impl.state_ & ad::socket_ops::non_blocking) != 0 ||
+                                   ad::socket_ops::set_internal_non_blocking(
+                                       impl.socket_, impl.state_, true, p.p->ec_))) {
           reactor.start_op(ad::reactor::read_op, impl.socket_, impl.reactor_data_, p.p,
                            is_continuation, true);
         } else {

@@ -1,6 +1,7 @@
 #pragma once
 // What one non-blocking system call on a connection came to, what a connection can wait for, and
-// what its waits and reads return. Shared by every connection type so the strand handles them alike.
+// what its waits and reads return. Shared by every connection type so the strand handles them
+// alike.
 #include <cerrno>
 #include <cstddef>
 #include <tuple>

@@ -103,7 +103,7 @@ struct ResumingRead {
   /// calls this with its own handler. (Constrained: await_transform also probes whether this is
   /// callable with the frame, which is no completion token.)
   template <class Token>
-    requires boost::asio::completion_token_for<Token, void(ReadResult)>
+  requires boost::asio::completion_token_for<Token, void(ReadResult)>
   auto operator()(Token&& token) const {
     return boost::asio::async_initiate<Token, void(ReadResult)>(
         [this](auto handler) {
@@ -112,10 +112,9 @@ struct ResumingRead {
           auto& impl = drained_detail::SocketAccess::implementation(socket);
           typename Op::ptr p = {ad::addressof(handler), Op::ptr::allocate(handler), nullptr};
           p.p = new (p.v) Op(impl.socket_, impl.reactor_data_, buffer, rule, handler);
-          if (buffer.size() != 0 &&
-              ((impl.state_ & ad::socket_ops::non_blocking) != 0 ||
-               ad::socket_ops::set_internal_non_blocking(impl.socket_, impl.state_, true,
-                                                         p.p->ec_))) {
+          if (buffer.size() != 0 && ((impl.state_ & ad::socket_ops::non_blocking) != 0 ||
+                                     ad::socket_ops::set_internal_non_blocking(
+                                         impl.socket_, impl.state_, true, p.p->ec_))) {
             reactor.start_op(ad::reactor::read_op, impl.socket_, impl.reactor_data_, p.p, false,
                              true);
           } else {

@@ -49,8 +49,8 @@ class UdpListener {
   boost::asio::ip::udp::endpoint from_;
   std::array<char, 64> buffer_{};
   /// (sender, group, strand, conn) -> the port answered, so a repeated hello is answered alike.
-  using Key = std::tuple<boost::asio::ip::udp::endpoint, std::uint32_t, std::uint32_t,
-                         std::uint32_t>;
+  using Key =
+      std::tuple<boost::asio::ip::udp::endpoint, std::uint32_t, std::uint32_t, std::uint32_t>;
   std::map<Key, std::uint16_t> answered_;
   std::uint64_t rejected_ = 0;
   bool open_ = false;
