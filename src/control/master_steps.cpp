@@ -276,7 +276,7 @@ awaitable<void> MasterRun::State::drain_step(std::size_t step) {
     std::erase_if(theirs,
                   [&](const engine::ConnectionBytes& w) { return w.strand % processes != 0; });
   }
-  engine->drain(step, std::move(theirs), MasterClock::now() + drain_for, context,
+  engine->drain(step, theirs, MasterClock::now() + drain_for, context,
                 [this, step](std::vector<engine::DrainShortfall> shortfalls) {
                   events.push(LocalDrained{step, std::move(shortfalls)});
                 });

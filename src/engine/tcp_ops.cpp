@@ -34,12 +34,12 @@ void prefetch(const void* address) {
   // Addresses computed as integers on purpose: a prefetch only needs the cache line.
   const auto at = reinterpret_cast<std::uintptr_t>(address);
   [&]<std::size_t... Line>(std::index_sequence<Line...>) {
-    (__builtin_prefetch(reinterpret_cast<const void*>(at + Line * 64)),
-     ...);  // NOLINT(performance-no-int-to-ptr)
+    // NOLINTNEXTLINE(performance-no-int-to-ptr)
+    (__builtin_prefetch(reinterpret_cast<const void*>(at + Line * 64)), ...);
   }
   (std::make_index_sequence<(Bytes + 63) / 64>());
-  __builtin_prefetch(reinterpret_cast<const void*>(
-      at + Bytes - 1));  // NOLINT(performance-no-int-to-ptr): its last line
+  // Its last line. NOLINTNEXTLINE(performance-no-int-to-ptr)
+  __builtin_prefetch(reinterpret_cast<const void*>(at + Bytes - 1));
 }
 
 /// Below this many strands on a worker their state stays in the cache (about 2 KiB each, against
