@@ -43,15 +43,22 @@ bool ipv6_available() {
   return true;
 }
 
-/// Where `serve` listens: an address and port, and whether the address means "every address".
-struct ListenAt {
-  asio::ip::tcp::endpoint endpoint;
-  bool every_address = false;  ///< [::] (dual stack), or 0.0.0.0 where the host has no IPv6
+/// Which address `serve` listens on.
+enum class ListenScope {
+  kGiven,         ///< the address --listen named
+  kEveryAddress,  ///< [::] (dual stack), or 0.0.0.0 where the host has no IPv6
+  kDefault,       ///< none named: every address with a key or --insecure, loopback without
 };
 
-/// "ADDRESS:PORT", "[IPV6]:PORT", a bare address (port 20000), or "PORT"/":PORT" for every
-/// address. The address must be numeric: the slave listens on what it is given, not on what a
-/// name resolves to today.
+/// Where `serve` listens: an address and port, and what the address means.
+struct ListenAt {
+  asio::ip::tcp::endpoint endpoint;
+  ListenScope scope = ListenScope::kGiven;
+};
+
+/// "ADDRESS:PORT", "[IPV6]:PORT", a bare address (port 20000), "[::]:PORT" for every address, or
+/// "PORT"/":PORT"/nothing for the default address (see ListenScope). The address must be numeric:
+/// the slave listens on what it is given, not on what a name resolves to today.
 std::optional<ListenAt> parse_listen(const std::string& text, std::string& error) {
   const auto all_digits = [](std::string_view t) {
     return !t.empty() &&
@@ -60,9 +67,12 @@ std::optional<ListenAt> parse_listen(const std::string& text, std::string& error
   const std::string_view port_only = !text.empty() && text.front() == ':'
                                          ? std::string_view(text).substr(1)
                                          : std::string_view(text);
-  const core::HostPort parsed = all_digits(port_only)
-                                    ? core::parse_host_port("[::]:" + std::string(port_only))
-                                    : core::parse_host_port(text);
+  const bool default_address = text.empty() || all_digits(port_only);
+  const core::HostPort parsed =
+      default_address
+          ? core::parse_host_port("[::]:" + (text.empty() ? std::to_string(kDefaultControlPort)
+                                                          : std::string(port_only)))
+          : core::parse_host_port(text);
   if (!parsed.error.empty()) {
     error = fmt::format(
         "--listen '{}': {} (expected ADDRESS:PORT, [IPV6]:PORT or PORT, e.g. "
@@ -85,8 +95,29 @@ std::optional<ListenAt> parse_listen(const std::string& text, std::string& error
   }
   ListenAt at;
   at.endpoint = asio::ip::tcp::endpoint(address, parsed.port.value_or(kDefaultControlPort));
-  at.every_address = address.is_v6() && address.is_unspecified();
+  if (default_address) {
+    at.scope = ListenScope::kDefault;
+  } else if (address.is_v6() && address.is_unspecified()) {
+    at.scope = ListenScope::kEveryAddress;
+  }
   return at;
+}
+
+/// Settles the default address: every address when masters must prove a key (or --insecure
+/// says the network is trusted), loopback otherwise, so that a slave started without a key is
+/// reachable from this host only. Returns the sentence that tells the user so (empty otherwise).
+std::string settle_default_address(ListenAt& at, bool keyed, bool insecure) {
+  if (at.scope != ListenScope::kDefault) return "";
+  if (keyed || insecure) {
+    at.scope = ListenScope::kEveryAddress;
+    return "";
+  }
+  at.scope = ListenScope::kGiven;
+  at.endpoint.address(asio::ip::address_v4::loopback());
+  return fmt::format(
+      "no key: listening on loopback only. To serve other hosts, give --key-file FILE (or "
+      "VOLLEY_KEY_FILE; {}), or add --insecure on a network you trust",
+      control::key_file_advice("FILE"));
 }
 
 /// After a stop request, the most the process waits for its sessions to wind down before it
@@ -165,11 +196,12 @@ void add_key_file_option(CLI::App& cmd, std::string& key_file) {
 
 void add_serve_options(CLI::App& cmd, ServeOptions& serve) {
   cmd.add_option("--listen", serve.listen,
-                 "Control address and port: ADDRESS:PORT, [IPV6]:PORT, or PORT alone for every "
-                 "address, IPv6 and IPv4 ([::], dual stack). Data connections take the family "
-                 "the master reached this one by. Other than loopback: needs --key-file or "
-                 "--insecure")
-      ->capture_default_str();
+                 "Control address and port: ADDRESS:PORT, [IPV6]:PORT, [::]:PORT for every "
+                 "address (IPv6 and IPv4), or PORT alone (default 20000) on the default address: "
+                 "every address with a key or --insecure, loopback (127.0.0.1) without. Data "
+                 "connections take the family the master reached this one by. Other than "
+                 "loopback: needs --key-file or --insecure")
+      ->type_name("ADDRESS");
   cmd.add_option("--workers", serve.workers,
                  "Default worker threads per run (default: one per core; at most 1024)")
       ->check(unsigned_in(0, core::kMaxWorkers));
@@ -247,7 +279,7 @@ int serve_command(const ServeOptions& options) {
   }
   if (options.child_fd >= 0) return serve_child(options);
   std::string error;
-  const auto listen_at = parse_listen(options.listen, error);
+  auto listen_at = parse_listen(options.listen, error);
   if (!listen_at) {
     std::cerr << "volley serve: " << error << "\n";
     return core::to_int(core::ExitCode::kBadInput);
@@ -268,6 +300,8 @@ int serve_command(const ServeOptions& options) {
     }
     key = std::get<std::optional<control::Secret>>(std::move(read));
   }
+  const std::string default_note =
+      settle_default_address(*listen_at, key.has_value(), options.insecure);
   if (!key && !options.insecure && !listen_at->endpoint.address().is_loopback()) {
     std::cerr << fmt::format(
         "volley serve: refusing to listen on {} without a key: anyone who can reach this port "
@@ -305,7 +339,8 @@ int serve_command(const ServeOptions& options) {
   control::SlaveServer server(context, settings);
   asio::ip::tcp::endpoint endpoint = listen_at->endpoint;
   std::string problem = server.listen(endpoint);
-  if (!problem.empty() && listen_at->every_address && !ipv6_available()) {
+  const bool every_address = listen_at->scope == ListenScope::kEveryAddress;
+  if (!problem.empty() && every_address && !ipv6_available()) {
     // A host with IPv6 switched off still has every IPv4 address to offer.
     endpoint = asio::ip::tcp::endpoint(asio::ip::address_v4::any(), endpoint.port());
     problem = server.listen(endpoint);
@@ -323,9 +358,10 @@ int serve_command(const ServeOptions& options) {
     std::cerr << fmt::format(
         "volley serve: listening on {}{} ({} worker(s) per run; {})\n",
         core::format_host_port(endpoint.address().to_string(), server.port()),
-        listen_at->every_address && endpoint.address().is_v6() ? " (IPv6 and IPv4)" : "",
+        every_address && endpoint.address().is_v6() ? " (IPv6 and IPv4)" : "",
         settings.default_workers,
         settings.key ? "masters must prove they know the key" : "no key: any master is served");
+    if (!default_note.empty()) std::cerr << "volley serve: " << default_note << "\n";
   }
   asio::signal_set signals(context, SIGTERM);
   if (!options.exit_with_parent) signals.add(SIGINT);

@@ -165,7 +165,7 @@ UperfTranslation translate_uperf_args(const std::vector<std::string>& args) {
     out.args = {"serve"};
     if (!port.empty()) {
       out.args.push_back("--listen");
-      out.args.push_back("[::]:" + port);  // every address, IPv6 and IPv4
+      out.args.push_back(port);  // the default address: every one with a key, loopback without
     }
   } else {
     out.args = {"run", profile};

@@ -449,6 +449,51 @@ TEST(Auth, NonLoopbackWithoutAKeyRefusesToStartUnlessInsecure) {
   EXPECT_EQ(insecure.wait(5s).exit_code, 0);
 }
 
+// With no address given (no --listen, a port alone, or uperf's `-s -P PORT`), a slave without a
+// key listens on loopback and says how to serve other hosts; with a key or --insecure it listens
+// on every address.
+TEST(Auth, WithoutAKeyTheDefaultAddressIsLoopbackAndTheSlaveSaysHowToServeOthers) {
+  TempDir dir;
+  const auto key_file = dir.write("key", std::string(64, 'a') + "\n");
+  std::filesystem::permissions(key_file, std::filesystem::perms::owner_read |
+                                             std::filesystem::perms::owner_write);
+  struct Case {
+    std::vector<std::string> args;
+    std::string listening;  ///< what the log says it listens on
+    bool advice;            ///< whether it says how to serve other hosts
+  };
+  const auto port = std::to_string(free_port());
+  const std::vector<Case> cases = {
+      {{"serve", "--listen", port}, "listening on 127.0.0.1:" + port + " ", true},
+      {{"-s", "-P", port}, "listening on 127.0.0.1:" + port + " ", true},
+      {{"serve", "--listen", ":" + port, "--insecure"}, ":" + port + " (IPv6 and IPv4)", false},
+      {{"serve", "--listen", port, "--key-file", key_file.string()},
+       ":" + port + " (IPv6 and IPv4)",
+       false},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> argv = {VOLLEY_BINARY};
+    argv.insert(argv.end(), c.args.begin(), c.args.end());
+    Process serve(argv);
+    bool listening = false;
+    for (int i = 0; i < 500 && !listening; ++i) {
+      listening = serve.stderr_so_far().find("listening on") != std::string::npos &&
+                  ControlClient(static_cast<std::uint16_t>(std::stoi(port))).connected();
+      if (!listening) std::this_thread::sleep_for(20ms);
+    }
+    const std::string log = serve.stderr_so_far();
+    EXPECT_TRUE(listening) << c.args[0] << " " << c.args[1] << ": " << log;
+    EXPECT_NE(log.find(c.listening), std::string::npos) << log;
+    EXPECT_EQ(log.find("loopback only") != std::string::npos, c.advice) << log;
+    if (c.advice) {
+      EXPECT_NE(log.find("--key-file"), std::string::npos) << log;
+      EXPECT_NE(log.find("--insecure"), std::string::npos) << log;
+    }
+    serve.signal(SIGTERM);
+    EXPECT_EQ(serve.wait(5s).exit_code, 0) << log;
+  }
+}
+
 TEST(Auth, KeyFilesAndFlagsAreCheckedWithSentencesThatNameThem) {
   TempDir dir;
   const auto short_key = dir.write("short", "0123456789abcdef\n");

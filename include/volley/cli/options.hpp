@@ -43,12 +43,12 @@ struct RunOptions {
 
 /// `volley serve` (and uperf's `volley -s`).
 struct ServeOptions {
-  std::string listen = "[::]:20000";  ///< --listen ADDR:PORT, [IPV6]:PORT or PORT
-  std::size_t workers = 0;            ///< --workers: 0 = one per core
-  int announce_fd = -1;               ///< --announce-fd (for --local): write the port there
-  bool exit_with_parent = false;      ///< --exit-with-parent (for --local)
-  int child_fd = -1;                  ///< --child-fd: serve one session of the parent there
-  std::uint32_t processes = 0;        ///< --processes: per run, 0 = decide (nprocs)
+  std::string listen;             ///< --listen ADDR:PORT, [IPV6]:PORT or PORT; empty: port 20000
+  std::size_t workers = 0;        ///< --workers: 0 = one per core
+  int announce_fd = -1;           ///< --announce-fd (for --local): write the port there
+  bool exit_with_parent = false;  ///< --exit-with-parent (for --local)
+  int child_fd = -1;              ///< --child-fd: serve one session of the parent there
+  std::uint32_t processes = 0;    ///< --processes: per run, 0 = decide (nprocs)
   bool quiet = false;
   std::string key_file;   ///< --key-file (or VOLLEY_KEY_FILE): the pre-shared key
   int key_fd = -1;        ///< --key-fd (for --local): read the key from here
