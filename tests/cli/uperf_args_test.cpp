@@ -48,8 +48,7 @@ TEST(UperfArgs, WithoutRawVolleysOwnReportWithANote) {
 
 TEST(UperfArgs, SlaveWithPort) {
   EXPECT_EQ(translate_uperf_args({"-s"}).args, (Args{"serve"}));
-  EXPECT_EQ(translate_uperf_args({"-s", "-P", "30000"}).args,
-            (Args{"serve", "--listen", "30000"}));
+  EXPECT_EQ(translate_uperf_args({"-s", "-P", "30000"}).args, (Args{"serve", "--listen", "30000"}));
   EXPECT_EQ(translate_uperf_args({"-vs", "-P30000", "--workers", "2"}).args,
             (Args{"serve", "--listen", "30000", "--workers", "2"}));
 }

@@ -455,8 +455,8 @@ TEST(Auth, NonLoopbackWithoutAKeyRefusesToStartUnlessInsecure) {
 TEST(Auth, WithoutAKeyTheDefaultAddressIsLoopbackAndTheSlaveSaysHowToServeOthers) {
   TempDir dir;
   const auto key_file = dir.write("key", std::string(64, 'a') + "\n");
-  std::filesystem::permissions(key_file, std::filesystem::perms::owner_read |
-                                             std::filesystem::perms::owner_write);
+  std::filesystem::permissions(
+      key_file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   struct Case {
     std::vector<std::string> args;
     std::string listening;  ///< what the log says it listens on
