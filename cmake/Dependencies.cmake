@@ -5,7 +5,7 @@ find_package(fmt 9 REQUIRED)
 find_package(Boost 1.81 EXACT REQUIRED)          # header-only: Asio
 find_package(nlohmann_json 3.11 REQUIRED)
 find_package(CLI11 2.1 REQUIRED)
-find_package(OpenSSL 3 REQUIRED)                # libcrypto: HMAC-SHA256 and random bytes (control auth)
+find_package(OpenSSL 3 REQUIRED)  # libcrypto: control auth; libssl: protocol=tls
 if(VOLLEY_BUILD_TESTS)
   find_package(GTest 1.12 REQUIRED)
   include(GoogleTest)

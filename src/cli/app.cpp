@@ -96,6 +96,13 @@ void define_command_line(CLI::App& app, CommandLine& cl) {
       "point every remotehost at it; sets h=127.0.0.1 unless --set h= is given (with an "
       "IPv6 remotehost such as h=::1, the slave is on ::1 and the run goes over IPv6)");
   add_key_file_option(*run_cmd, run.key_file);
+  run_cmd
+      ->add_option("--tls-ca", run.tls_ca,
+                   "protocol=tls: verify the slaves' certificates against the CA certificates in "
+                   "FILE (PEM) instead of pinning the fingerprint each slave announces over the "
+                   "control channel (the default)")
+      ->type_name("FILE")
+      ->check(CLI::ExistingFile);
   run_cmd->add_option("-P,--port", run.port, "Control port of the slaves (1..65535)")
       ->capture_default_str()
       ->check(unsigned_in(1, 65535));
@@ -208,6 +215,9 @@ void define_command_line(CLI::App& app, CommandLine& cl) {
 }
 
 int App::main(int argc, char** argv) {
+  // A peer that closes a connection mid-write is an error to count (EPIPE), never the end of the
+  // process: OpenSSL's socket writes, unlike volley's own sends, cannot pass MSG_NOSIGNAL.
+  ::signal(SIGPIPE, SIG_IGN);
   try {
     return dispatch(argc, argv);
   } catch (const std::exception& e) {

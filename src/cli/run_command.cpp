@@ -219,6 +219,7 @@ int run_command(const RunOptions& options, int argc, char** argv) {
   request.link_timeout =
       std::chrono::duration_cast<std::chrono::milliseconds>(options.link_timeout);
   request.key = options.local ? std::optional<control::Secret>(local.key()) : key;
+  request.tls_ca_file = options.tls_ca;
   request.allow_empty = options.allow_empty;
   // The latency log streams each interval's histograms as it ends: they are not kept.
   std::ofstream latency_file;

@@ -38,6 +38,7 @@ report::RunReport run_once(const RunOnceRequest& request) {
   settings.record_latency = request.record_latency;
   settings.sample_tcp = request.sample_tcp;
   settings.key = request.key;
+  settings.tls_ca_file = request.tls_ca_file;
   settings.start_at_unix_ns = request.start_at_unix_ns;
   settings.max_duration = request.max_duration;
   if (std::getenv("VOLLEY_TRACE_CONTROL") != nullptr) {

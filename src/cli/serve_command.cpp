@@ -18,6 +18,7 @@
 
 #include "volley/cli/commands.hpp"
 #include "volley/cli/key_file.hpp"
+#include "volley/transport/tls_identity.hpp"
 #include "volley/control/slave_server.hpp"
 #include "volley/core/exit_code.hpp"
 #include "volley/core/host_port.hpp"
@@ -31,6 +32,23 @@ namespace volley::cli {
 namespace asio = boost::asio;
 
 namespace {
+
+/// --tls-cert and --tls-key, both or neither: the identity, or why it cannot be used ("").
+std::string load_tls_identity(const ServeOptions& options,
+                              std::shared_ptr<const transport::TlsIdentity>& into) {
+  if (options.tls_cert.empty() && options.tls_key.empty()) return {};
+  if (options.tls_cert.empty() || options.tls_key.empty()) {
+    return options.tls_cert.empty() ? "--tls-key needs --tls-cert (the certificate of the key)"
+                                    : "--tls-cert needs --tls-key (the certificate's private key)";
+  }
+  std::string warning;
+  auto loaded = transport::TlsIdentity::load(options.tls_cert, options.tls_key, warning);
+  if (auto* problem = std::get_if<std::string>(&loaded)) return *problem;
+  if (!warning.empty()) std::cerr << "volley serve: " << warning << "\n";
+  into = std::make_shared<const transport::TlsIdentity>(
+      std::get<transport::TlsIdentity>(std::move(loaded)));
+  return {};
+}
 
 /// uperf's control port, where `--listen` gives only an address.
 constexpr std::uint16_t kDefaultControlPort = 20000;
@@ -152,9 +170,15 @@ int serve_child(const ServeOptions& options) {
   // does not reach a child, which runs in a session of its own; one sent by pid is ignored too.)
   ::signal(SIGINT, SIG_IGN);
   if (!process::die_with_parent()) return core::to_int(core::ExitCode::kRunFailed);
+  std::shared_ptr<const transport::TlsIdentity> tls_identity;
+  if (auto problem = load_tls_identity(options, tls_identity); !problem.empty()) {
+    std::cerr << "volley serve: " << problem << "\n";
+    return core::to_int(core::ExitCode::kBadInput);
+  }
   raise_file_limit();
   asio::io_context context(1);
   control::SlaveSettings settings;
+  settings.tls_identity = std::move(tls_identity);
   settings.default_workers = std::max<std::size_t>(1, options.workers);
   settings.processes = 1;
   // The parent relays no pings; its death kills this process (die_with_parent), and a link it
@@ -223,6 +247,14 @@ void add_serve_options(CLI::App& cmd, ServeOptions& serve) {
   cmd.add_option("--key-fd", serve.key_fd, "Read the key from this descriptor")->group("");
   cmd.add_flag("--insecure", serve.insecure,
                "Serve any master without a key on a non-loopback address (otherwise refused)");
+  cmd.add_option("--tls-cert", serve.tls_cert,
+                 "Certificate (PEM, RSA or ECDSA) that protocol=tls accepts show, with --tls-key "
+                 "(default: a fresh self-signed ECDSA P-256 one per run; the master pins its "
+                 "fingerprint, sent over the control channel)")
+      ->type_name("FILE");
+  cmd.add_option("--tls-key", serve.tls_key,
+                 "The private key of --tls-cert (PEM, no passphrase; read as --key-file is)")
+      ->type_name("FILE");
   const std::string limits = "Limits (a request beyond one is refused, naming the flag)";
   cmd.add_option("--max-sessions", serve.max_sessions, "Masters served at once")
       ->capture_default_str()
@@ -310,9 +342,15 @@ int serve_command(const ServeOptions& options) {
         options.listen, control::key_file_advice("FILE"));
     return core::to_int(core::ExitCode::kBadInput);
   }
+  std::shared_ptr<const transport::TlsIdentity> tls_identity;
+  if (auto problem = load_tls_identity(options, tls_identity); !problem.empty()) {
+    std::cerr << "volley serve: " << problem << "\n";
+    return core::to_int(core::ExitCode::kBadInput);
+  }
   raise_file_limit();
   asio::io_context context(1);
   control::SlaveSettings settings;
+  settings.tls_identity = std::move(tls_identity);
   settings.default_workers =
       std::min<std::size_t>(default_workers(options.workers), options.max_workers);
   settings.limits.max_sessions = options.max_sessions;

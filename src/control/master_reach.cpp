@@ -120,6 +120,15 @@ awaitable<void> MasterRun::State::load_slaves() {
     fail(diags.format(nullptr));
     co_return;
   }
+  if (!engine::tls_uses(*plan).accepts.empty()) {
+    auto made = transport::TlsIdentity::generate();
+    if (auto* why = std::get_if<std::string>(&made)) {
+      fail(*why);
+      co_return;
+    }
+    tls_identity =
+        std::make_shared<const transport::TlsIdentity>(std::get<transport::TlsIdentity>(made));
+  }
   const std::string random = random_bytes(sizeof token);
   std::memcpy(&token, random.data(), sizeof token);
   for (std::size_t i = 0; i < slaves.size() && failure.empty(); ++i) {
@@ -137,6 +146,7 @@ awaitable<void> MasterRun::State::load_slaves() {
                      settings.record_latency,
                      settings.sample_tcp};
     if (settings.max_duration) load.max_duration_ns = settings.max_duration->count();
+    if (tls_identity) load.tls_pins = {tls_identity->fingerprint()};
     json load_message = to_json(load);
     // A load beyond the slave's limits would be cut off by a reset and its reason lost: say it
     // here, in the slave's words.
@@ -171,6 +181,14 @@ asio::ip::address listen_address_for(const std::vector<SlaveSession>& slaves) {
 }
 
 }  // namespace
+
+std::vector<std::string> MasterRun::State::slave_fingerprints() const {
+  std::vector<std::string> pins;
+  for (const auto& s : slaves) {
+    if (!s.tls_fingerprint.empty()) pins.push_back(s.tls_fingerprint);
+  }
+  return pins;
+}
 
 awaitable<void> MasterRun::State::build_local_side() {
   engine::EngineConfig config;
@@ -220,9 +238,24 @@ awaitable<void> MasterRun::State::build_local_side() {
                        settings.sample_tcp};
       load.listen_address = config.listen_address.to_string();
       if (settings.max_duration) load.max_duration_ns = settings.max_duration->count();
+      load.tls_pins = slave_fingerprints();
+      load.tls_ca_file = settings.tls_ca_file;
+      if (tls_identity) {  // the children accept as the master: with its certificate
+        load.tls_cert_pem = tls_identity->cert_pem();
+        load.tls_key_pem = tls_identity->key_pem();
+      }
       if (auto trouble = co_await children->load(std::move(load)); !trouble.empty()) fail(trouble);
       log(fmt::format("the master's side runs in {} processes", processes));
     }
+  }
+  if (const transport::TlsUses uses = engine::tls_uses(*plan); uses.any() && failure.empty()) {
+    auto made = transport::TlsSetup::make(
+        uses, tls_identity, transport::TlsTrust{slave_fingerprints(), settings.tls_ca_file});
+    if (auto* why = std::get_if<std::string>(&made)) {
+      fail(*why);
+      co_return;
+    }
+    config.tls = std::get<std::shared_ptr<const transport::TlsSetup>>(std::move(made));
   }
   rss_before = sampling::resident_bytes();
   engine = std::make_unique<engine::Engine>(*plan, std::move(config));

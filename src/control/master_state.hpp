@@ -113,6 +113,8 @@ struct SlaveSession {
   /// Its TCP data connections to the master since the run began, as of its last step_done
   /// (absent from a slave older than this key).
   std::optional<std::uint64_t> connected_to_master = {};
+  /// The fingerprint of the certificate its TLS accepts show (from its `loaded`); empty without.
+  std::string tls_fingerprint = {};
 };
 
 struct MasterRun::State {
@@ -147,6 +149,8 @@ struct MasterRun::State {
   void measure_timed_end();
   [[nodiscard]] MasterClock::duration local_step_limit(std::size_t step) const;
   [[nodiscard]] std::optional<std::uint64_t> slaves_connected_to_master() const;
+  /// The fingerprints the slaves announced for their TLS accepts: what TLS connects pin.
+  [[nodiscard]] std::vector<std::string> slave_fingerprints() const;
 
   // --- the results' parts (master_collect.cpp) ---
   boost::asio::awaitable<void> finish_children();
@@ -201,6 +205,8 @@ struct MasterRun::State {
   std::vector<SlaveSession> slaves;
   std::optional<engine::Plan> plan;
   std::vector<engine::FileSet> file_sets;
+  /// What the master's TLS accepts show (made with the plan when it has any; null otherwise).
+  std::shared_ptr<const transport::TlsIdentity> tls_identity;
   std::uint32_t token = 0;  ///< the run token; slave i's data connections carry token + i
   std::unique_ptr<engine::Engine> engine;
   std::optional<std::size_t> local_done;

@@ -109,6 +109,12 @@ json to_json(const LoadRequest& load) {
     out["side"] = load.master_side ? "master" : "slave";
     out["listen_address"] = load.listen_address;
   }
+  if (!load.tls_pins.empty() || !load.tls_cert_pem.empty() || !load.tls_ca_file.empty()) {
+    out["tls"] = {{"pins", load.tls_pins},
+                  {"cert", load.tls_cert_pem},
+                  {"key", load.tls_key_pem},
+                  {"ca_file", load.tls_ca_file}};
+  }
   return out;
 }
 
@@ -145,6 +151,13 @@ std::optional<LoadRequest> load_from_json(const json& m, std::string& error) {
         error = "malformed load message: shard index out of range";
         return std::nullopt;
       }
+    }
+    if (m.contains("tls")) {
+      const json& tls = m.at("tls");
+      load.tls_pins = tls.at("pins").get<std::vector<std::string>>();
+      load.tls_cert_pem = tls.at("cert").get<std::string>();
+      load.tls_key_pem = tls.at("key").get<std::string>();
+      load.tls_ca_file = tls.at("ca_file").get<std::string>();
     }
     for (const auto& s : m.at("file_sets")) {
       engine::FileSet set{{s.at("path").get<std::string>(), s.at("is_directory").get<bool>()}, {}};

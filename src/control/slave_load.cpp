@@ -156,6 +156,29 @@ Prepared prepare(const LoadRequest& load, const SlaveLimits& limits, std::size_t
   return {std::move(run), {}};
 }
 
+/// The certificate the run's TLS accepts show (its own or its child processes'): its parent's,
+/// for a child; else --tls-cert's; else a fresh one. None when it accepts no TLS. Why not, or "".
+std::string take_tls_identity(LoadedRun& run, const LoadRequest& load,
+                              const std::shared_ptr<const transport::TlsIdentity>& configured) {
+  if (engine::tls_uses(run.plan).accepts.empty()) return {};
+  if (!load.tls_cert_pem.empty()) {
+    auto parent = transport::TlsIdentity::from_pem(load.tls_cert_pem, load.tls_key_pem);
+    if (auto* why = std::get_if<std::string>(&parent)) return *why;
+    run.tls_identity =
+        std::make_shared<const transport::TlsIdentity>(std::get<transport::TlsIdentity>(parent));
+    return {};
+  }
+  if (configured) {
+    run.tls_identity = configured;
+    return {};
+  }
+  auto fresh = transport::TlsIdentity::generate();
+  if (auto* why = std::get_if<std::string>(&fresh)) return *why;
+  run.tls_identity =
+      std::make_shared<const transport::TlsIdentity>(std::get<transport::TlsIdentity>(fresh));
+  return {};
+}
+
 }  // namespace
 
 asio::awaitable<void> SlaveServer::reject(Session& s, std::string why) {
@@ -182,6 +205,10 @@ asio::awaitable<void> SlaveServer::on_load(Session& s, const json& m) {
     co_return;
   }
   std::unique_ptr<LoadedRun> loaded = std::move(prepared.run);
+  if (auto why = take_tls_identity(*loaded, *load, settings_.tls_identity); !why.empty()) {
+    co_await reject(s, fmt::format("slave: {}", why));
+    co_return;
+  }
   const bool child = load->shard_count > 1 || load->master_side;
   if (child) {
     loaded->process_name =
@@ -191,7 +218,7 @@ asio::awaitable<void> SlaveServer::on_load(Session& s, const json& m) {
                  loaded->profile, loaded->plan, process::machine_budget(settings_.processes));
              processes > 1) {
     s.proxied_timed = loaded->timed;
-    co_await load_children(s, *load, processes, workers);
+    co_await load_children(s, *load, processes, workers, loaded->tls_identity);
     co_return;
   }
   // Reading the snapshot runs `tc`: off the control thread, like every helper.
@@ -210,6 +237,7 @@ asio::awaitable<void> SlaveServer::on_load(Session& s, const json& m) {
   log(fmt::format("master {}: loaded profile '{}' ({} strands)", s.who,
                   core::printable(s.run->profile.name), s.run->plan.total_strands));
   json out = message("loaded", {{"ports", ports}});
+  if (s.run->tls_identity) out["tls_fingerprint"] = s.run->tls_identity->fingerprint();
   // More than one negotiated listener (a big run, or a child of a run in processes): the master
   // spreads its strands over them.
   if (const auto& listeners = s.run->engine->negotiated_ports(); listeners.size() > 1 || child) {
@@ -247,6 +275,12 @@ std::string SlaveServer::build_engine(Session& s, LoadedRun& run, const LoadRequ
   config.shard_count = load.shard_count;
   config.record_latency = load.record_latency;
   config.sample_tcp = load.sample_tcp;
+  if (const transport::TlsUses uses = engine::tls_uses(run.plan); uses.any()) {
+    auto made = transport::TlsSetup::make(uses, run.tls_identity,
+                                          transport::TlsTrust{load.tls_pins, load.tls_ca_file});
+    if (auto* why = std::get_if<std::string>(&made)) return *why;
+    config.tls = std::get<std::shared_ptr<const transport::TlsSetup>>(std::move(made));
+  }
   config.on_txn_done = [this, &s](std::size_t step) {
     asio::post(context_, [&s, step] { s.events.push(LocalStepDone{step}); });
   };
@@ -261,8 +295,9 @@ std::string SlaveServer::build_engine(Session& s, LoadedRun& run, const LoadRequ
   return run.engine->open_listeners(context_);
 }
 
-asio::awaitable<void> SlaveServer::load_children(Session& s, const LoadRequest& load,
-                                                 std::uint32_t processes, std::size_t workers) {
+asio::awaitable<void> SlaveServer::load_children(
+    Session& s, const LoadRequest& load, std::uint32_t processes, std::size_t workers,
+    std::shared_ptr<const transport::TlsIdentity> tls_identity) {
   ChildSetSettings settings;
   settings.executable = settings_.child_executable;
   settings.shard_count = processes;
@@ -279,6 +314,10 @@ asio::awaitable<void> SlaveServer::load_children(Session& s, const LoadRequest& 
   s.children = std::move(std::get<std::unique_ptr<ChildSet>>(spawned));
   LoadRequest mine = load;
   mine.listen_address = s.local_address.to_string();
+  if (tls_identity) {  // the children accept as this slave: with its certificate
+    mine.tls_cert_pem = tls_identity->cert_pem();
+    mine.tls_key_pem = tls_identity->key_pem();
+  }
   mine.token = load.token ^ s.data_mask;  // the children's channel is a trusted socketpair
   if (auto problem = co_await s.children->load(std::move(mine)); !problem.empty()) {
     log(fmt::format("master {}: {}", s.who, problem));
@@ -305,6 +344,7 @@ asio::awaitable<void> SlaveServer::load_children(Session& s, const LoadRequest& 
   s.phase = served_next(s.phase, MessageType::kLoad);
   json out =
       message("loaded", {{"ports", std::move(first)}, {"shard_ports", std::move(shard_ports)}});
+  if (tls_identity) out["tls_fingerprint"] = tls_identity->fingerprint();
   auto sent = co_await s.channel.send(std::move(out));
   if (!std::holds_alternative<std::monostate>(sent)) s.end_reason = "send failed";
 }

@@ -81,6 +81,8 @@ using slave_events::SlaveEvent;
 struct LoadedRun {
   profile::Profile profile;
   engine::Plan plan;
+  /// What TLS accepts of this run (or of its child processes) show; null without any.
+  std::shared_ptr<const transport::TlsIdentity> tls_identity;
   std::vector<std::size_t> timed;
   std::unique_ptr<engine::Engine> engine;
   /// Where the run stands in its steps, and whether the master's step messages fit.

@@ -417,8 +417,14 @@ results::RunResult Engine::finish() {
       results::TxnResult tr{txn_display_name(tp, t), std::move(totals[tp.slot]), {}, {}};
       if (tp.uncorrected_slot)
         tr.uncorrected_latency = std::move(totals[*tp.uncorrected_slot].latency);
-      for (const auto& op : tp.ops)
-        tr.flowops.push_back(results::FlowopResult{op.type, std::move(totals[op.slot])});
+      for (const auto& op : tp.ops) {
+        results::FlowopResult f{op.type, std::move(totals[op.slot]), {}};
+        if (op.handshakes) {
+          f.handshakes = results::HandshakeResult{std::move(totals[op.handshakes->full]),
+                                                  std::move(totals[op.handshakes->resumed])};
+        }
+        tr.flowops.push_back(std::move(f));
+      }
       gr.transactions.push_back(std::move(tr));
     }
     result.groups.push_back(std::move(gr));

@@ -108,12 +108,25 @@ std::optional<Plan> compile(const profile::Profile& profile, std::vector<FileSet
     plan.total_strands += group.nthreads;
     for (std::size_t t = 0; t < group.transactions.size(); ++t) {
       const auto& txn = group.transactions[t];
-      TxnPlan tp{txn.name, txn.bound, txn.rate_per_s, {}, next_slot(SlotInfo{g, t, {}, false}), {}};
-      if (txn.rate_per_s) tp.uncorrected_slot = next_slot(SlotInfo{g, t, {}, true});
+      TxnPlan tp{txn.name,
+                 txn.bound,
+                 txn.rate_per_s,
+                 {},
+                 next_slot(SlotInfo{g, t, {}, false, SlotPart::kWhole}),
+                 {}};
+      if (txn.rate_per_s)
+        tp.uncorrected_slot = next_slot(SlotInfo{g, t, {}, true, SlotPart::kWhole});
       for (std::size_t f = 0; f < txn.flowops.size(); ++f) {
         const auto& op = txn.flowops[f];
-        OpPlan opp{op.type, op.spec, op.common, next_slot(SlotInfo{g, t, f, false}), {}};
+        OpPlan opp{
+            op.type, op.spec, op.common, next_slot(SlotInfo{g, t, f, false, SlotPart::kWhole}),
+            {},      false,   {}};
         opp.plain_stream = plain_stream(op);
+        if (const auto* c = profile::connection_options(op.spec);
+            c != nullptr && c->protocol == profile::Protocol::kTls) {
+          opp.handshakes = HandshakeSlots{next_slot(SlotInfo{g, t, f, false, SlotPart::kHandshake}),
+                                          next_slot(SlotInfo{g, t, f, false, SlotPart::kResumed})};
+        }
         largest = std::max(largest, largest_message(op.spec));
         if (const auto* source = profile::file_source(op.spec)) {
           const auto it = std::find_if(plan.file_sets.begin(), plan.file_sets.end(),
@@ -158,6 +171,28 @@ std::vector<std::size_t> timed_steps(const Plan& plan) {
     for (std::size_t t = 0; t < plan.txn_count; ++t) steps.push_back(t);
   }
   return steps;
+}
+
+transport::TlsUses tls_uses(const Plan& plan) {
+  transport::TlsUses uses;
+  const auto add = [](std::vector<profile::TlsOptions>& into, const profile::TlsOptions& o) {
+    if (std::find(into.begin(), into.end(), o) == into.end()) into.push_back(o);
+  };
+  for (const auto& group : plan.groups) {
+    if (group.strands == 0) continue;
+    for (const auto& txn : group.txns) {
+      for (const auto& op : txn.ops) {
+        if (const auto* c = std::get_if<profile::ConnectOp>(&op.spec)) {
+          if (c->connection.protocol == profile::Protocol::kTls)
+            add(uses.connects, c->connection.tls);
+        } else if (const auto* a = std::get_if<profile::AcceptOp>(&op.spec)) {
+          if (a->connection.protocol == profile::Protocol::kTls)
+            add(uses.accepts, a->connection.tls);
+        }
+      }
+    }
+  }
+  return uses;
 }
 
 std::string group_display_name(const GroupPlan& g, std::size_t index) {

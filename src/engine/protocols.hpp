@@ -8,6 +8,9 @@
 // StreamOps, which a byte stream derives from, and UdpOps). It may have, each found at compile time
 // (the helpers below and the script's calls fall back to the default said here without it):
 //   kProtocol + connect     connect flowops with protocol=kProtocol (none: not connectable)
+//   kProtocol + accept      accept flowops with protocol=kProtocol, on the connection as it
+//                           arrived (none: the arrival is the connection)
+//   disconnect              a disconnect flowop (default: the connection's close)
 //   kReliable               what the peer wrote is bound to arrive (default true)
 //   kReadTimeout            a read's timeout when the flowop has none (default none)
 //   accepted, adopted       an arriving connection, before an accept or the drain takes it
@@ -24,6 +27,7 @@
 
 #include "memory_ops.hpp"
 #include "tcp_ops.hpp"
+#include "tls_ops.hpp"
 #include "udp_ops.hpp"
 #include "volley/transport/connection.hpp"
 
@@ -58,7 +62,7 @@ struct Registered {
   }
 };
 
-using Protocols = Registered<TcpOps, UdpOps, MemoryOps>;
+using Protocols = Registered<TcpOps, UdpOps, TlsOps, MemoryOps>;
 
 /// Any data connection a strand holds, of any registered protocol.
 using AnyConnection = Protocols::AnyLink;
@@ -161,5 +165,29 @@ inline std::optional<boost::asio::awaitable<OpOutcome>> connect(profile::Protoco
   });
   return begun;
 }
+
+/// The accept of the executor whose kProtocol is `protocol`, when it has one: what an accept
+/// does after taking its connection (the newest of its id). nullopt: nothing more.
+inline std::optional<boost::asio::awaitable<OpOutcome>> accept(profile::Protocol protocol,
+                                                               StrandCore& s, const OpPlan& op,
+                                                               const profile::AcceptOp& a) {
+  std::optional<boost::asio::awaitable<OpOutcome>> begun;
+  Protocols::any([&]<class Ops>() {
+    if constexpr (requires {
+                    Ops::kProtocol;
+                    Ops::accept(s, op, a);
+                  }) {
+      if (Ops::kProtocol != protocol) return false;
+      begun.emplace(Ops::accept(s, op, a));
+      return true;
+    } else {
+      return false;
+    }
+  });
+  return begun;
+}
+
+/// A disconnect of `c`: its executor's, or the connection's close.
+Started disconnect(StrandCore& s, const OpPlan& op, StrandConnection& c);
 
 }  // namespace volley::engine

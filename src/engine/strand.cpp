@@ -370,9 +370,9 @@ Started Strand::start(const OpPlan& op) {
           [&](const profile::ConnectOp& c) -> Started { return do_connect(op, c); },
           [&](const profile::AcceptOp& a) -> Started { return do_accept(op, a); },
           [&](const profile::DisconnectOp&) -> Started {
-            if (find(op.common.connection) == nullptr) return not_connected(op);
-            close(op.common.connection);
-            return OpOutcome{};
+            Connection* c = find(op.common.connection);
+            if (c == nullptr) return not_connected(op);
+            return disconnect(*this, op, *c);
           },
           [&](const profile::WriteOp& w) -> Started {
             return write(op, draw_size(op, w.size), w.chunk_bytes);
@@ -494,6 +494,9 @@ awaitable<OpOutcome> Strand::do_accept(const OpPlan& op, const profile::AcceptOp
       }
       connections_.push_back(Connection{id, std::move(link), next_serial(id, peer), peer});
       worker_.count_connection(true);
+      // A protocol over TCP (TLS) begins its own part on the connection as it arrived.
+      if (auto more = accept(a.connection.protocol, *this, op, a))
+        co_return co_await std::move(*more);
       co_return OpOutcome{};
     }
     if (!may_wait(Waiting::kAccept)) co_return aborted_outcome();  // see wait_ready

@@ -65,11 +65,13 @@ awaitable<bool> StrandCore::sleep_until(Clock::time_point when, Waiting what) {
 
 awaitable<std::optional<OpOutcome>> StrandCore::wait_ready(AnyConnection& link,
                                                            transport::Wait what,
-                                                           const char* op_name) {
+                                                           const char* op_name,
+                                                           std::optional<Waiting> as) {
   // A cut cancels the wait in progress, and only that one: one that came while this strand was
   // runnable (its last wait already complete, its resumption queued) must be seen here, or the
   // strand would wait for data that never comes, and its step would never end.
-  const Waiting waiting = what == transport::Wait::kWritable ? Waiting::kWrite : Waiting::kRead;
+  const Waiting waiting =
+      as.value_or(what == transport::Wait::kWritable ? Waiting::kWrite : Waiting::kRead);
   if (!may_wait(waiting)) co_return aborted_outcome();
   active_ = &link;
   worker_.budget_renewed();
@@ -101,6 +103,17 @@ void StrandCore::close(std::uint32_t id) {
       return;
     }
   }
+}
+
+Started disconnect(StrandCore& s, const OpPlan& op, StrandConnection& c) {
+  return with_ops(c.link, [&](auto ops, auto& link) -> Started {
+    if constexpr (requires { decltype(ops)::disconnect(s, op, c, link); }) {
+      return decltype(ops)::disconnect(s, op, c, link);
+    } else {
+      s.close(c.id);
+      return OpOutcome{};
+    }
+  });
 }
 
 RandomStream& StrandCore::stream(std::uint32_t conn) {

@@ -101,10 +101,11 @@ class StrandCore {
   /// Sleeps until `when`; false when cut or when the transaction's deadline came first. `what`:
   /// what the sleep is for, as the peer's end of the step sees it.
   boost::asio::awaitable<bool> sleep_until(Clock::time_point when, Waiting what = Waiting::kThink);
-  /// Waits until `link` is ready; nullopt when it is, else the outcome that ends the op.
-  boost::asio::awaitable<std::optional<OpOutcome>> wait_ready(AnyConnection& link,
-                                                              transport::Wait what,
-                                                              const char* op_name);
+  /// Waits until `link` is ready; nullopt when it is, else the outcome that ends the op. `as`:
+  /// what the wait is for, as the peer's end of the step sees it (by default a read or a write).
+  boost::asio::awaitable<std::optional<OpOutcome>> wait_ready(
+      AnyConnection& link, transport::Wait what, const char* op_name,
+      std::optional<Waiting> as = std::nullopt);
 
   // Counters are looked up on every use, never held across a suspension: the worker swaps its
   // interval storage out between two resumptions of a strand.
@@ -205,6 +206,8 @@ class StrandCore {
   /// Connects and accepts that failed (canfail let them pass) or were cut: a later "not open"
   /// says so.
   std::uint64_t failed_opens_ = 0;
+  /// TLS sessions to resume from (connects with `resume`), made at the first one kept.
+  std::unique_ptr<transport::TlsSessions> tls_sessions_;
 };
 
 }  // namespace volley::engine

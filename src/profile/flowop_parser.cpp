@@ -77,7 +77,7 @@ void read_option(ParseContext& ctx, FlowopDraft& draft, const Expansion& options
     return;
   }
   const bool has_value = eq < end;
-  if (!spec->takes_value && has_value) {
+  if (!spec->takes_value && has_value && !spec->value_optional) {
     ctx.error(key_offset, fmt::format("option '{}' is a flag and takes no value", key));
     return;
   }

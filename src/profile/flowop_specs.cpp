@@ -11,6 +11,7 @@
 
 #include "volley/core/units.hpp"
 #include "volley/profile/flowop_traits.hpp"
+#include "tls_cipher.hpp"
 
 namespace volley::profile::detail {
 namespace {
@@ -21,6 +22,17 @@ template <class T>
 using Tag = std::type_identity<T>;
 
 // ---- Helpers shared by several specs.
+
+/// TLS options as a profile writes them, the defaults left out.
+std::string tls_text(const TlsOptions& t) {
+  std::string out;
+  if (t.version == TlsVersion::k12) out += " tls_version=1.2";
+  if (!t.cipher.empty()) out += fmt::format(" cipher={}", t.cipher);
+  if (t.resume) out += " resume";
+  if (t.ktls == KernelTls::kOn) out += " ktls";
+  if (t.ktls == KernelTls::kTry) out += " ktls=try";
+  return out;
+}
 
 /// Reports a missing required option; false when it is missing.
 bool require(ParseContext& ctx, const FlowopDraft& draft, std::size_t element_offset, bool present,
@@ -55,6 +67,32 @@ std::string source_text(const FileSource& s) {
 // ---- One block per spec: build (kinds a profile writes), mirrored (when its mirror is another
 // spec), text.
 
+/// TLS options on a connection that is not TLS, or a cipher OpenSSL does not know for the
+/// version: reported at the option; false when any was.
+bool tls_options_fit(ParseContext& ctx, const FlowopDraft& d) {
+  bool fit = true;
+  if (d.connection.protocol != Protocol::kTls) {
+    for (std::string_view key : {"tls_version", "cipher", "resume", "ktls"}) {
+      const auto at = d.given.find(std::string(key));
+      if (at == d.given.end()) continue;
+      ctx.error(at->second,
+                fmt::format("option '{}' needs protocol=tls (or ssl): this connection is {}", key,
+                            protocol_name(d.connection.protocol)));
+      fit = false;
+    }
+    return fit;
+  }
+  const auto cipher = d.given.find("cipher");
+  if (cipher != d.given.end() && !d.connection.tls.cipher.empty()) {
+    if (std::string why = tls_cipher_error(d.connection.tls.version, d.connection.tls.cipher);
+        !why.empty()) {
+      ctx.error(cipher->second, std::move(why));
+      fit = false;
+    }
+  }
+  return fit;
+}
+
 // connect, accept
 template <class T>
 requires std::same_as<T, ConnectOp> || std::same_as<T, AcceptOp> std::optional<FlowopSpec> build(
@@ -63,6 +101,7 @@ requires std::same_as<T, ConnectOp> || std::same_as<T, AcceptOp> std::optional<F
   const bool proto =
       require(ctx, d, at, given(d, "protocol"), "protocol=tcp (uperf has no default protocol)");
   if (!host || !proto) return std::nullopt;
+  if (!tls_options_fit(ctx, d)) return std::nullopt;
   return T{d.connection};
 }
 AcceptOp mirrored(const ConnectOp& s) { return {s.connection}; }
@@ -70,8 +109,8 @@ ConnectOp mirrored(const AcceptOp& s) { return {s.connection}; }
 template <class T>
 requires std::same_as<T, ConnectOp> || std::same_as<T, AcceptOp> std::string text(const T& s) {
   const ConnectionOptions& c = s.connection;
-  std::string out = fmt::format(" remotehost={} protocol={}", c.remotehost,
-                                c.protocol == Protocol::kUdp ? "udp" : "tcp");
+  std::string out =
+      fmt::format(" remotehost={} protocol={}", c.remotehost, protocol_name(c.protocol));
   if (c.port) out += fmt::format(" port={}", *c.port);
   if (c.window_bytes) out += fmt::format(" wndsz={}", format_bytes(*c.window_bytes));
   if (c.tcp_nodelay) out += " tcp_nodelay";
@@ -80,6 +119,7 @@ requires std::same_as<T, ConnectOp> || std::same_as<T, AcceptOp> std::string tex
   if (c.source_addresses.size() > 1) {
     out += fmt::format(" srcaddr={}-{}", c.source_addresses.front(), c.source_addresses.back());
   }
+  if (c.protocol == Protocol::kTls) out += tls_text(c.tls);
   return out;
 }
 

@@ -170,17 +170,22 @@ void apply_remotehost(const LocatedText& v, FlowopDraft& d, ParseContext& ctx) {
 }
 
 void apply_protocol(const LocatedText& v, FlowopDraft& d, ParseContext& ctx) {
-  static constexpr std::array<std::string_view, 7> kKnown{"tcp",  "udp",   "ssl", "unix",
-                                                          "sctp", "vsock", "rds"};
+  static constexpr std::array<std::string_view, 8> kKnown{"tcp",  "udp",  "tls",   "ssl",
+                                                          "unix", "sctp", "vsock", "rds"};
   const std::string p = lower(v.text);
   if (p == "tcp" || p == "udp") {
     d.connection.protocol = p == "tcp" ? Protocol::kTcp : Protocol::kUdp;
     return;
   }
+  if (p == "tls" || p == "ssl") {  // ssl: uperf's name for it
+    d.connection.protocol = Protocol::kTls;
+    return;
+  }
   for (auto known : kKnown) {
     if (p == known) {
-      ctx.error(where(v),
-                fmt::format("protocol '{}' is not supported yet (volley runs tcp and udp)", p));
+      ctx.error(where(v), fmt::format("protocol '{}' is not supported yet (volley runs tcp, udp "
+                                      "and tls)",
+                                      p));
       return;
     }
   }
@@ -275,6 +280,47 @@ void apply_srcaddr(const LocatedText& v, FlowopDraft& d, ParseContext& ctx) {
   }
 }
 
+void apply_tls_version(const LocatedText& v, FlowopDraft& d, ParseContext& ctx) {
+  const std::string t = lower(v.text);
+  if (t == "1.3" || t == "tlsv1.3") {
+    d.connection.tls.version = TlsVersion::k13;
+  } else if (t == "1.2" || t == "tlsv1.2") {
+    d.connection.tls.version = TlsVersion::k12;
+  } else {
+    ctx.error(where(v), fmt::format("option 'tls_version': '{}' is not a TLS version volley "
+                                    "offers (1.3 or 1.2)",
+                                    v.text));
+  }
+}
+
+void apply_cipher(const LocatedText& v, FlowopDraft& d, ParseContext&) {
+  d.connection.tls.cipher = v.text;  // checked against the version once both are read
+}
+
+void apply_resume(const LocatedText&, FlowopDraft& d, ParseContext&) {
+  d.connection.tls.resume = true;
+}
+
+void apply_ktls(const LocatedText& v, FlowopDraft& d, ParseContext& ctx) {
+  const std::string t = lower(v.text);
+  if (t.empty() || t == "on") {
+    d.connection.tls.ktls = KernelTls::kOn;
+  } else if (t == "try") {
+    d.connection.tls.ktls = KernelTls::kTry;
+  } else if (t == "off") {
+    d.connection.tls.ktls = KernelTls::kOff;
+  } else {
+    ctx.error(where(v),
+              fmt::format("option 'ktls': '{}' is not on, try or off (ktls alone is on)", v.text));
+  }
+}
+
+void apply_engine(const LocatedText& v, FlowopDraft&, ParseContext& ctx) {
+  ctx.warning(where(v), fmt::format("option 'engine={}' is ignored: volley uses OpenSSL's default "
+                                    "providers, not OpenSSL engines",
+                                    v.text));
+}
+
 void apply_dir(const LocatedText& v, FlowopDraft& d, ParseContext&) { d.dir = v.text; }
 void apply_file(const LocatedText& v, FlowopDraft& d, ParseContext&) { d.file = v.text; }
 
@@ -284,7 +330,7 @@ void apply_nfiles(const LocatedText& v, FlowopDraft& d, ParseContext& ctx) {
 
 // name, takes_value, common (every flowop takes it), apply. Which kinds take the others: their
 // rows in kFlowopTraits.
-constexpr std::array<OptionSpec, 20> kOptions{{
+constexpr std::array<OptionSpec, 25> kOptions{{
     {"remotehost", true, false, apply_remotehost},
     {"protocol", true, false, apply_protocol},
     {"port", true, false, apply_port},
@@ -305,6 +351,11 @@ constexpr std::array<OptionSpec, 20> kOptions{{
     {"file", true, false, apply_file},
     {"nfiles", true, false, apply_nfiles},
     {"non_blocking", false, true, apply_non_blocking},
+    {"tls_version", true, false, apply_tls_version},
+    {"cipher", true, false, apply_cipher},
+    {"resume", false, false, apply_resume},
+    {"ktls", false, false, apply_ktls, true},
+    {"engine", true, false, apply_engine},
 }};
 
 /// Whether the space-separated `list` has the word `name`.
@@ -342,8 +393,8 @@ constexpr std::array<std::string_view, kOptions.size()> make_names() {
 }
 constexpr std::array<std::string_view, kOptions.size()> kOptionNames = make_names();
 
-constexpr std::array<std::string_view, 7> kUnsupported{"encaps", "localhost", "engine",    "cipher",
-                                                       "method", "repeat",    "batch_size"};
+constexpr std::array<std::string_view, 5> kUnsupported{"encaps", "localhost", "method", "repeat",
+                                                       "batch_size"};
 
 }  // namespace
 

@@ -19,6 +19,8 @@ struct OptionSpec {
   bool common = false;  ///< every flowop takes it; else the kinds whose row names it
   /// Reads `value` (empty for flags) into the draft; reports bad values through `ctx`.
   void (*apply)(const LocatedText& value, FlowopDraft& draft, ParseContext& ctx) = nullptr;
+  /// A flag that may also take a value (`ktls` or `ktls=try`); takes_value is then false.
+  bool value_optional = false;
 };
 
 /// The row for `lower_name`, or nullptr.

@@ -22,6 +22,8 @@ struct ConnectionState {
   std::optional<std::uint64_t> most = 0;  ///< nullopt: no bound (a duration loop that opens)
   SourceLocation opened_at;
   SourceLocation closed_at;  ///< line 0 until a disconnect closes one
+  /// The last opener's: sendfile on TLS needs the kernel's TLS (its record layer in the kernel).
+  const ConnectionOptions* options = nullptr;
 };
 
 /// Counts beyond this are clamped in the arithmetic below (no strand opens 2^40 connections), so
@@ -68,6 +70,7 @@ class ConnectionTracker {
         case OnConnection::kUses:
           uses.push_back(Use{&op, delta[conn]});
           use(op, false);
+          sendfile_fits(op);
           break;
         case OnConnection::kNone:  // not on a connection
           break;
@@ -118,6 +121,27 @@ class ConnectionTracker {
       state.most.reset();  // more than any strand can open: no bound worth tracking
     }
     state.opened_at = op.location;
+    if (const auto* c = std::get_if<ConnectOp>(&op.spec)) state.options = &c->connection;
+    if (const auto* a = std::get_if<AcceptOp>(&op.spec)) state.options = &a->connection;
+  }
+
+  /// sendfile hands the kernel a file to send as it is: on a TLS connection only the kernel's
+  /// TLS can encrypt it on the way.
+  void sendfile_fits(const Flowop& op) {
+    if (!std::holds_alternative<SendfileOp>(op.spec) &&
+        !std::holds_alternative<SendfilevOp>(op.spec)) {
+      return;
+    }
+    const auto state = states_.find(op.common.connection);
+    if (state == states_.end() || state->second.options == nullptr) return;
+    const ConnectionOptions& c = *state->second.options;
+    if (c.protocol != Protocol::kTls || c.tls.ktls == KernelTls::kOn) return;
+    out_.error(op.location,
+               fmt::format("'{}' on a TLS connection needs the kernel's TLS (ktls on its connect "
+                           "or accept): without it the file would go out unencrypted",
+                           op.type));
+    out_.note(state->second.opened_at,
+              fmt::format("{} is opened here", describe(op.common.connection)));
   }
 
   void use(const Flowop& op, bool closes) {

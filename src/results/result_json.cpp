@@ -25,10 +25,20 @@ void put_counters(json& j, const SlotCounters& c) {
 
 json latency_to_json(const stats::LatencyHistogram& h) { return json{{"histogram", h}}; }
 
+json handshake_part_to_json(const SlotStats& s) {
+  json j{{"ops", s.counters.ops}, {"latency_ns", latency_to_json(s.latency)}};
+  if (!s.tls.empty()) j["negotiated"] = s.tls;
+  return j;
+}
+
 json flowop_to_json(const FlowopResult& f) {
   json j{{"type", f.type}, {"latency_ns", latency_to_json(f.stats.latency)}};
   put_counters(j, f.stats.counters);
   if (!f.stats.tcp.empty()) j["tcp"] = f.stats.tcp;
+  if (f.handshakes) {
+    j["handshakes"] = json{{"full", handshake_part_to_json(f.handshakes->full)},
+                           {"resumed", handshake_part_to_json(f.handshakes->resumed)}};
+  }
   return j;
 }
 
@@ -195,12 +205,27 @@ SlotCounters read_counters(const json& j, const std::string& path) {
   return c;
 }
 
+SlotStats read_handshake_part(const json& j, const std::string& path) {
+  SlotStats s;
+  s.counters.ops = read_uint(j, path, "ops");
+  s.latency = read_latency(j, path, "latency_ns");
+  if (j.contains("negotiated")) s.tls = read_string(j, path, "negotiated");
+  return s;
+}
+
 FlowopResult read_flowop(const json& j, const std::string& path) {
   FlowopResult f;
   f.type = read_string(j, path, "type");
   f.stats.counters = read_counters(j, path);
   f.stats.latency = read_latency(j, path, "latency_ns");
   f.stats.tcp = read_tcp(j, path);
+  if (j.contains("handshakes")) {
+    const std::string at = child(path, "handshakes");
+    const json& h = member(j, path, "handshakes");
+    f.handshakes =
+        HandshakeResult{read_handshake_part(member(h, at, "full"), child(at, "full")),
+                        read_handshake_part(member(h, at, "resumed"), child(at, "resumed"))};
+  }
   return f;
 }
 

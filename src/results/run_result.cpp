@@ -46,6 +46,11 @@ void merge_into(RunResult& into, const RunResult& part) {
       }
       for (std::size_t f = 0; f < std::min(x.flowops.size(), y.flowops.size()); ++f) {
         x.flowops[f].stats.merge(y.flowops[f].stats);
+        if (y.flowops[f].handshakes) {
+          if (!x.flowops[f].handshakes) x.flowops[f].handshakes.emplace();
+          x.flowops[f].handshakes->full.merge(y.flowops[f].handshakes->full);
+          x.flowops[f].handshakes->resumed.merge(y.flowops[f].handshakes->resumed);
+        }
       }
     }
   }

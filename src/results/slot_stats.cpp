@@ -32,12 +32,36 @@ void SlotStats::merge(const SlotStats& other) {
   counters.merge(other.counters);
   latency.merge(other.latency);
   tcp.merge(other.tcp);
+  add_tls(other.tls);
+}
+
+void SlotStats::add_tls(const std::string& negotiated) {
+  if (negotiated.empty()) return;
+  if (tls.empty()) {
+    tls = negotiated;
+    return;
+  }
+  // Each of `negotiated`'s texts that is not here yet.
+  std::size_t from = 0;
+  while (from <= negotiated.size()) {
+    const std::size_t end = std::min(negotiated.find("; ", from), negotiated.size());
+    const std::string one = negotiated.substr(from, end - from);
+    bool known = false;
+    for (std::size_t at = 0; at <= tls.size();) {
+      const std::size_t stop = std::min(tls.find("; ", at), tls.size());
+      known = known || tls.compare(at, stop - at, one) == 0;
+      at = stop + 2;
+    }
+    if (!known && !one.empty()) tls += "; " + one;
+    from = end + 2;
+  }
 }
 
 void SlotStats::reset() {
   counters = SlotCounters{};
   latency.reset();
   tcp = stats::TcpSummary{};
+  tls.clear();
 }
 
 }  // namespace volley::results

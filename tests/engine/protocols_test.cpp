@@ -18,8 +18,9 @@ namespace {
 static_assert(std::is_same_v<OpsFor<transport::TcpConnection>, TcpOps>);
 static_assert(std::is_same_v<OpsFor<transport::UdpConnection>, UdpOps>);
 static_assert(std::is_same_v<OpsFor<transport::MemoryConnection>, MemoryOps>);
+static_assert(std::is_same_v<OpsFor<transport::TlsConnection>, TlsOps>);
 static_assert(std::is_same_v<OpsFor<const transport::TcpConnection&>, TcpOps>);
-static_assert(std::variant_size_v<AnyConnection> == 3);
+static_assert(std::variant_size_v<AnyConnection> == 4);
 
 struct Links {
   boost::asio::io_context io;
@@ -27,6 +28,8 @@ struct Links {
   AnyConnection udp{transport::UdpConnection(boost::asio::ip::udp::socket(io))};
   AnyConnection memory{transport::MemoryConnection(io.get_executor(), {},
                                                    std::make_shared<transport::FaultTally>())};
+  AnyConnection tls{
+      transport::TlsConnection(transport::TcpConnection(boost::asio::ip::tcp::socket(io)))};
 };
 
 TEST(Protocols, WhatThePeerWroteIsBoundToArriveExceptOnUdp) {
@@ -47,6 +50,7 @@ TEST(Protocols, ByteStreamsAreTheStreamExecutorsAndOnlyUdpBursts) {
   Links links;
   EXPECT_TRUE(is_stream(links.tcp));
   EXPECT_TRUE(is_stream(links.memory));
+  EXPECT_TRUE(is_stream(links.tls));
   EXPECT_FALSE(is_stream(links.udp));
   EXPECT_TRUE(bursts(links.udp));
   EXPECT_FALSE(bursts(links.tcp));

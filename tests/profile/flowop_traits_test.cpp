@@ -52,6 +52,11 @@ const std::map<std::string, std::string, std::less<>> kOptionValues{
     {"duration", "=1ms"},
     {"busy", ""},
     {"idle", ""},
+    {"tls_version", "=1.3"},
+    {"cipher", "=TLS_AES_128_GCM_SHA256"},
+    {"resume", ""},
+    {"ktls", "=try"},
+    {"engine", "=e"},
 };
 
 std::string flowop_profile(std::string_view type, std::string_view options) {

@@ -146,7 +146,7 @@ TEST(ResultJson, TheFormTheDocumentShares) {
   const json& txn = j["groups"][0]["transactions"][0];
   EXPECT_EQ(txn["counters"]["ops"], 7);
   EXPECT_EQ(txn["counters"]["errors"]["reset"], 3);
-  EXPECT_EQ(txn["counters"]["errors"]["total"], 3 * (0 + 1 + 2 + 3 + 4 + 5 + 6 + 7 + 8));
+  EXPECT_EQ(txn["counters"]["errors"]["total"], 3 * (0 + 1 + 2 + 3 + 4 + 5 + 6 + 7 + 8 + 9));
   EXPECT_FALSE(txn["counters"]["errors"].contains("refused"));  // only the kinds that occurred
   EXPECT_EQ(txn["latency_ns"]["histogram"]["count"], 4);
   EXPECT_EQ(txn["latency_uncorrected_ns"]["histogram"]["count"], 2);

@@ -39,6 +39,7 @@ struct RunOptions {
   std::optional<std::chrono::nanoseconds> max_duration;  ///< --max-duration T: cap every duration=
   std::string uperf_output;  ///< --uperf-output: uperf's statistics letters
   std::string key_file;      ///< --key-file (or VOLLEY_KEY_FILE)
+  std::string tls_ca;        ///< --tls-ca FILE: verify the slaves' TLS certificates against it
 };
 
 /// `volley serve` (and uperf's `volley -s`).
@@ -53,6 +54,8 @@ struct ServeOptions {
   std::string key_file;   ///< --key-file (or VOLLEY_KEY_FILE): the pre-shared key
   int key_fd = -1;        ///< --key-fd (for --local): read the key from here
   bool insecure = false;  ///< --insecure: no key on a non-loopback address
+  std::string tls_cert;   ///< --tls-cert: the certificate TLS accepts show (PEM)
+  std::string tls_key;    ///< --tls-key: its private key (PEM)
   // Limits (control::SlaveLimits holds the defaults).
   std::size_t max_sessions = 16;
   std::uint64_t max_strands = 100000;

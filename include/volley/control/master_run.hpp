@@ -68,6 +68,9 @@ struct MasterSettings {
   /// The pre-shared key (--key-file, VOLLEY_KEY_FILE, or --local's own): with it, every slave
   /// must prove it knows it; without it, a slave that asks for one is refused with the reason.
   std::optional<Secret> key;
+  /// --tls-ca: TLS connects verify the slaves' certificates against the CA certificates in this
+  /// PEM file, instead of pinning the fingerprints the slaves announce.
+  std::string tls_ca_file;
   /// --max-duration: `profile` has its durations capped at this; the master's child processes,
   /// which parse the profile text again, are told to cap them too.
   std::optional<std::chrono::nanoseconds> max_duration;

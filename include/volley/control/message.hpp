@@ -45,6 +45,14 @@ struct LoadRequest {
   std::uint32_t shard_count = 1;
   bool master_side = false;
   std::string listen_address = {};  ///< where a child binds its data listeners
+  /// TLS connects: the fingerprints of the certificates they may meet (the other side's, sent
+  /// over this authenticated channel: transport::TlsTrust).
+  std::vector<std::string> tls_pins = {};
+  /// A parent's TLS certificate and key (PEM) for its child process, and a master's --tls-ca.
+  /// Sent only to children, over their socketpair: never to a peer.
+  std::string tls_cert_pem = {};
+  std::string tls_key_pem = {};
+  std::string tls_ca_file = {};
 };
 
 /// A slave's limits as its hello announces them, so a master can say what is too big before it

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -21,6 +22,7 @@
 #include "volley/control/session.hpp"
 #include "volley/core/throttled_log.hpp"
 #include "volley/transport/source_quota.hpp"
+#include "volley/transport/tls_identity.hpp"
 
 namespace volley::control {
 
@@ -61,6 +63,9 @@ struct SlaveSettings {
   std::chrono::milliseconds silence_timeout{10000};
   /// One line per event worth telling an operator (session start/end, errors).
   std::function<void(const std::string&)> log;
+  /// --tls-cert and --tls-key: the certificate TLS accepts show; null: a fresh self-signed one
+  /// per run (transport::TlsIdentity::generate).
+  std::shared_ptr<const transport::TlsIdentity> tls_identity;
 };
 
 /// How a slave's run ends with its figures handed over: every step done (the master's `finish`),
@@ -121,9 +126,11 @@ class SlaveServer {
   std::string build_engine(Session& s, LoadedRun& run, const LoadRequest& load,
                            std::size_t workers);
   /// A run spread over child processes (docs/architecture.md, "Processes"): starts them, has
-  /// each load its shard, and answers the master's load for all of them.
-  boost::asio::awaitable<void> load_children(Session& s, const LoadRequest& load,
-                                             std::uint32_t processes, std::size_t workers);
+  /// each load its shard, and answers the master's load for all of them. `tls_identity`: what
+  /// their TLS accepts show (null without any).
+  boost::asio::awaitable<void> load_children(
+      Session& s, const LoadRequest& load, std::uint32_t processes, std::size_t workers,
+      std::shared_ptr<const transport::TlsIdentity> tls_identity);
   /// The master's messages for a run spread over children: relayed to every child.
   boost::asio::awaitable<void> on_proxied(Session& s, MessageType type, const nlohmann::json& m);
   /// A child's message or loss: relayed to the master once every child agrees (step_done,

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "volley/engine/plan.hpp"
+#include "volley/transport/tls_setup.hpp"
 #include "volley/results/run_result.hpp"
 #include "volley/engine/step_bytes.hpp"
 #include "volley/transport/data_listener.hpp"
@@ -61,6 +62,9 @@ struct HostTarget {
 
 struct EngineConfig {
   std::size_t workers = 1;
+  /// The contexts, identity and trust of the run's TLS connections (transport::TlsSetup::make
+  /// for tls_uses(plan)); null when the profile has none.
+  std::shared_ptr<const transport::TlsSetup> tls;
   std::uint64_t seed = 1;
   std::uint32_t token = 0;  ///< identifies this run on data connections (see tokens())
   /// A master: its slaves (slave i's connections carry token + i). A slave: 1.

@@ -11,6 +11,7 @@
 #include "volley/core/diagnostic.hpp"
 #include "volley/profile/connections.hpp"
 #include "volley/profile/model.hpp"
+#include "volley/transport/tls_setup.hpp"
 
 namespace volley::engine {
 
@@ -29,12 +30,23 @@ struct FileSet {
   friend bool operator==(const FileSet&, const FileSet&) = default;
 };
 
+/// Which part of its flowop a slot counts: the whole operation, or (a TLS connect or accept) the
+/// handshakes within it, full or resumed.
+enum class SlotPart : std::uint8_t { kWhole, kHandshake, kResumed };
+
 /// What a stat slot belongs to: a transaction (flowop empty) or one of its flowops.
 struct SlotInfo {
   std::size_t group = 0;
   std::size_t txn = 0;
   std::optional<std::size_t> flowop;
   bool uncorrected = false;  ///< a paced transaction's latency from its actual start
+  SlotPart part = SlotPart::kWhole;
+};
+
+/// The slots of a TLS connect's or accept's handshakes (see SlotPart).
+struct HandshakeSlots {
+  std::uint32_t full = 0;
+  std::uint32_t resumed = 0;
 };
 
 struct OpPlan {
@@ -47,6 +59,7 @@ struct OpPlan {
   /// itself, without a dispatch or a timer (see Strand::run_txn). Decided once, here: asked
   /// before every operation, it cost ~70 instructions an operation when derived each time.
   bool plain_stream = false;
+  std::optional<HandshakeSlots> handshakes;  ///< protocol=tls connects and accepts
 };
 
 struct TxnPlan {
@@ -89,6 +102,9 @@ std::optional<Plan> compile(const profile::Profile& profile, std::vector<FileSet
 /// The barrier steps that make up the timed part of a run: those where some group's transaction
 /// is bounded by a duration, or every step when none is. CPU, NIC and headline rates cover these.
 std::vector<std::size_t> timed_steps(const Plan& plan);
+
+/// The options of every TLS connect and accept of `plan`, each once.
+transport::TlsUses tls_uses(const Plan& plan);
 
 /// "txn<N>" style display names used when a profile gives none (1-based like uperf's live lines).
 std::string group_display_name(const GroupPlan& g, std::size_t index);

@@ -85,10 +85,14 @@ inline constexpr std::array<FlowopTraits, kFlowopKinds> kFlowopTraits = [] {
   using D = Data;
   // name, options, connection, data, mirror, spec, written
   return std::array<FlowopTraits, kFlowopKinds>{{
-      {K::kConnect, "connect", "remotehost protocol port wndsz tcp_nodelay cc srcaddr timeout",
+      {K::kConnect, "connect",
+       "remotehost protocol port wndsz tcp_nodelay cc srcaddr timeout tls_version "
+       "cipher resume ktls engine",
        C::kDials, D::kNone, K::kAccept, spec_index<ConnectOp>, true},
-      {K::kAccept, "accept", "remotehost protocol port wndsz tcp_nodelay cc timeout", C::kAccepts,
-       D::kNone, K::kConnect, spec_index<AcceptOp>, true},
+      {K::kAccept, "accept",
+       "remotehost protocol port wndsz tcp_nodelay cc timeout tls_version cipher resume ktls "
+       "engine",
+       C::kAccepts, D::kNone, K::kConnect, spec_index<AcceptOp>, true},
       {K::kDisconnect, "disconnect", "", C::kCloses, D::kNone, K::kDisconnect,
        spec_index<DisconnectOp>, true},
       {K::kWrite, "write", "size rsize timeout", C::kUses, D::kSends, K::kRead, spec_index<WriteOp>,

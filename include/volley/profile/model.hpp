@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -17,8 +18,39 @@ namespace volley::profile {
 using core::SourceLocation;
 using Nanoseconds = std::chrono::nanoseconds;
 
-/// Transport protocols. TCP and UDP run; the parser rejects the others by name.
-enum class Protocol { kTcp, kUdp };
+/// Transport protocols. TCP, UDP and TLS (over TCP) run; the parser rejects the others by name.
+enum class Protocol { kTcp, kUdp, kTls };
+
+/// As a profile writes it (protocol=NAME).
+constexpr std::string_view protocol_name(Protocol p) {
+  switch (p) {
+    case Protocol::kTcp: return "tcp";
+    case Protocol::kUdp: return "udp";
+    case Protocol::kTls: return "tls";
+  }
+  return "tcp";
+}
+
+/// The TLS protocol version a TLS connection offers and accepts (exactly that one).
+enum class TlsVersion { k13, k12 };
+/// Kernel TLS: after the handshake the record layer's keys go to the kernel (`ktls`).
+enum class KernelTls {
+  kOff,  ///< OpenSSL encrypts in user space
+  kOn,   ///< required: the run fails before any traffic where the kernel has no TLS
+  kTry,  ///< used where the kernel has it; else OpenSSL's, and the report says so
+};
+
+/// protocol=tls (or ssl): how a connection's TLS is set up. Both sides use the same options.
+struct TlsOptions {
+  TlsVersion version = TlsVersion::k13;
+  /// An OpenSSL cipher list (TLS 1.2) or TLS 1.3 suite names; empty: OpenSSL's defaults.
+  std::string cipher;
+  /// A connect offers the session of its strand's previous connection of the same id, so
+  /// handshakes after the first are resumed (tickets in 1.3, session IDs in 1.2).
+  bool resume = false;
+  KernelTls ktls = KernelTls::kOff;
+  friend bool operator==(const TlsOptions&, const TlsOptions&) = default;
+};
 
 /// A byte count that is either fixed (min == max) or uniformly random per call (`rand(MIN,MAX)`).
 struct SizeSpec {
@@ -42,6 +74,7 @@ struct ConnectionOptions {
   /// connects, strand by strand in turn, in order; empty: the kernel picks. Each source address
   /// has its own ephemeral ports (about 28,000 per source, destination and port).
   std::vector<std::string> source_addresses;
+  TlsOptions tls;  ///< protocol=tls only
   friend bool operator==(const ConnectionOptions&, const ConnectionOptions&) = default;
 };
 

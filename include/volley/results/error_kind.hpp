@@ -22,12 +22,15 @@ enum class ErrorKind : std::uint8_t {
   /// use, TIME_WAIT included, or srcaddr= is not an address of this host). Last, so the kinds
   /// before it keep their index.
   kAddrUnavailable,
+  /// A TLS handshake failed (OpenSSL's reason in the message): no common version or cipher, a
+  /// certificate that is not the one the peer announced, a peer that does not speak TLS.
+  kTlsHandshake,
 };
-inline constexpr std::size_t kErrorKindCount = 9;
+inline constexpr std::size_t kErrorKindCount = 10;
 
 inline constexpr std::array<std::string_view, kErrorKindCount> kErrorKindNames = {
-    "refused",     "reset", "peer_closed", "timed_out",       "not_connected",
-    "unreachable", "file",  "other",       "addr_unavailable"};
+    "refused",     "reset", "peer_closed", "timed_out",        "not_connected",
+    "unreachable", "file",  "other",       "addr_unavailable", "tls_handshake"};
 
 /// Stable snake_case names, used as JSON keys and in text reports.
 constexpr std::string_view to_string(ErrorKind kind) {

@@ -10,9 +10,17 @@
 
 namespace volley::results {
 
+/// A TLS connect's or accept's handshakes, counted apart from the operation (whose latency
+/// covers the TCP connect and the handshake together).
+struct HandshakeResult {
+  SlotStats full;     ///< full handshakes: ops, latency, what they negotiated
+  SlotStats resumed;  ///< handshakes that resumed the strand's previous session
+};
+
 struct FlowopResult {
   std::string type;
   SlotStats stats;
+  std::optional<HandshakeResult> handshakes = {};  ///< protocol=tls connects and accepts only
 };
 
 struct TxnResult {

@@ -3,6 +3,7 @@
 // only touches a worker's own SlotStats: no locks, no atomics.
 #include <array>
 #include <cstdint>
+#include <string>
 
 #include "volley/results/error_kind.hpp"
 #include "volley/stats/latency_histogram.hpp"
@@ -52,8 +53,13 @@ struct SlotStats {
   /// A transaction slot: its strands' TCP connections as each strand ended the transaction's
   /// step (empty for flowop slots, and without TCP connections).
   stats::TcpSummary tcp;
+  /// A TLS handshake slot: what its handshakes negotiated ("TLSv1.3 TLS_AES_128_GCM_SHA256"),
+  /// each distinct text once, "; " between them. Empty elsewhere.
+  std::string tls;
 
   void merge(const SlotStats& other);
+  /// Adds the texts of `negotiated` (tls's form) that `tls` does not have.
+  void add_tls(const std::string& negotiated);
   void reset();
 };
 

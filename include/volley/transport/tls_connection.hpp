@@ -1,0 +1,114 @@
+#pragma once
+// A TLS data connection: OpenSSL's record layer over a TcpConnection's non-blocking socket,
+// behind the surface every connection type has (transport/connection.hpp). Reads and writes move
+// application bytes; the handshake is run in steps by its owner (handshake_step, waiting for
+// want() between them), so that the strand times and counts it. With kernel TLS on, sendfile goes
+// through the kernel's record layer (SSL_sendfile); without it sendfile is refused.
+// Thread: the owning worker's.
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <boost/system/error_code.hpp>
+
+#include "volley/transport/io_result.hpp"
+#include "volley/transport/tcp_connection.hpp"
+
+using SSL = struct ssl_st;
+using SSL_CTX = struct ssl_ctx_st;
+using SSL_SESSION = struct ssl_session_st;
+
+namespace volley::transport {
+
+enum class TlsRole { kClient, kServer };
+
+/// How a TLS connection's handshake came out, for the report.
+struct TlsHandshakeResult {
+  bool resumed = false;
+  bool kernel_tls = false;  ///< the record layer (sending) moved to the kernel
+  std::string version;      ///< "TLSv1.3"
+  std::string cipher;       ///< "TLS_AES_128_GCM_SHA256"
+};
+
+class TlsConnection {
+ public:
+  using Socket = TcpConnection::Socket;
+
+  explicit TlsConnection(TcpConnection tcp);
+  TlsConnection(TlsConnection&&) noexcept = default;
+  TlsConnection& operator=(TlsConnection&&) noexcept = default;
+  ~TlsConnection();
+
+  /// Starts TLS on the connected socket in `role`, offering `session` (a client resuming; null
+  /// for a full handshake). An error only when OpenSSL cannot make the connection's state.
+  boost::system::error_code begin(SSL_CTX* context, TlsRole role, SSL_SESSION* session);
+  /// Advances the handshake without waiting: done (no error), would_block (wait for want(),
+  /// then call again), or the failure, its message in `why` (OpenSSL's reason, and the
+  /// certificate check's when that failed).
+  IoResult handshake_step(std::string& why);
+  [[nodiscard]] TlsHandshakeResult handshake_result() const;
+  /// What the last call that would block waits for: the socket readable or writable (a write
+  /// may need to read first, and a read to write).
+  [[nodiscard]] Wait want() const { return want_; }
+  /// The session to resume from on the strand's next connection (a new reference, or null
+  /// while the peer has not yet sent one: TLS 1.3 sends its tickets after the handshake).
+  [[nodiscard]] SSL_SESSION* resumable_session() const;
+
+  IoResult try_read(std::span<char> into);
+  IoResult try_write(std::span<const char> from);
+  /// A byte stream: a read may take more than its flowop wants.
+  [[nodiscard]] bool reads_ahead() const { return true; }
+  ReadAwaitable read(std::span<char> into);
+  /// Through the kernel's TLS (SSL_sendfile) when the handshake moved it there; else refused
+  /// with operation_not_supported (the profile refuses sendfile on TLS without ktls).
+  IoResult sendfile(int fd, off_t* offset, std::size_t bytes);
+  WaitAwaitable wait(Wait what);
+  void cancel() { tcp_.cancel(); }
+  /// Sends close_notify when the handshake was done (once, without waiting for room or for the
+  /// peer's), then closes the socket.
+  void close();
+
+  TcpConnection& tcp() { return tcp_; }
+  /// Whether its session is to be kept for the strand's next connection (a client with resume).
+  void keep_session(bool keep) { keep_session_ = keep; }
+  [[nodiscard]] bool keeps_session() const { return keep_session_; }
+
+ private:
+  struct SslFree {
+    void operator()(SSL* s) const;
+  };
+  /// An OpenSSL call's return `ret` (with `n` bytes moved) as an IoResult, setting want_.
+  IoResult outcome(int ret, std::size_t n);
+
+  TcpConnection tcp_;
+  std::unique_ptr<SSL, SslFree> ssl_;
+  Wait want_ = Wait::kReadable;
+  bool blocked_ = false;  ///< the last call would block, waiting for want_
+  bool established_ = false;
+  bool keep_session_ = false;
+  /// The session a client offered (compared, never used: the strand's TlsSessions owns it).
+  const SSL_SESSION* offered_ = nullptr;
+};
+
+/// A strand's sessions to resume from: per connection id, its last connection's.
+class TlsSessions {
+ public:
+  TlsSessions() = default;
+  TlsSessions(const TlsSessions&) = delete;
+  TlsSessions& operator=(const TlsSessions&) = delete;
+  ~TlsSessions();
+  /// The session kept for `id`, or null.
+  [[nodiscard]] SSL_SESSION* find(std::uint32_t id) const;
+  /// Keeps `session` for `id` (taking over its reference), dropping the one kept before.
+  void keep(std::uint32_t id, SSL_SESSION* session);
+
+ private:
+  std::vector<std::pair<std::uint32_t, SSL_SESSION*>> sessions_;
+};
+
+}  // namespace volley::transport

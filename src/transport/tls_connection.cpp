@@ -1,0 +1,215 @@
+#include "volley/transport/tls_connection.hpp"
+
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
+#include <cerrno>
+
+#include <boost/asio/error.hpp>
+#include <boost/asio/ssl/error.hpp>
+#include <fmt/format.h>
+
+namespace volley::transport {
+namespace {
+
+using boost::system::error_code;
+
+error_code system_error(int e) { return {e, boost::system::system_category()}; }
+
+/// OpenSSL's first queued error as an error_code of Asio's SSL category (its message is OpenSSL's
+/// reason), and the queue emptied.
+error_code openssl_error() {
+  const unsigned long code = ERR_get_error();
+  ERR_clear_error();
+  if (code == 0) return boost::asio::error::eof;
+  return {static_cast<int>(code), boost::asio::error::get_ssl_category()};
+}
+
+}  // namespace
+
+void TlsConnection::SslFree::operator()(SSL* s) const { SSL_free(s); }
+
+TlsConnection::TlsConnection(TcpConnection tcp) : tcp_(std::move(tcp)) {}
+
+TlsConnection::~TlsConnection() = default;
+
+error_code TlsConnection::begin(SSL_CTX* context, TlsRole role, SSL_SESSION* session) {
+  ssl_.reset(SSL_new(context));
+  if (!ssl_ || SSL_set_fd(ssl_.get(), tcp_.socket().native_handle()) != 1) {
+    return openssl_error();
+  }
+  if (role == TlsRole::kClient) {
+    SSL_set_connect_state(ssl_.get());
+    if (session != nullptr) SSL_set_session(ssl_.get(), session);
+    offered_ = session;
+  } else {
+    SSL_set_accept_state(ssl_.get());
+  }
+  return {};
+}
+
+IoResult TlsConnection::handshake_step(std::string& why) {
+  ERR_clear_error();
+  const int ret = SSL_do_handshake(ssl_.get());
+  if (ret == 1) {
+    established_ = true;
+    return {};
+  }
+  const int code = SSL_get_error(ssl_.get(), ret);
+  if (code == SSL_ERROR_WANT_READ || code == SSL_ERROR_WANT_WRITE) return outcome(ret, 0);
+  const unsigned long queued = ERR_peek_error();
+  IoResult r = outcome(ret, 0);
+  const char* reason = queued != 0 ? ERR_reason_error_string(queued) : nullptr;
+  if (code == SSL_ERROR_SSL && reason != nullptr) {
+    why = reason;
+  } else if (r.ec == boost::asio::error::eof) {
+    why = "the peer closed the connection during the handshake";
+  } else {
+    why = r.ec.message();
+  }
+  const long verify = SSL_get_verify_result(ssl_.get());
+  if (verify != X509_V_OK) {
+    why += fmt::format(" ({})", X509_verify_cert_error_string(verify));
+  }
+  if (!r.ec) r.ec = boost::asio::error::eof;
+  return r;
+}
+
+TlsHandshakeResult TlsConnection::handshake_result() const {
+  TlsHandshakeResult r;
+  if (!ssl_) return r;
+  r.resumed = SSL_session_reused(ssl_.get()) == 1;
+  r.kernel_tls = BIO_get_ktls_send(SSL_get_wbio(ssl_.get())) != 0;
+  r.version = SSL_get_version(ssl_.get());
+  if (const SSL_CIPHER* c = SSL_get_current_cipher(ssl_.get())) r.cipher = SSL_CIPHER_get_name(c);
+  return r;
+}
+
+SSL_SESSION* TlsConnection::resumable_session() const {
+  if (!ssl_ || !established_) return nullptr;
+  SSL_SESSION* s = SSL_get0_session(ssl_.get());
+  if (s == nullptr) return nullptr;
+  // TLS 1.3 resumes from a ticket, which comes after the handshake (the session is "resumable"
+  // by OpenSSL's test before it arrives), and a ticket once: a resumed connection waits for the
+  // fresh one the server sends it (a server may refuse a ticket used before). TLS 1.2 resumes
+  // from the session ID at once.
+  const bool ready = SSL_version(ssl_.get()) == TLS1_3_VERSION
+                         ? s != offered_ && SSL_SESSION_has_ticket(s) == 1
+                         : SSL_SESSION_is_resumable(s) == 1;
+  if (!ready) return nullptr;
+  SSL_SESSION_up_ref(s);
+  return s;
+}
+
+IoResult TlsConnection::outcome(int ret, std::size_t n) {
+  blocked_ = false;
+  if (ret > 0) return IoResult{n, {}};
+  const int code = SSL_get_error(ssl_.get(), ret);
+  switch (code) {
+    case SSL_ERROR_WANT_READ:
+    case SSL_ERROR_WANT_WRITE:
+      want_ = code == SSL_ERROR_WANT_READ ? Wait::kReadable : Wait::kWritable;
+      blocked_ = true;
+      return {0, system_error(EAGAIN)};
+    case SSL_ERROR_ZERO_RETURN:  // the peer's close_notify
+      ERR_clear_error();
+      return {0, boost::asio::error::eof};
+    case SSL_ERROR_SYSCALL: {
+      const int e = errno;
+      ERR_clear_error();
+      // No errno: the peer closed the socket without close_notify.
+      return {0, e != 0 ? system_error(e) : error_code(boost::asio::error::eof)};
+    }
+    default: {
+      const unsigned long reason = ERR_peek_error();
+      // OpenSSL 3 reports a close without close_notify as an SSL error of its own.
+      if (ERR_GET_REASON(reason) == SSL_R_UNEXPECTED_EOF_WHILE_READING) {
+        ERR_clear_error();
+        return {0, boost::asio::error::eof};
+      }
+      return {0, openssl_error()};
+    }
+  }
+}
+
+IoResult TlsConnection::try_read(std::span<char> into) {
+  std::size_t n = 0;
+  errno = 0;
+  const int ret = SSL_read_ex(ssl_.get(), into.data(), into.size(), &n);
+  return outcome(ret, n);
+}
+
+IoResult TlsConnection::try_write(std::span<const char> from) {
+  std::size_t n = 0;
+  errno = 0;
+  const int ret = SSL_write_ex(ssl_.get(), from.data(), from.size(), &n);
+  return outcome(ret, n);
+}
+
+ReadAwaitable TlsConnection::read(std::span<char> into) {
+  for (;;) {
+    const IoResult r = try_read(into);
+    if (!r.would_block()) co_return std::tuple{r.ec, r.bytes};
+    auto [ec] = co_await tcp_.socket().async_wait(
+        want_ == Wait::kReadable ? Socket::wait_read : Socket::wait_write, kWaitToken);
+    if (ec) co_return std::tuple{ec, std::size_t{0}};
+  }
+}
+
+WaitAwaitable TlsConnection::wait(Wait what) {
+  // Records OpenSSL already holds are there to read now, whatever the socket says.
+  if (what == Wait::kReadable && ssl_ && SSL_has_pending(ssl_.get()) == 1) {
+    co_return std::tuple{error_code{}};
+  }
+  // A write may need to read first (and a read to write): wait for what OpenSSL last asked.
+  const Wait direction = blocked_ ? want_ : what;
+  co_return co_await tcp_.socket().async_wait(
+      direction == Wait::kReadable ? Socket::wait_read : Socket::wait_write, kWaitToken);
+}
+
+IoResult TlsConnection::sendfile(int fd, off_t* offset, std::size_t bytes) {
+  if (!ssl_ || BIO_get_ktls_send(SSL_get_wbio(ssl_.get())) == 0) {
+    return {0, boost::asio::error::operation_not_supported};
+  }
+  const ossl_ssize_t sent = SSL_sendfile(ssl_.get(), fd, *offset, bytes, 0);
+  if (sent >= 0) {
+    *offset += static_cast<off_t>(sent);
+    return {static_cast<std::size_t>(sent), {}};
+  }
+  return outcome(static_cast<int>(sent), 0);
+}
+
+TlsSessions::~TlsSessions() {
+  for (auto& [id, session] : sessions_) SSL_SESSION_free(session);
+}
+
+SSL_SESSION* TlsSessions::find(std::uint32_t id) const {
+  for (const auto& [kept, session] : sessions_) {
+    if (kept == id) return session;
+  }
+  return nullptr;
+}
+
+void TlsSessions::keep(std::uint32_t id, SSL_SESSION* session) {
+  for (auto& [kept, old] : sessions_) {
+    if (kept == id) {
+      SSL_SESSION_free(old);
+      old = session;
+      return;
+    }
+  }
+  sessions_.emplace_back(id, session);
+}
+
+void TlsConnection::close() {
+  if (ssl_ && established_) {
+    ERR_clear_error();
+    SSL_shutdown(ssl_.get());  // close_notify; the peer's is not waited for
+    ERR_clear_error();
+  }
+  tcp_.close();
+}
+
+}  // namespace volley::transport
