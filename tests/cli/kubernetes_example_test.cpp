@@ -428,5 +428,69 @@ TEST(KubernetesExample, ImageContextHoldsOnlyTheDockerfileAndThePackage) {
             1);
 }
 
+/// run.sh against tests/data/kubernetes/fake-kubectl.sh, a kubectl that answers as a cluster
+/// would in `scenario`, each master printing `document` as its result.
+struct FakeCluster {
+  TempDir dir;
+  ProcessResult run(const std::string& scenario, std::size_t pairs, const fs::path& document) {
+    const fs::path kubectl =
+        dir.write("bin/kubectl", read_file(data_dir() / "kubernetes/fake-kubectl.sh"));
+    fs::permissions(kubectl, fs::perms::owner_all);
+    dir.mkdir("state");
+    const char* path = std::getenv("PATH");
+    return run_script({"PATH=" + (dir.path() / "bin").string() + ":" + (path ? path : ""),
+                       "FAKE_KUBECTL_SCENARIO=" + scenario,
+                       "FAKE_KUBECTL_STATE=" + (dir.path() / "state").string(),
+                       "FAKE_KUBECTL_DOCUMENT=" + document.string(),
+                       "FAKE_KUBECTL_VOLLEY=" VOLLEY_BINARY, "OUT=" + (dir.path() / "out").string(),
+                       "bash", (example_dir() / "run.sh").string(), std::to_string(pairs)});
+  }
+  [[nodiscard]] std::string calls() const { return read_file(dir.path() / "state/calls"); }
+};
+
+TEST(KubernetesExample, RunShGathersEveryMastersDocumentAndMergesThem) {
+  // A real result document: each fake master prints it, and the merge is volley's own.
+  const TempDir scratch;
+  const fs::path document = scratch.path() / "master.json";
+  const ProcessResult made =
+      run_volley({"run", (source_dir() / "profiles/pingpong.xml").string(), "--local", "--set",
+                  "t=1", "--max-duration", "1s", "--json", document.string(), "-q"});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  FakeCluster cluster;
+  const ProcessResult r = cluster.run("succeed", 3, document);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err << cluster.calls();
+  const fs::path out = cluster.dir.path() / "out";
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(read_file(out / fmt::format("master-{}.json", i)), read_file(document)) << i;
+    EXPECT_EQ(read_file(out / fmt::format("master-{}.txt", i)),
+              fmt::format("report of volley-master-{}-aaaaa\n", i));
+  }
+  EXPECT_NE(r.out.find("volley merge: 3 masters, status ok"), std::string::npos) << r.out;
+  const json merged = json::parse(read_file(out / "merged.json"), nullptr, false);
+  EXPECT_EQ(merged.value("kind", ""), "merge");
+  EXPECT_EQ(merged.value("sources", json::array()).size(), 3U);
+  // In order: the slaves ready before the masters start; the merge after the last document.
+  const std::string calls = cluster.calls();
+  const auto at = [&](const std::string& call) { return calls.find(call); };
+  EXPECT_LT(at("rollout status statefulset/volley-slave"), at("/masters.yaml"));
+  EXPECT_LT(at("logs volley-master-2-aaaaa -c result"), at("/merge.yaml"));
+}
+
+TEST(KubernetesExample, RunShStopsAtOnceWhenAMasterFails) {
+  for (const std::string scenario : {"pod-failed", "job-failed"}) {
+    SCOPED_TRACE(scenario);
+    FakeCluster cluster;
+    const auto start = std::chrono::steady_clock::now();
+    const ProcessResult r = cluster.run(scenario, 3, "/nonexistent");
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+    EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+    EXPECT_NE(r.err.find("the masters failed"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(scenario == "pod-failed" ? "volley run: slave lost" : "DeadlineExceeded"),
+              std::string::npos)
+        << "what failed is named: " << r.err;
+    EXPECT_EQ(cluster.calls().find("merge.yaml"), std::string::npos) << "no merge after a failure";
+  }
+}
+
 }  // namespace
 }  // namespace volley::test
