@@ -18,10 +18,11 @@ bench_init() {
   local opt
   OPTIND=1
   volley_args=()
-  while getopts "c:r:d:b:s:w:a:h" opt; do
+  while getopts "c:C:r:d:b:s:w:a:h" opt; do
     case $opt in
       a) read -r -a volley_args <<<"$OPTARG" ;;
       c) conns=$OPTARG ;;
+      C) cipher=$OPTARG ;;
       r) rounds=$OPTARG ;;
       d) seconds=$OPTARG ;;
       b) build=$OPTARG ;;
@@ -73,23 +74,28 @@ start_slave() {
 }
 
 # Stops process PID (a child of this shell): SIGCONT (it may be frozen), SIGTERM, up to SECONDS
-# (default 10) for it to exit, then SIGKILL; reaped without bash's "Killed" job notice.
+# (default 10) for it to exit, then SIGKILL; reaped without bash's "Killed" job notice. Safe
+# under set -e (a process already gone, or its exit status, is no error).
 stop_pid() {
   local pid=$1 tries=$(( ${2:-10} * 20 ))
-  kill -CONT "$pid" 2>/dev/null
-  kill -TERM "$pid" 2>/dev/null
+  kill -CONT "$pid" 2>/dev/null || true
+  kill -TERM "$pid" 2>/dev/null || true
   while kill -0 "$pid" 2>/dev/null && ((tries-- > 0)); do sleep 0.05; done
-  kill -KILL "$pid" 2>/dev/null
-  { wait "$pid"; } 2>/dev/null
+  kill -KILL "$pid" 2>/dev/null || true
+  { wait "$pid"; } 2>/dev/null || true
   return 0
 }
 
-# Builds a reference program (pp_epoll, crr_epoll, stream_ref, pp_block) into $work; ../shared is
-# read-only. Prints its path.
+# Builds a reference program into $work and prints its path: one of ../shared/bench/ref (pp_epoll,
+# crr_epoll, stream_ref, pp_block; read-only there), or one of this repository's bench/ref
+# (tls_stream, pp_uring), which include pp_common.h from ../shared. Further arguments are
+# libraries to link:  bench_ref tls_stream -lssl -lcrypto
 bench_ref() {
-  local name=$1
+  local name=$1 src=$ref_src/$1.c
+  shift
+  [[ -f $bench_root/bench/ref/$name.c ]] && src=$bench_root/bench/ref/$name.c
   if [[ ! -x $work/$name ]]; then
-    cc -O2 -g -Wall -Wextra -std=gnu11 -o "$work/$name" "$ref_src/$name.c" -lpthread || exit 2
+    cc -O2 -g -Wall -Wextra -std=gnu11 -I "$ref_src" -o "$work/$name" "$src" -lpthread "$@" || exit 2
   fi
   echo "$work/$name"
 }
@@ -176,8 +182,62 @@ median() { sort -g | awk '{v[NR]=$1} END {if (NR%2) print v[(NR+1)/2]; else prin
 spread() { sort -g | awk 'NR == 1 {lo = $1} {hi = $1} END {printf "%.0f-%.0f", lo, hi}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 
+# The closing line; an argument replaces "the reference is one process holding both ends".
 bench_footer() {
   echo "(medians of $rounds alternating rounds, ${seconds}s measured after ${warmup}s warm-up;" \
-    "CPU = process user+sys; the reference is one process holding both ends;" \
+    "CPU = process user+sys; ${1:-the reference is one process holding both ends};" \
     "$(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg))"
+}
+
+# TLS (bench/tls_*.sh). The TLS 1.3 suite that -C names: aes128 (the default), aes256, chacha20,
+# or a suite's own name (TLS_AES_128_GCM_SHA256), passed as it is.
+tls_suite() {
+  local name=${1:-aes128}
+  case ${name,,} in
+    aes128 | aes | aes-128-gcm | aes128-gcm) echo TLS_AES_128_GCM_SHA256 ;;
+    aes256 | aes-256-gcm | aes256-gcm) echo TLS_AES_256_GCM_SHA384 ;;
+    chacha | chacha20 | chacha20-poly1305) echo TLS_CHACHA20_POLY1305_SHA256 ;;
+    *) echo "$name" ;;
+  esac
+}
+
+# Exits 2 with `volley check`'s errors when this volley cannot run PROFILE (a volley without TLS
+# rejects protocol=tls and the TLS options); its warnings are shown.
+#   tls_check PROFILE [--set NAME=VALUE ...]
+tls_check() {
+  local profile=$1 out
+  shift
+  if ! out=$("$volley" check "$profile" --set h=127.0.0.1 "$@" 2>&1); then
+    echo "$out" >&2
+    echo "$volley cannot run this TLS profile (volley check failed, above): it needs a volley" \
+      "with protocol=tls" >&2
+    exit 2
+  fi
+  [[ $out == *" 0 warning(s)"* ]] || echo "$out" >&2
+}
+
+# volley's TLS handshakes in a JSON document, "FULL RESUMED", summed over the master's connect
+# flowops of the measured step (or of every step with a second argument, all), "- -" when the
+# document has no such counts. The key path is assumed until volley's TLS result is settled:
+# groups[].transactions[].flowops[] of type "connect" carrying "tls": {"full": N, "resumed": M}
+# (beside the flowop's other counters, or under its "counters"). The scripts' rates do not
+# depend on it: one iteration of connect + disconnect is one handshake.
+#   tls_handshakes FILE [all]
+tls_handshakes() {
+  python3 - "$1" "${2:-}" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+step = None if sys.argv[2] == "all" else d["timed_steps"][-1]
+full = resumed = None
+for g in d["groups"]:
+    for t in g["transactions"]:
+        if step is not None and t["step"] != step:
+            continue
+        for f in t["flowops"]:
+            tls = f.get("tls") or f.get("counters", {}).get("tls")
+            if f.get("type") == "connect" and isinstance(tls, dict):
+                full = (full or 0) + tls.get("full", 0)
+                resumed = (resumed or 0) + tls.get("resumed", 0)
+print("-" if full is None else full, "-" if resumed is None else resumed)
+PY
 }
