@@ -218,10 +218,9 @@ tls_check() {
 
 # volley's TLS handshakes in a JSON document, "FULL RESUMED", summed over the master's connect
 # flowops of the measured step (or of every step with a second argument, all), "- -" when the
-# document has no such counts. The key path is assumed until volley's TLS result is settled:
-# groups[].transactions[].flowops[] of type "connect" carrying "tls": {"full": N, "resumed": M}
-# (beside the flowop's other counters, or under its "counters"). The scripts' rates do not
-# depend on it: one iteration of connect + disconnect is one handshake.
+# document has no such counts: a TLS connect's "handshakes": {"full": {"ops": N, ...},
+# "resumed": {"ops": M, ...}} (docs/results.md). The scripts' rates do not depend on it: one
+# iteration of connect + disconnect is one handshake.
 #   tls_handshakes FILE [all]
 tls_handshakes() {
   python3 - "$1" "${2:-}" <<'PY'
@@ -234,10 +233,10 @@ for g in d["groups"]:
         if step is not None and t["step"] != step:
             continue
         for f in t["flowops"]:
-            tls = f.get("tls") or f.get("counters", {}).get("tls")
-            if f.get("type") == "connect" and isinstance(tls, dict):
-                full = (full or 0) + tls.get("full", 0)
-                resumed = (resumed or 0) + tls.get("resumed", 0)
+            h = f.get("handshakes")
+            if f.get("type") == "connect" and isinstance(h, dict):
+                full = (full or 0) + h["full"]["ops"]
+                resumed = (resumed or 0) + h["resumed"]["ops"]
 print("-" if full is None else full, "-" if resumed is None else resumed)
 PY
 }

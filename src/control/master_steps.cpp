@@ -38,13 +38,15 @@ std::vector<report::SlotName> slot_names(const profile::Profile& profile,
                                    engine::txn_display_name(g.txns[info.txn], info.txn));
     if (info.flowop) name += "/" + g.txns[info.txn].ops[*info.flowop].type;
     if (info.uncorrected) name += "/uncorrected";
+    if (info.part == engine::SlotPart::kHandshake) name += ":handshake";
+    if (info.part == engine::SlotPart::kResumed) name += ":resumed";
     std::string host;
     if (info.flowop && info.group < hosts.size() && info.txn < hosts[info.group].size() &&
         *info.flowop < hosts[info.group][info.txn].size()) {
       host = hosts[info.group][info.txn][*info.flowop];
     }
-    names.push_back(
-        {info.group, info.txn, info.flowop, info.uncorrected, std::move(name), std::move(host)});
+    names.push_back({info.group, info.txn, info.flowop, info.uncorrected, std::move(name),
+                     std::move(host), info.part != engine::SlotPart::kWhole});
   }
   return names;
 }

@@ -53,7 +53,7 @@ Totals master_share(const RunReport& report, std::string_view host,
     if (take(step)) t.seconds += window_seconds(r, step);
   }
   for (const SlotName& n : report.slot_names) {
-    if (!n.flowop || n.uncorrected || !take(n.txn)) continue;
+    if (!n.flowop || n.uncorrected || n.handshake || !take(n.txn)) continue;
     if (n.host != host && !(n.host.empty() && group_serves(report, n.group, host))) continue;
     if (n.group >= r.groups.size() || n.txn >= r.groups[n.group].transactions.size()) continue;
     const auto& flowops = r.groups[n.group].transactions[n.txn].flowops;
@@ -76,7 +76,9 @@ std::optional<std::size_t> peer_flowop(const RunReport& report, std::string_view
   // The transaction's flowop slots in flowop order (slot order need not be flowop order).
   std::vector<const SlotName*> slots;
   for (const SlotName& n : report.slot_names) {
-    if (n.flowop && !n.uncorrected && n.group == group && n.txn == txn) slots.push_back(&n);
+    if (n.flowop && !n.uncorrected && !n.handshake && n.group == group && n.txn == txn) {
+      slots.push_back(&n);
+    }
   }
   std::sort(slots.begin(), slots.end(),
             [](const SlotName* a, const SlotName* b) { return *a->flowop < *b->flowop; });

@@ -37,6 +37,7 @@ std::string format_interval_line(const RunReport& report, const IntervalSample& 
   std::uint64_t ops = 0;
   std::uint64_t bytes = 0;
   std::uint64_t errors = 0;
+  std::uint64_t handshakes = 0;  // TLS, within the ops
   // UDP, both sides, each direction apart (datagram_ways).
   IntervalTxnRow udp;
   double seconds = 0;
@@ -48,6 +49,7 @@ std::string format_interval_line(const RunReport& report, const IntervalSample& 
     ops += row.ops;
     bytes += row.bytes;
     errors += row.errors;
+    handshakes += row.handshakes;
     udp.datagrams.merge(row.datagrams);
     udp.peer_datagrams.merge(row.peer_datagrams);
     udp.peers = row.peers;
@@ -63,6 +65,7 @@ std::string format_interval_line(const RunReport& report, const IntervalSample& 
                   format_count(rate(transactions)), format_count(rate(ops)),
                   format_bits_per_s(8.0 * rate(bytes)), format_ns(sample.step_latency.p50_ns),
                   format_ns(sample.step_latency.p99_ns), compact_count(errors));
+  if (handshakes != 0) line += fmt::format(" tls {} hs/s", format_count(rate(handshakes)));
   // UDP: per direction, what the sender sent beside what arrived at the receiver in this
   // interval; a side whose counts did not come says so instead of showing zeros.
   for (const DatagramWay& w : datagram_ways(udp)) {

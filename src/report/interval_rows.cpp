@@ -10,7 +10,7 @@ bool is_transaction_slot(const SlotName& n) { return !n.flowop && !n.uncorrected
 
 bool active(const IntervalTxnRow& row) {
   return row.transactions != 0 || row.ops != 0 || row.bytes != 0 || row.errors != 0 ||
-         row.expired != 0 || row.datagrams.any() || row.peer_datagrams.any();
+         row.expired != 0 || row.handshakes != 0 || row.datagrams.any() || row.peer_datagrams.any();
 }
 
 /// Names from the master's result when it has them; the halves of the slot name otherwise.
@@ -92,6 +92,8 @@ std::vector<IntervalTxnRow> interval_txn_rows(const RunReport& report,
     row.bytes = c.bytes;
     row.errors = c.errors;
     row.expired = c.expired;
+    row.handshakes = c.handshakes;
+    row.resumed = c.resumed;
     row.datagrams = c.datagrams;
     row.peer_datagrams = c.peer_datagrams;
     row.peers = sample.peers;

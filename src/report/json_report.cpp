@@ -57,6 +57,14 @@ void add_flowop_figures(json& j, const results::FlowopResult& f, double seconds)
   j["ops_per_s"] = per_s(c.ops, seconds);
   j["bytes_per_s"] = per_s(c.bytes(), seconds);
   add_latency_figures(j["latency_ns"], f.stats.latency);
+  if (f.handshakes) {
+    for (const auto& [key, part] :
+         {std::pair{"full", &f.handshakes->full}, std::pair{"resumed", &f.handshakes->resumed}}) {
+      json& h = j["handshakes"][key];
+      h["ops_per_s"] = per_s(part->counters.ops, seconds);
+      add_latency_figures(h["latency_ns"], part->latency);
+    }
+  }
 }
 
 /// A transaction's figures: its step and window, its iterations, its flowops' operations, bytes,
@@ -87,20 +95,26 @@ void add_transaction_figures(json& j, const results::TxnResult& t, std::size_t s
 
 /// `processes`: the side's process records in their JSON form.
 json totals_json(const Totals& t, const results::RunResult& result, const json& processes) {
-  return json{{"transactions", t.transactions},
-              {"transactions_per_s", t.transactions_per_s()},
-              {"ops", t.ops},
-              {"ops_per_s", t.ops_per_s()},
-              {"bytes", t.bytes},
-              {"bytes_per_s", per_s(t.bytes, t.seconds)},
-              {"bits_per_s", t.bits_per_s()},
-              {"seconds", t.seconds},
-              {"connections_requested", result.connections_requested},
-              {"connections_established", result.connections_established},
-              {"errors", full_errors_json(t.errors, t.error_total())},
-              {"expired", t.expired},
-              {"memory_per_connection_bytes", results::memory_per_connection(result)},
-              {"processes", processes}};
+  json out{{"transactions", t.transactions},
+           {"transactions_per_s", t.transactions_per_s()},
+           {"ops", t.ops},
+           {"ops_per_s", t.ops_per_s()},
+           {"bytes", t.bytes},
+           {"bytes_per_s", per_s(t.bytes, t.seconds)},
+           {"bits_per_s", t.bits_per_s()},
+           {"seconds", t.seconds},
+           {"connections_requested", result.connections_requested},
+           {"connections_established", result.connections_established},
+           {"errors", full_errors_json(t.errors, t.error_total())},
+           {"expired", t.expired},
+           {"memory_per_connection_bytes", results::memory_per_connection(result)},
+           {"processes", processes}};
+  if (t.handshakes != 0) {
+    out["tls_handshakes"] = json{{"handshakes", t.handshakes},
+                                 {"handshakes_per_s", per_s(t.handshakes, t.seconds)},
+                                 {"resumed", t.resumed}};
+  }
+  return out;
 }
 
 }  // namespace
@@ -119,7 +133,7 @@ json side_json(const results::RunResult& result, const std::vector<std::size_t>&
       if (names == nullptr) continue;
       json& flowops = txns[step]["flowops"];
       for (const SlotName& n : *names) {
-        if (n.flowop && !n.uncorrected && n.group == gi && n.txn == step &&
+        if (n.flowop && !n.uncorrected && !n.handshake && n.group == gi && n.txn == step &&
             *n.flowop < flowops.size()) {
           flowops[*n.flowop]["host"] = n.host;
         }
@@ -245,6 +259,11 @@ json intervals_json(const RunReport& report) {
                {"bits_per_s", 8.0 * row.per_s(row.bytes)},
                {"errors", row.errors},
                {"latency_ns", json{{"p50", row.latency.p50_ns}, {"p99", row.latency.p99_ns}}}});
+      if (row.handshakes != 0) {
+        txns.back()["handshakes"] = row.handshakes;
+        txns.back()["handshakes_per_s"] = row.per_s(row.handshakes);
+        txns.back()["resumed"] = row.resumed;
+      }
       add_interval_datagrams(row, txns.back());
       if (row.tcp) txns.back()["tcp"] = tcp_brief_json(*row.tcp);
       if (row.peers.complete() && row.peer_tcp)

@@ -18,6 +18,11 @@ void add_transaction(Totals& totals, const results::TxnResult& txn, Traffic traf
   totals.bytes += ops.bytes();
   totals.expired += ops.expired;
   for (std::size_t k = 0; k < totals.errors.size(); ++k) totals.errors[k] += ops.errors[k];
+  for (const auto& f : txn.flowops) {
+    if (!f.handshakes) continue;
+    totals.handshakes += f.handshakes->full.counters.ops + f.handshakes->resumed.counters.ops;
+    totals.resumed += f.handshakes->resumed.counters.ops;
+  }
 }
 
 template <typename Pred>
@@ -129,6 +134,11 @@ void summarize_interval(const std::vector<SlotName>& slot_names,
     if (it == row_of.end()) continue;
     IntervalTxnCounters& row = sample.txns[it->second];
     const results::SlotCounters& c = slots[i].counters;
+    if (name.handshake) {  // within its flowop's operations, counted there
+      row.handshakes += c.ops;
+      if (name.name.ends_with(":resumed")) row.resumed += c.ops;
+      continue;
+    }
     row.ops += c.ops;
     row.bytes += c.bytes();
     row.errors += c.error_total();

@@ -70,7 +70,9 @@ IoResult TlsConnection::handshake_step(std::string& why) {
     why = r.ec.message();
   }
   const long verify = SSL_get_verify_result(ssl_.get());
-  if (verify != X509_V_OK) {
+  if (verify == X509_V_ERR_CERT_REJECTED) {  // only the pin check rejects (TlsSetup)
+    why += " (its certificate is not the one the peer announced over the control channel)";
+  } else if (verify != X509_V_OK) {
     why += fmt::format(" ({})", X509_verify_cert_error_string(verify));
   }
   if (!r.ec) r.ec = boost::asio::error::eof;

@@ -73,11 +73,11 @@ std::string uperf_test_name(const ::testing::TestParamInfo<std::string>& info) {
 INSTANTIATE_TEST_SUITE_P(Uperf, UperfProfile, ::testing::ValuesIn(uperf_profiles()),
                          uperf_test_name);
 
-// uperf's 34 TCP profiles (tests-*, workloads-*) and the three the liveness suite runs with --local
-// (accept-tcp, canfail with its stray end tag fixed, disconnect_iter).
-// 37 TCP (tests/parse_err.xml and two copies of tests/ files under their older names included) and
-// 7 UDP.
-TEST(UperfProfiles, AllTcpAndUdpProfilesAreHere) { EXPECT_EQ(uperf_profiles().size(), 44U); }
+// uperf's 34 TCP profiles (tests-*, workloads-*), its two SSL ones, and the three the liveness
+// suite runs with --local (accept-tcp, canfail with its stray end tag fixed, disconnect_iter):
+// 37 TCP (tests/parse_err.xml and two copies of tests/ files under their older names included),
+// 7 UDP and 2 SSL (tests/01simple_ssl.xml, workloads/ssl.xml).
+TEST(UperfProfiles, AllTcpUdpAndSslProfilesAreHere) { EXPECT_EQ(uperf_profiles().size(), 46U); }
 
 }  // namespace
 }  // namespace volley::profile

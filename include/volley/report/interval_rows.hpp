@@ -25,6 +25,8 @@ struct IntervalTxnRow {
   std::uint64_t bytes = 0;         ///< Bytes read + written.
   std::uint64_t errors = 0;        ///< Errors of every kind.
   std::uint64_t expired = 0;
+  std::uint64_t handshakes = 0;  ///< TLS handshakes, full and resumed (IntervalTxnCounters).
+  std::uint64_t resumed = 0;
   results::DatagramCounters datagrams;  ///< UDP, the master's side (IntervalTxnCounters).
   /// UDP, the slaves' side added up (IntervalTxnCounters::peer_datagrams); meaningful only when
   /// `peers.complete()`.

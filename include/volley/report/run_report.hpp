@@ -55,7 +55,9 @@ struct IntervalTxnCounters {
   std::uint64_t bytes = 0;
   std::uint64_t errors = 0;
   std::uint64_t expired = 0;
-  LatencySummary latency;  ///< per iteration
+  std::uint64_t handshakes = 0;  ///< TLS handshakes within its flowops, full and resumed
+  std::uint64_t resumed = 0;     ///< of those, resumed
+  LatencySummary latency;        ///< per iteration
   /// UDP, the master's side: datagrams it sent, and what arrived at it (received, gaps, late,
   /// duplicates, timed-out reads; jitter the largest of its flowops').
   results::DatagramCounters datagrams;
@@ -113,6 +115,9 @@ struct SlotName {
   std::string name;  ///< "group0/txn2" or "group0/txn2/read"
   /// Flowop slots: the remotehost its connection goes to ("" for think, nop, or when unknown).
   std::string host;
+  /// A TLS connect's or accept's handshakes (full or resumed; name ends ":handshake" or
+  /// ":resumed"), counted within its flowop's operations: not an operation of its own.
+  bool handshake = false;
 };
 
 struct RunReport {
@@ -151,6 +156,8 @@ struct Totals {
   std::uint64_t bytes_read = 0;
   std::uint64_t bytes_written = 0;
   std::uint64_t expired = 0;
+  std::uint64_t handshakes = 0;  ///< TLS handshakes within the ops, full and resumed
+  std::uint64_t resumed = 0;     ///< of those, resumed
   std::array<std::uint64_t, results::kErrorKindCount> errors{};
   double seconds = 0;
   [[nodiscard]] double transactions_per_s() const {

@@ -1,0 +1,221 @@
+// protocol=tls end to end: the real CLI, a real slave (`--local`, or `volley serve` with its own
+// certificate), real sockets. Both sides count every handshake (full or resumed) and say what it
+// negotiated; the bytes both sides count are application bytes and agree; what the kernel cannot
+// do (ktls here) fails before any traffic in one sentence, or falls back and says so; a
+// certificate the master does not trust fails the run, naming the slave.
+#include <sys/stat.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "support/local_run.hpp"
+#include "support/process.hpp"
+#include "support/serve.hpp"
+#include "support/temp_dir.hpp"
+#include "volley/transport/tls_identity.hpp"
+#include "volley/transport/tls_setup.hpp"
+
+namespace volley::test {
+namespace {
+
+using nlohmann::json;
+
+/// `strands` strands: a TLS connect with `options`, then `body` bounded by `bound`, then a
+/// disconnect.
+std::string tls_profile(const std::string& strands, const std::string& options,
+                        const std::string& bound, const std::string& body) {
+  return R"XML(<?xml version="1.0"?>
+<profile name="tls">
+  <group nthreads=")XML" +
+         strands + R"XML(">
+    <transaction iterations="1"><flowop type="connect" options="remotehost=$h protocol=tls )XML" +
+         options + R"XML("/></transaction>
+    <transaction )XML" +
+         bound + ">" + body + R"XML(</transaction>
+    <transaction iterations="1"><flowop type="disconnect"/></transaction>
+  </group>
+</profile>
+)XML";
+}
+
+/// A connection storm: each iteration a TLS connect with `options` and a disconnect.
+std::string storm_profile(const std::string& options, const std::string& iterations) {
+  return R"XML(<?xml version="1.0"?>
+<profile name="tls storm">
+  <group nthreads="1">
+    <transaction iterations=")XML" +
+         iterations + R"XML("><flowop type="connect" options="remotehost=$h protocol=tls )XML" +
+         options + R"XML("/><flowop type="disconnect"/></transaction>
+  </group>
+</profile>
+)XML";
+}
+
+const std::string kTlsPingPong =
+    R"(<flowop type="write" options="size=64"/><flowop type="read" options="size=64"/>)";
+
+std::uint64_t tls_count(const json& j, const char* key) { return j.at(key).get<std::uint64_t>(); }
+
+/// The handshakes of the first flowop of transaction 0 of `side` (the master's document, or one
+/// of its slaves).
+const json& handshakes_of(const json& side) {
+  return side.at("groups").at(0).at("transactions").at(0).at("flowops").at(0).at("handshakes");
+}
+
+TEST(Tls, APingPongCountsEveryHandshakeOnBothSidesAndItsBytesAgree) {
+  const TempDir dir;
+  const LocalRun run = run_local(dir, tls_profile("4", "", "duration=\"1s\"", kTlsPingPong));
+  ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
+  for (const json* side : {&run.doc, &run.doc.at("slaves").at(0)}) {
+    const json& h = handshakes_of(*side);
+    EXPECT_EQ(tls_count(h.at("full"), "ops"), 4U) << "one full handshake per strand";
+    EXPECT_EQ(tls_count(h.at("resumed"), "ops"), 0U);
+    EXPECT_NE(h.at("full").at("negotiated").get<std::string>().find("TLSv1.3"), std::string::npos);
+    EXPECT_EQ(tls_count(h.at("full").at("latency_ns"), "count"), 4U);
+  }
+  const json& mine = run.doc.at("groups").at(0).at("transactions").at(1).at("flowops");
+  const json& theirs =
+      run.doc.at("slaves").at(0).at("groups").at(0).at("transactions").at(1).at("flowops");
+  EXPECT_GT(tls_count(mine.at(0), "bytes_written"), 0U);
+  EXPECT_EQ(tls_count(mine.at(0), "bytes_written"), tls_count(theirs.at(0), "bytes_read"))
+      << "application bytes: what the master wrote is what the slave read";
+  EXPECT_EQ(tls_count(theirs.at(1), "bytes_written"), tls_count(mine.at(1), "bytes_read"));
+  EXPECT_FALSE(run.doc.at("totals").contains("tls_handshakes"))
+      << "the timed step has no handshake: the totals cover the timed steps";
+}
+
+TEST(Tls, ResumeResumesEveryConnectAfterTheFirst) {
+  for (const std::string version : {"1.3", "1.2"}) {
+    const TempDir dir;
+    const LocalRun run = run_local(dir, storm_profile("resume tls_version=" + version, "20"));
+    ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
+    for (const json* side : {&run.doc, &run.doc.at("slaves").at(0)}) {
+      const json& h = handshakes_of(*side);
+      EXPECT_EQ(tls_count(h.at("full"), "ops"), 1U) << version;
+      EXPECT_EQ(tls_count(h.at("resumed"), "ops"), 19U) << version;
+      EXPECT_NE(h.at("resumed").at("negotiated").get<std::string>().find("TLSv" + version),
+                std::string::npos);
+    }
+    EXPECT_EQ(tls_count(run.doc.at("totals").at("tls_handshakes"), "resumed"), 19U);
+    EXPECT_EQ(run.doc.at("status"), "ok");
+  }
+}
+
+TEST(Tls, TheVersionAndCipherAskedForAreTheOnesNegotiated) {
+  const TempDir dir;
+  const LocalRun run =
+      run_local(dir, storm_profile("tls_version=1.2 cipher=ECDHE-ECDSA-CHACHA20-POLY1305", "3"));
+  ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
+  EXPECT_EQ(handshakes_of(run.doc).at("full").at("negotiated"),
+            "TLSv1.2 ECDHE-ECDSA-CHACHA20-POLY1305");
+  EXPECT_EQ(handshakes_of(run.doc.at("slaves").at(0)).at("full").at("negotiated"),
+            "TLSv1.2 ECDHE-ECDSA-CHACHA20-POLY1305");
+}
+
+TEST(Tls, KernelTlsWhereTheKernelHasNoneFailsBeforeAnyTrafficOrFallsBackAndSaysSo) {
+  if (transport::kernel_tls_missing().empty()) GTEST_SKIP() << "this kernel has TLS";
+  const TempDir dir;
+  const LocalRun required = run_local(dir, storm_profile("ktls", "3"));
+  EXPECT_EQ(required.process.exit_code, 1);
+  EXPECT_NE(required.process.err.find("ktls: this kernel has no TLS"), std::string::npos)
+      << required.process.err;
+  if (required.doc.is_object()) {
+    EXPECT_EQ(tls_count(required.doc.at("totals"), "ops"), 0U) << "nothing ran";
+  }
+  const LocalRun fallback = run_local(dir, storm_profile("ktls=try", "3"));
+  ASSERT_EQ(fallback.process.exit_code, 0) << fallback.process.err;
+  EXPECT_NE(handshakes_of(fallback.doc)
+                .at("full")
+                .at("negotiated")
+                .get<std::string>()
+                .find("OpenSSL's record layer: this kernel has no TLS"),
+            std::string::npos);
+}
+
+/// A certificate and key of its own for `volley serve`, in `dir`.
+struct OwnCertificate {
+  std::string cert;
+  std::string key;
+  std::string fingerprint;
+};
+
+OwnCertificate own_certificate(const TempDir& dir, const std::string& name) {
+  auto made = transport::TlsIdentity::generate();
+  const auto& id = std::get<transport::TlsIdentity>(made);
+  OwnCertificate out{dir.write(name + ".crt", id.cert_pem()).string(),
+                     dir.write(name + ".key", id.key_pem()).string(), id.fingerprint()};
+  ::chmod(out.key.c_str(), 0600);
+  return out;
+}
+
+TEST(Tls, ASlaveWithItsOwnCertificateIsTrustedByPinOrByItsCa) {
+  const TempDir dir;
+  const OwnCertificate mine = own_certificate(dir, "slave");
+  Serve serve({"--tls-cert", mine.cert, "--tls-key", mine.key});
+  ASSERT_TRUE(serve.listening());
+  const auto profile = dir.write("p.xml", storm_profile("", "3"));
+  for (const std::vector<std::string>& trust :
+       {std::vector<std::string>{}, std::vector<std::string>{"--tls-ca", mine.cert}}) {
+    std::vector<std::string> args = {"run",
+                                     profile.string(),
+                                     "-P",
+                                     serve.port_text(),
+                                     "--set",
+                                     "h=127.0.0.1",
+                                     "-q",
+                                     "--json",
+                                     (dir.path() / "r.json").string()};
+    args.insert(args.end(), trust.begin(), trust.end());
+    const ProcessResult r = run_volley(args, std::chrono::seconds(60));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const json doc = read_json(dir.path() / "r.json");
+    EXPECT_EQ(tls_count(handshakes_of(doc).at("full"), "ops"), 3U);
+  }
+  // A CA the slave's certificate is not from: the run fails on the handshakes, naming the slave.
+  const OwnCertificate stranger = own_certificate(dir, "stranger");
+  const ProcessResult refused =
+      run_volley({"run", profile.string(), "-P", serve.port_text(), "--set", "h=127.0.0.1", "-q",
+                  "--tls-ca", stranger.cert},
+                 std::chrono::seconds(60));
+  EXPECT_EQ(refused.exit_code, 1) << refused.err;
+  const std::string said = refused.out + refused.err;
+  EXPECT_NE(said.find("tls_handshake"), std::string::npos) << said;
+  EXPECT_NE(said.find("TLS handshake with 127.0.0.1"), std::string::npos) << said;
+  EXPECT_NE(said.find("certificate verify failed"), std::string::npos) << said;
+  // The slave served on: another run still works.
+  EXPECT_EQ(
+      run_volley({"run", profile.string(), "-P", serve.port_text(), "--set", "h=127.0.0.1", "-q"},
+                 std::chrono::seconds(60))
+          .exit_code,
+      0);
+}
+
+TEST(Tls, ServeRefusesToStartWithACertificateThatIsNotItsKeysNamingTheFile) {
+  const TempDir dir;
+  const OwnCertificate one = own_certificate(dir, "one");
+  const OwnCertificate two = own_certificate(dir, "two");
+  const ProcessResult r =
+      run_volley({"serve", "--listen", "127.0.0.1:1", "--tls-cert", one.cert, "--tls-key", two.key},
+                 std::chrono::seconds(10));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--tls-key '" + two.key + "' is not the key of the certificate"),
+            std::string::npos)
+      << r.err;
+  const ProcessResult missing = run_volley(
+      {"serve", "--listen", "127.0.0.1:1", "--tls-cert", one.cert, "--tls-key", "/nonexistent"},
+      std::chrono::seconds(10));
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("--tls-key '/nonexistent': cannot read it"), std::string::npos)
+      << missing.err;
+  const ProcessResult half = run_volley(
+      {"serve", "--listen", "127.0.0.1:1", "--tls-cert", one.cert}, std::chrono::seconds(10));
+  EXPECT_EQ(half.exit_code, 2);
+  EXPECT_NE(half.err.find("--tls-cert needs --tls-key"), std::string::npos) << half.err;
+}
+
+}  // namespace
+}  // namespace volley::test
