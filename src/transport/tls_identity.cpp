@@ -109,7 +109,7 @@ std::string certificate_fingerprint(X509* cert) {
   unsigned int length = 0;
   if (X509_digest(cert, EVP_sha256(), digest, &length) != 1) return {};
   std::string hex;
-  hex.reserve(2 * length);
+  hex.reserve(std::size_t{2} * length);
   for (unsigned int i = 0; i < length; ++i) hex += fmt::format("{:02x}", digest[i]);
   return hex;
 }
