@@ -25,7 +25,8 @@ bool StrandCore::can_complete(Waiting what, const Connection* c) const {
       return owed(*c) > 0;
     case Waiting::kAccept: return worker_.ledger().accepts_outstanding();
     case Waiting::kThink:
-    case Waiting::kHello: return true;
+    case Waiting::kHello:
+    case Waiting::kHandshake: return true;
     case Waiting::kNothing:
     case Waiting::kWrite:
     case Waiting::kConnect:

@@ -44,13 +44,17 @@ struct StrandConnection {
 
 /// What the strand waits for, when it waits: what the peer's end of the step decides on.
 /// kHello: a UDP connect's wait for the listener's answer, which the peer's listener sends
-/// whether or not its strand still accepts.
+/// whether or not its strand still accepts. kHandshake: a TLS handshake's wait for the peer's
+/// next flight (or a resuming client's for its session ticket), which the peer's TLS sends
+/// whatever its strand does next: a server's handshake ends after the client's has, so the
+/// client's side can end its step first.
 enum class Waiting : std::uint8_t {
   kNothing,
   kRead,
   kWrite,
   kConnect,
   kHello,
+  kHandshake,
   kAccept,
   kThink,
   kIdle

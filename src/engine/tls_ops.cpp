@@ -71,7 +71,7 @@ awaitable<OpOutcome> handshake(StrandCore& s, const OpPlan& op,
     // Only the strand's own operations change its list of connections, and this one is in
     // progress: `c` and `tls` stay where they are while it waits.
     if (auto stop =
-            co_await s.wait_ready(c->link, tls.want(), "TLS handshake", Waiting::kConnect)) {
+            co_await s.wait_ready(c->link, tls.want(), "TLS handshake", Waiting::kHandshake)) {
       s.close(id);
       co_return std::move(*stop);
     }
@@ -114,7 +114,7 @@ awaitable<OpOutcome> keep_session_then_close(StrandCore& s, const OpPlan& op) {
     if (keep_session(s, id, tls)) break;
     const transport::IoResult r = tls.try_read(s.worker_.buffer());
     if (r.would_block()) {
-      if (co_await s.wait_ready(c->link, tls.want(), "disconnect", Waiting::kConnect)) break;
+      if (co_await s.wait_ready(c->link, tls.want(), "disconnect", Waiting::kHandshake)) break;
       continue;
     }
     if (r.ec) {  // closed or failed: the next connect is a full handshake unless a ticket came

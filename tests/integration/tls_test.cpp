@@ -88,6 +88,20 @@ TEST(Tls, APingPongCountsEveryHandshakeOnBothSidesAndItsBytesAgree) {
       << "the timed step has no handshake: the totals cover the timed steps";
 }
 
+// A TLS 1.3 client's handshake ends one flight before the server's, so the master can end its
+// connect step while the slave still waits for its client's Finished: that wait must outlive the
+// master's end of the step. Spread over processes, the slave is that late every time.
+TEST(Tls, AnAcceptsHandshakeOutlivesTheMastersEndOfTheStep) {
+  const TempDir dir;
+  const LocalRun run =
+      run_local(dir, tls_profile("16", "", "duration=\"1s\"", kTlsPingPong), {"--processes", "2"});
+  ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
+  const json& slave = run.doc.at("slaves").at(0);
+  ASSERT_EQ(slave.at("processes").size(), 2U);
+  EXPECT_EQ(tls_count(handshakes_of(slave).at("full"), "ops"), 16U);
+  EXPECT_EQ(tls_count(handshakes_of(run.doc).at("full"), "ops"), 16U);
+}
+
 TEST(Tls, ResumeResumesEveryConnectAfterTheFirst) {
   for (const std::string version : {"1.3", "1.2"}) {
     const TempDir dir;
