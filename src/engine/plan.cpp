@@ -16,8 +16,8 @@ namespace {
 
 /// Reads and writes go through one buffer per worker: large enough for the biggest message (so
 /// a 64 KiB write is one system call) but bounded, since a 3 GiB write just loops over it. A
-/// stream read asks for at most 16 KiB of it (kStreamReadAsk in strand.cpp); a read with chunk=
-/// or a UDP datagram may use the whole buffer.
+/// read of a stream of large messages asks for all of it (what the socket holds, up to the
+/// buffer: StreamOps::ask); a read with chunk= or a UDP datagram may use the whole buffer too.
 constexpr std::uint64_t kMinBuffer = std::uint64_t{256} * 1024;
 constexpr std::uint64_t kMaxBuffer = std::uint64_t{4} * 1024 * 1024;
 
@@ -33,6 +33,20 @@ bool plain_stream(const profile::Flowop& op) {
   if (const auto* w = std::get_if<profile::WriteOp>(&op.spec)) return !w->chunk_bytes;
   if (const auto* r = std::get_if<profile::ReadOp>(&op.spec)) return !r->chunk_bytes;
   return false;
+}
+
+/// See OpPlan::read_stream: every flowop of `txn` is a plain read (or a sendfile's mirror) on one
+/// connection.
+bool reads_one_stream(const profile::Transaction& txn) {
+  if (txn.rate_per_s || !std::holds_alternative<profile::Duration>(txn.bound)) return false;
+  if (txn.flowops.empty()) return false;
+  return std::all_of(txn.flowops.begin(), txn.flowops.end(), [&](const profile::Flowop& op) {
+    const bool reads =
+        std::holds_alternative<profile::ReadOp>(op.spec)
+            ? plain_stream(op)
+            : std::holds_alternative<profile::RecvFileOp>(op.spec) && !op.common.timeout;
+    return reads && op.common.connection == txn.flowops.front().common.connection;
+  });
 }
 
 void scan_one(const profile::FileSource& source, const core::SourceLocation& where,
@@ -114,6 +128,7 @@ std::optional<Plan> compile(const profile::Profile& profile, std::vector<FileSet
                  {},
                  next_slot(SlotInfo{g, t, {}, false, SlotPart::kWhole}),
                  {}};
+      const bool read_stream = reads_one_stream(txn);
       if (txn.rate_per_s)
         tp.uncorrected_slot = next_slot(SlotInfo{g, t, {}, true, SlotPart::kWhole});
       for (std::size_t f = 0; f < txn.flowops.size(); ++f) {
@@ -127,6 +142,7 @@ std::optional<Plan> compile(const profile::Profile& profile, std::vector<FileSet
           opp.handshakes = HandshakeSlots{next_slot(SlotInfo{g, t, f, false, SlotPart::kHandshake}),
                                           next_slot(SlotInfo{g, t, f, false, SlotPart::kResumed})};
         }
+        opp.read_stream = read_stream;
         largest = std::max(largest, largest_message(op.spec));
         if (const auto* source = profile::file_source(op.spec)) {
           const auto it = std::find_if(plan.file_sets.begin(), plan.file_sets.end(),

@@ -139,6 +139,43 @@ TEST(Compile, PlainStreamIsAWriteOrReadWithoutChunkOrTimeout) {
   EXPECT_EQ(plain, (std::vector<bool>{true, true, false, false, false, false}));
 }
 
+TEST(Compile, ReadStreamIsADurationTransactionOfPlainReadsOnOneConnection) {
+  profile::RecvFileOp recvfile;
+  recvfile.source.path = "/f";
+  auto read_stream = [&](profile::Transaction t) {
+    profile::Profile p;
+    p.groups.push_back(group("a", 1, {std::move(t)}));
+    const Plan plan = compile_ok(p, {FileSet{recvfile.source, {FileEntry{"/f", 100}}}});
+    std::vector<bool> flags;
+    for (const OpPlan& o : plan.groups[0].txns[0].ops) flags.push_back(o.read_stream);
+    return flags;
+  };
+  EXPECT_EQ(read_stream(timed_txn({read_op(65536, 65536)}, 1s)), std::vector<bool>{true});
+  EXPECT_EQ(read_stream(timed_txn({read_op(1, 65536), read_op(65536, 65536)}, 1s)),
+            (std::vector<bool>{true, true}));
+  // The mirror of a sendfile reads a stream too.
+  EXPECT_EQ(read_stream(timed_txn({op("recvfile", recvfile)}, 1s)), std::vector<bool>{true});
+
+  // The peer's next bytes may wait for this side (a write), for a count of iterations, for the
+  // peer's pace, or come on another connection: no read stream.
+  EXPECT_EQ(read_stream(timed_txn({write_op(64), read_op(64, 64)}, 1s)),
+            (std::vector<bool>{false, false}));
+  EXPECT_EQ(read_stream(txn({read_op(65536, 65536)}, 100)), std::vector<bool>{false});
+  profile::Transaction paced = timed_txn({read_op(65536, 65536)}, 1s);
+  paced.rate_per_s = 10.0;
+  EXPECT_EQ(read_stream(paced), std::vector<bool>{false});
+  profile::Flowop other_connection = read_op(65536, 65536);
+  other_connection.common.connection = 2;
+  EXPECT_EQ(read_stream(timed_txn({read_op(65536, 65536), other_connection}, 1s)),
+            (std::vector<bool>{false, false}));
+  profile::Flowop chunked = read_op(65536, 65536);
+  std::get<profile::ReadOp>(chunked.spec).chunk_bytes = 16;
+  EXPECT_EQ(read_stream(timed_txn({chunked}, 1s)), std::vector<bool>{false});
+  profile::Flowop timed = read_op(65536, 65536);
+  timed.common.timeout = 1s;
+  EXPECT_EQ(read_stream(timed_txn({timed}, 1s)), std::vector<bool>{false});
+}
+
 TEST(Compile, NoAcceptNoListener) {
   profile::Profile p;
   profile::ConnectOp c;

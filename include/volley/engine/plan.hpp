@@ -60,6 +60,12 @@ struct OpPlan {
   /// before every operation, it cost ~70 instructions an operation when derived each time.
   bool plain_stream = false;
   std::optional<HandshakeSlots> handshakes;  ///< protocol=tls connects and accepts
+  /// A read in a duration-bound transaction, without rate=, whose flowops are all plain reads
+  /// (or the mirrors of sendfiles) on one connection: its peer (the mirror, all writes on it)
+  /// sends the next ones without waiting for this side, until its end of the step. A slave may
+  /// then let the kernel wake such a read only once more than its own bytes are there (see
+  /// StreamOps::certain).
+  bool read_stream = false;
 };
 
 struct TxnPlan {
