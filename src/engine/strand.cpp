@@ -589,7 +589,13 @@ void Strand::peer_ended(std::size_t txn, std::vector<ConnectionBytes> written) {
   peer_end_ = PeerEnd{txn, std::move(written)};
   if (!inside || cut_ >= CutReason::kPeerEnded) return;
   cut_ = CutReason::kPeerEnded;
-  if (waiting_ != Waiting::kNothing && !can_complete(waiting_, reading_)) cancel_waits();
+  if (waiting_ != Waiting::kNothing && !can_complete(waiting_, reading_)) {
+    cancel_waits();
+  } else if (waiting_ == Waiting::kRead && reading_ != nullptr) {
+    // A read of a read stream may be waiting for more than the peer still sends
+    // (StreamOps::certain): from now on it waits for what the peer owes.
+    StreamOps::expect(*reading_, owed(*reading_));
+  }
 }
 
 void Strand::recheck_peer_end() {

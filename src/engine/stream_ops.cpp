@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <limits>
 
 #include <boost/asio/error.hpp>
 #include <fmt/format.h>
 
 #include "strand_core.hpp"
+#include "worker.hpp"
 
 namespace volley::engine {
 
@@ -20,24 +22,27 @@ using boost::system::error_code;
 
 namespace {
 
-/// The most a stream read asks for at once, whatever its flowop's size, when its peer writes
-/// from memory. Its peer's copy into the socket is then the bottleneck, and small reads drain
-/// the receive queue sooner, which on loopback cut the *sender's* kernel time per byte (its send
-/// runs the receiving socket's input): one 64 KiB stream reached 1.46 of stream_ref's throughput
-/// with 16 KiB asks, against 0.44-0.52 with 256 KiB or 64 KiB asks (docs/performance.md,
-/// bench/bulk_vs_stream_ref.sh). A ping-pong's messages are smaller, so nothing changes there.
-constexpr std::size_t kStreamReadAsk = std::size_t{16} * 1024;
-/// The same when the peer sends with sendfile (the slave's recvfile, the mirror of a sendfile):
-/// the sender copies nothing, the reader is the bottleneck, and fewer, larger reads cost it less
-/// (sendfile: 0.49 of stream_ref -f with 16 KiB asks, 0.93 with 256 KiB).
-constexpr std::size_t kZeroCopyPeerReadAsk = std::size_t{256} * 1024;
+/// What a read of a small message asks for (a ping-pong's): more than the message, so that a
+/// short read tells the reactor the socket drained (see read_begin); its size matters little.
+constexpr std::size_t kSmallReadAsk = std::size_t{16} * 1024;
 
 }  // namespace
 
-std::span<char> StreamOps::ask(std::span<char> buffer, const OpPlan& op) {
-  const bool zero_copy_peer = std::holds_alternative<profile::RecvFileOp>(op.spec);
-  return buffer.first(
-      std::min(buffer.size(), zero_copy_peer ? kZeroCopyPeerReadAsk : kStreamReadAsk));
+std::span<char> StreamOps::ask(std::span<char> buffer, const PendingRead& r) {
+  // A large message's read asks for the whole buffer: the kernel copies what the socket holds
+  // (and what arrives meanwhile) up to that, so one call takes all there is, as a blocking
+  // reader's read of its whole buffer does; the count that comes with it (TCP_INQ) says whether
+  // anything is left. When it wakes is the wake-up mark's business (expect).
+  if (r.bytes >= kLargeMessage) return buffer;
+  return buffer.first(std::min(buffer.size(), kSmallReadAsk));
+}
+
+std::uint64_t StreamOps::certain(const StrandCore& s, const PendingRead& r) {
+  if (r.op->read_stream && r.bytes >= kLargeMessage && s.cut_ == CutReason::kNone &&
+      s.worker_.engine().config().slave_side) {
+    return std::numeric_limits<std::uint64_t>::max();
+  }
+  return r.left;
 }
 
 Started StreamOps::write(StrandCore& s, const OpPlan& op, StrandConnection& c, std::uint64_t bytes,
@@ -128,13 +133,13 @@ std::optional<OpOutcome> StreamOps::read_begin(StrandCore& s, PendingRead& r,
   // the peer's end of the step, the read goes on only for bytes the peer wrote.
   if (!s.may_wait(Waiting::kRead, r.c)) return s.aborted_outcome();
   s.waits_for(Waiting::kRead, r.c);
-  // Without chunk=, ask for kStreamReadAsk, not just this flowop's bytes: a read that returns
-  // less than it asked for tells the reactor the socket is drained, so the next read waits for
-  // epoll instead of trying a read that fails with EAGAIN (one wasted system call per round trip
-  // of a ping-pong otherwise). Bytes beyond the flowop's wait in the stash for the next read.
-  expect(*r.c, r.left);
+  // Without chunk=, ask for more than this flowop's bytes (ask): a read that returns less than
+  // it asked for tells the reactor the socket is drained, so the next read waits for epoll
+  // instead of trying a read that fails with EAGAIN (one wasted system call per round trip of a
+  // ping-pong otherwise). Bytes beyond the flowop's wait in the stash for the next read.
+  expect(*r.c, certain(s, r));
   const std::span<char> buffer = s.worker_.buffer();
-  into = r.ahead ? ask(buffer, *r.op)
+  into = r.ahead ? ask(buffer, r)
                  : buffer.first(static_cast<std::size_t>(
                        std::min({r.left, r.chunk.value_or(r.left), std::uint64_t{buffer.size()}})));
   s.active_ = &r.c->link;

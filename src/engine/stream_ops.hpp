@@ -67,8 +67,17 @@ struct StreamOps {
   /// Before a wait to read on `c`: the peer will send at least `bytes` more (the protocol's
   /// `expect` hook, if any: see TcpOps::expect).
   static void expect(StrandConnection& c, std::uint64_t bytes);
-  /// What a read that reads ahead for flowop `op` asks for, of the worker's `buffer`.
-  static std::span<char> ask(std::span<char> buffer, const OpPlan& op);
+  /// A message of this many bytes or more is read as a stream: its read asks for the whole
+  /// buffer (ask), and a protocol may count what is left and set a wake-up mark (TcpOps).
+  static constexpr std::uint64_t kLargeMessage = std::uint64_t{16} * 1024;
+  /// What read `r`, reading ahead, asks for of the worker's `buffer`: all of it for a large
+  /// message, 16 KiB for a small one.
+  static std::span<char> ask(std::span<char> buffer, const PendingRead& r);
+  /// Bytes the peer is sure to send on r's connection from now on, for its wake-up mark
+  /// (expect): the rest of `r`; on a slave, for a large message's read of a read stream
+  /// (OpPlan::read_stream) before the peer's end of the step, no bound (the peer writes on until
+  /// then, and Strand::peer_ended lowers the mark to what it still owes).
+  static std::uint64_t certain(const StrandCore& s, const PendingRead& r);
 };
 
 }  // namespace volley::engine

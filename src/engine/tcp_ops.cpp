@@ -24,7 +24,7 @@ namespace {
 /// A stream read that must wait for at least this many bytes asks the kernel to wake it only when
 /// they are there (or kMaxWakeAfter of them), not at each arrival: see TcpOps::expect. Below it
 /// (a ping-pong's messages) the mark stays at 1 and costs no system call.
-constexpr std::uint64_t kWakeFrom = std::uint64_t{16} * 1024;
+constexpr std::uint64_t kWakeFrom = StreamOps::kLargeMessage;
 
 /// Asks for the cache lines of [address, address + Bytes) ahead of use, unrolled (a fixed
 /// number of prefetch instructions, no loop). A hint: an address that is stale (a strand's
@@ -169,7 +169,7 @@ std::optional<OpOutcome> TcpOps::read_now(StrandCore& s, PendingRead& r, Link& t
   // decides whether the read goes on.
   while (s.cut_ == CutReason::kNone) {
     // As read_begin asks: a short read tells the reactor the socket drained.
-    const transport::IoResult io = tcp.read_now(ask(s.worker_.buffer(), *r.op));
+    const transport::IoResult io = tcp.read_now(ask(s.worker_.buffer(), r));
     if (io.would_block()) return std::nullopt;
     if (auto end = read_end(s, r, io.ec, io.bytes)) return end;
     if (s.worker_.over_budget()) return std::nullopt;  // give way: the rest through the event loop

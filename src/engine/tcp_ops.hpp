@@ -37,8 +37,9 @@ struct TcpOps : StreamOps {
   /// or give way to the worker's other strands (over budget).
   static std::optional<OpOutcome> read_now(StrandCore& s, PendingRead& r, Link& tcp);
   /// Before a wait to read: the peer will send at least `bytes` more, so the socket need not wake
-  /// its reader before they are there (one wake-up per message, not per arrival; on loopback that
-  /// is the sender's CPU: its send runs the receiver's wake-up).
+  /// its reader before they are there, or a MiB of them (StreamOps::certain: at most one wake-up
+  /// per message or per MiB, not per arrival; on loopback a wake-up is the sender's CPU: its send
+  /// runs the receiver's wake-up). From 16 KiB; below it the mark stays at 1.
   static void expect(Link& tcp, std::uint64_t bytes);
   /// A resuming read of `c` completed: tells the strand whose read completed before this one's
   /// where its state lies, and prefetches its own successor's (see StrandCore::Successor).

@@ -164,6 +164,25 @@ TEST(StrandIo, ReadingAheadKeepsTheRestForTheNextReads) {
   EXPECT_EQ(counters(r, 0).errors[kind(results::ErrorKind::kPeerClosed)], 1U);
 }
 
+TEST(StrandIo, ALargeMessagesReadAsksForTheWholeBufferSmallOnesFor16KiB) {
+  // A read of 16 KiB or more asks for all of the worker's buffer (256 KiB, or the largest
+  // message), so one call takes what the peer has sent, up to that, as a blocking reader's read of
+  // its whole buffer does; a smaller message's read asks for 16 KiB.
+  auto read_calls = [](std::uint64_t message, std::uint64_t iterations) {
+    FaultyConnections faults;
+    faults.script.reads_ahead = true;
+    faults.script.readable_bytes = message * iterations;
+    const Plan plan = connect_then({strand_read_op(message)}, iterations + 1);
+    const results::RunResult r = run(plan, faults);
+    EXPECT_EQ(counters(r, 0).ops, iterations);
+    EXPECT_EQ(counters(r, 0).bytes_read, message * iterations);
+    return faults.tally->calls.load();
+  };
+  EXPECT_EQ(read_calls(64 * 1024, 8), 2U + 1U);     // 512 KiB in two 256 KiB reads, then EOF
+  EXPECT_EQ(read_calls(1024 * 1024, 2), 2U + 1U);   // the buffer holds a 1 MiB message
+  EXPECT_EQ(read_calls(1024, 64), 64U / 16U + 1U);  // 64 KiB in four 16 KiB reads
+}
+
 TEST(StrandIo, TimeoutEndsAWaitThatNeverCompletes) {
   const auto faults = FaultyConnections::never_ready();
   const Plan plan = connect_then({strand_read_op(64, /*canfail=*/true, 20ms)}, 3);

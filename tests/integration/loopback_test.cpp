@@ -265,6 +265,46 @@ TEST(Loopback, SendfileMovesTheWholeFileEveryCall) {
   EXPECT_EQ(slave_op["bytes_read"].get<std::uint64_t>(), 10 * file_bytes);
 }
 
+// A slave reading a stream for a duration lets the kernel wake it once per MiB, beyond the file
+// it is reading (StreamOps::certain); the master's end of the step, with less than that still to
+// come, leaves it waiting for what is owed only (Strand::peer_ended): the run ends at once, every
+// byte read on both sides. (Loopback.BulkStreamCountsEqualOnBothSides, whose reader keeps up,
+// ends the step while it waits.)
+TEST(Loopback, SendfileForADurationEndsWithEveryByteReadOnBothSides) {
+  TempDir dir;
+  const std::uint64_t file_bytes = 3 * 1024 * 1024 + 123;  // not a multiple of the wake-up mark
+  {
+    std::ofstream f(dir.path() / "payload.bin", std::ios::binary);
+    f << std::string(file_bytes, 'x');
+  }
+  const auto profile = dir.write("sf.xml", R"XML(<?xml version="1.0"?>
+<profile name="sendfile">
+  <group nthreads="1">
+    <transaction iterations="1"><flowop type="connect" options="remotehost=$h protocol=tcp"/></transaction>
+    <transaction duration="1s"><flowop type="sendfile" options="file=$file size=64k"/></transaction>
+    <transaction iterations="1"><flowop type="disconnect"/></transaction>
+  </group>
+</profile>
+)XML");
+  const auto out = dir.path() / "r.json";
+  const auto start = std::chrono::steady_clock::now();
+  const auto r = run_volley({"run", profile, "--local", "--set",
+                             fmt::format("file={}", (dir.path() / "payload.bin").string()),
+                             "--json", out, "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 6s);  // no wait for the step's grace
+  const json doc = read_json(out);
+  EXPECT_EQ(doc["status"], "ok") << doc["failure"];
+  ASSERT_EQ(doc["comparison"].size(), 1U);
+  EXPECT_EQ(doc["comparison"][0]["master_bytes"], doc["comparison"][0]["slave_bytes"]);
+  const auto& master_op = doc["groups"][0]["transactions"][1]["flowops"][0];
+  const auto& slave_op = doc["slaves"][0]["groups"][0]["transactions"][1]["flowops"][0];
+  EXPECT_GT(master_op["ops"].get<std::uint64_t>(), 10U);
+  EXPECT_EQ(master_op["bytes_written"].get<std::uint64_t>(),
+            master_op["ops"].get<std::uint64_t>() * file_bytes);
+  EXPECT_EQ(slave_op["bytes_read"], master_op["bytes_written"]);
+}
+
 TEST(Loopback, ConnectDisconnectLoopAndTwoGroups) {
   TempDir dir;
   const auto profile = dir.write("mix.xml", R"XML(<?xml version="1.0"?>

@@ -86,11 +86,16 @@ class TcpConnection {
     return IoResult{r.bytes, r.ec};
   }
   /// Wakes a waiting reader only once `bytes` are queued (SO_RCVLOWAT; the end of the stream and
-  /// errors wake it whatever the mark), at most kMaxWakeAfter. The caller must know the peer will
-  /// send that many, or its reader waits for bytes that never come. A system call only when the
-  /// mark changes.
+  /// errors wake it whatever the mark, and so does a receive window about to close), at most
+  /// kMaxWakeAfter. The caller must know the peer will send that many, or its reader waits for
+  /// bytes that never come. A system call only when the mark changes. The kernel makes room for
+  /// twice the mark in the receive buffer (tcp_set_rcvlowat), unless wndsz= fixed its size; then
+  /// it caps the mark at half of it.
   void wake_after(std::size_t bytes);
-  static constexpr std::size_t kMaxWakeAfter = std::size_t{64} * 1024;
+  /// At most one wake-up per MiB of a stream: the sender, which on loopback runs the reader's
+  /// wake-up, then pays for one per MiB, a small part of its time on any machine where a wake-up
+  /// costs less than a few hundred microseconds; and a reader's unread bytes stay bounded.
+  static constexpr std::size_t kMaxWakeAfter = std::size_t{1024} * 1024;
   /// A send(2) now, without waiting (the socket is non-blocking, and MSG_DONTWAIT says so again):
   /// straight to the system call rather than through Asio's write_some (its loop and error
   /// plumbing were ~40 instructions a write). EINTR is tried again; EAGAIN is would_block().
