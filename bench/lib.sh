@@ -32,7 +32,9 @@ bench_init() {
     esac
   done
   volley="$build/src/volley"
-  [[ -x $volley ]] || { echo "build volley first (scripts/build.sh $build)" >&2; exit 2; }
+  # A script that runs only references sets without_volley=1 first.
+  [[ -n ${without_volley:-} || -x $volley ]] ||
+    { echo "build volley first (scripts/build.sh $build)" >&2; exit 2; }
   work=$(mktemp -d)
   trap 'rm -rf "$work"' EXIT
 }
