@@ -82,6 +82,7 @@ awaitable<void> MasterRun::State::start_steps() {
   engine->start();
   report.timed_steps = engine::timed_steps(*plan);
   report.slot_names = slot_names(*settings.profile, *plan);
+  report.master_steps.assign(plan->txn_count, {});
   run_start = MasterClock::now();
   last_interval = run_start;
   last_progress_at = run_start;
@@ -129,10 +130,12 @@ awaitable<bool> MasterRun::State::run_step(std::size_t step) {
   }
   co_await send_all(std::move(proceed));
   step_release[step] = MasterClock::now();
+  report.master_steps[step].released_unix_ns = unix_now_ns();
   engine->release(step);
   log(fmt::format("step {} of {} started", step + 1, plan->txn_count));
   if (tracing) trace(fmt::format("step {} released", step));
   if (!co_await wait_for_local_step(step)) co_return false;
+  report.master_steps[step].ended_unix_ns = unix_now_ns();
   if (step == report.timed_steps.back() && cpu_before) measure_timed_end();
   co_await send_step_end(step);
   if (!co_await wait_for_slaves_step_done(step)) co_return false;

@@ -11,8 +11,6 @@
 namespace volley::report {
 namespace {
 
-using testing::kStartUnixNs;
-
 std::vector<std::string> lines_named(const std::string& text, const std::string& name) {
   std::vector<std::string> out;
   std::istringstream in(text);
@@ -52,34 +50,6 @@ TEST(UperfOutput, SectionsFollowUperfsLetters) {
   const UperfSections after = uperf_sections("nRg");
   EXPECT_TRUE(after.raw && after.groups);
   EXPECT_FALSE(after.stats || after.run_statistics);
-}
-
-TEST(UperfOutput, CumulativeLinesPerStepFromTheIntervals) {
-  const RunReport report = testing::make_report();
-  const std::string out = format_uperf_report(report, uperf_sections("R"));
-  // Step 1 (Txn2): a zero line at its release, one line per interval (cumulative), the last at
-  // its end. Bytes are flowop bytes of every group; operations are flowop executions.
-  const std::int64_t s = kStartUnixNs;
-  const auto kb = testing::kKiB;
-  const std::vector<std::string> expected{
-      format_uperf_raw_line(s + 1'000'000'000, "Txn2", 0, 0),
-      format_uperf_raw_line(s + 2'000'000'000, "Txn2", (200 + 200 + 6400) * kb, 500),
-      format_uperf_raw_line(s + 3'000'000'000, "Txn2", (200 + 200 + 9600) * kb, 550),
-      format_uperf_raw_line(s + 6'000'000'000, "Txn2", (200 + 200 + 9600) * kb, 550)};
-  const auto txn2 = lines_named(out, "Txn2");
-  ASSERT_EQ(txn2.size(), expected.size()) << out;
-  for (std::size_t i = 0; i < expected.size(); ++i) EXPECT_EQ(txn2[i] + "\n", expected[i]);
-  // Txn1 and Txn3 open and close too; each step's lines end with a blank line, then the rule and
-  // the Total over the whole run.
-  EXPECT_EQ(lines_named(out, "Txn1").size(), 2U);
-  EXPECT_EQ(lines_named(out, "Txn3").front() + "\n",
-            format_uperf_raw_line(s + 6'000'000'000, "Txn3", 0, 0));
-  const Totals all = all_totals(report.master.result);
-  EXPECT_NE(out.find("\n\n" + std::string(79, '-') + "\n" +
-                     format_uperf_raw_line(s + 6'500'000'000, "Total", all.bytes, all.ops)),
-            std::string::npos)
-      << out;
-  EXPECT_EQ(all.ops, 2509U);
 }
 
 TEST(UperfOutput, RunStatisticsInUperfsColumnsOverTheWholeRun) {
