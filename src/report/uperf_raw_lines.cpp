@@ -126,7 +126,8 @@ std::string UperfRawLines::emit(std::size_t step, std::int64_t unix_ns, std::int
     const std::int64_t last_ms = last->unix_ns / kNsPerMs;
     if (unix_ns / kNsPerMs <= last_ms) {
       if (counts == last->counts) return "";
-      unix_ns = std::max(unix_ns, later_ns);
+      // Counted after the previous line (the end-of-step drain) though stamped before it.
+      if (unix_ns < last->unix_ns) unix_ns = later_ns;
       if (unix_ns / kNsPerMs <= last_ms) unix_ns = (last_ms + 1) * kNsPerMs;
     }
   }

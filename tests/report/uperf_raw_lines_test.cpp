@@ -95,6 +95,18 @@ TEST(UperfRawLines, NoTwoLinesOfAStepInOneMillisecond) {
             raw_line(1'700'000'002'124'000'000, "Txn2", (200 + 200 + 6400) * kKiB, 501));
 }
 
+TEST(UperfRawLines, AStepEndedInTheMillisecondOfItsReleaseEndsInTheNextOne) {
+  RunReport report = running_report();
+  report.master_steps[0].ended_unix_ns = kStartUnixNs + 300'000;  // 4 connects in 0.3 ms
+  UperfRawLines lines(true, kStartUnixNs);
+  report.intervals.push_back(testing::make_intervals().at(0));
+  report.intervals.back().txns[0].ops = 4;  // g0/connect
+  const std::string out = lines.interval(report, report.intervals.back());
+  EXPECT_EQ(out.substr(0, out.find("\n\n") + 1),
+            format_uperf_setup_time(0) + raw_line(kStartUnixNs, "Txn1", 0, 0) +
+                raw_line(1'700'000'000'124'000'000, "Txn1", 0, 4));
+}
+
 TEST(UperfRawLines, NoStatisticsOnlyEndsTheStartLine) {
   RunReport report = running_report();
   UperfRawLines lines(false, kStartUnixNs - 2 * kSecond);

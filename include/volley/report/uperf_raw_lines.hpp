@@ -54,8 +54,9 @@ class UperfRawLines {
   /// The zero line of step `step`, at its release (or `fallback_ns`), unless it is out already.
   std::string open(const RunReport& report, std::size_t step, std::int64_t fallback_ns);
   /// The line of step `step` with its counters so far, at `unix_ns`. One in the millisecond of the
-  /// step's previous line is not printed when it says nothing new, and is moved to `later_ns`, or
-  /// else to the next millisecond, when it does.
+  /// step's previous line (or before it) is not printed when it says nothing new; when it does, it
+  /// moves to the next millisecond, or to `later_ns` (when its counters were seen) if it was
+  /// stamped before the previous line.
   std::string emit(std::size_t step, std::int64_t unix_ns, std::int64_t later_ns);
 
   bool lines_;
