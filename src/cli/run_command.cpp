@@ -205,6 +205,7 @@ int run_command(const RunOptions& options, int argc, char** argv) {
   request.interval = options.interval;
   request.record_latency = !options.no_latency;
   request.sample_tcp = !options.no_tcp_info;
+  request.count_strands = uperf_layout && uperf.strands;
   request.start_at_unix_ns = start_at;
   request.max_duration = options.max_duration;
   request.connect_timeout =

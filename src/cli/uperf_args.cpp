@@ -198,7 +198,7 @@ std::string uperf_usage() {
          "\t-s\t\t Slave (volley serve)\n"
          "\t-S <protocol>\t Accepted; the control connection is always TCP\n"
          "\t-n\t\t No statistics\n"
-         "\t-T\t\t Strand statistics (volley counts per group: see -g)\n"
+         "\t-T\t\t Strand (thread) statistics\n"
          "\t-t\t\t Transaction averages\n"
          "\t-f\t\t Flowop averages\n"
          "\t-g\t\t Group statistics\n"

@@ -87,10 +87,18 @@ std::string group_details(const RunReport& report) {
   return details_section("Group Details", body);
 }
 
-std::string strand_details() {
-  return details_section(
-      "Strand Details",
-      "volley keeps no per-strand counters; Group Details has each group's strands summed\n");
+/// uperf's -T: one line per strand of each group, named as uperf names its threads (Thr0.. within
+/// each group), stamped like the group lines with the run's end.
+std::string strand_details(const RunReport& report) {
+  const std::int64_t end = uperf_run_end_ns(report);
+  std::string body;
+  for (const results::GroupResult& group : report.master.result.groups) {
+    for (std::size_t s = 0; s < group.strand_counts.size(); ++s) {
+      const results::StrandCounts& c = group.strand_counts[s];
+      body += format_uperf_raw_line(end, fmt::format("Thr{}", s), c.bytes, c.ops);
+    }
+  }
+  return details_section("Strand Details", body);
 }
 
 std::string average_row(std::string_view name, const results::SlotStats& stats) {
@@ -277,7 +285,7 @@ std::string format_uperf_raw_line(std::int64_t unix_ns, std::string_view name, s
 std::string format_uperf_report(const RunReport& report, const UperfSections& sections) {
   std::string out;
   if (sections.groups) out += group_details(report);
-  if (sections.strands) out += strand_details();
+  if (sections.strands) out += strand_details(report);
   if (sections.transactions) out += transaction_averages(report);
   if (sections.flowops) out += flowop_averages(report);
   if (sections.netstat) out += netstat(report);

@@ -101,6 +101,27 @@ TEST(UperfOutput, AllSectionsInUperfsOrder) {
       << out;
 }
 
+TEST(UperfOutput, StrandDetailsHaveALinePerStrandNamedAsUperfsThreads) {
+  RunReport report = testing::make_report();
+  auto& groups = report.master.result.groups;
+  const std::uint64_t kKiB = testing::kKiB;
+  groups[0].strand_counts = {{250, 512 * kKiB, 250}, {250, 512 * kKiB, 250}, {0, 0, 0}, {9, 9, 1}};
+  groups[1].strand_counts = {{501, 500 * 64 * kKiB, 501}};
+  const std::string out = format_uperf_report(report, uperf_sections("TR"));
+  const std::string heading = "\nStrand Details\n" + uperf_rule();
+  const auto at = out.find(heading);
+  ASSERT_NE(at, std::string::npos) << out;
+  // Thr0.. within each group, as uperf numbers each group's threads; stamped with the run's end.
+  const std::int64_t end = uperf_run_end_ns(report);
+  EXPECT_EQ(out.substr(at + heading.size(),
+                       out.find("\n\n", at + heading.size()) - at - heading.size() + 1),
+            format_uperf_raw_line(end, "Thr0", 512 * kKiB, 250) +
+                format_uperf_raw_line(end, "Thr1", 512 * kKiB, 250) +
+                format_uperf_raw_line(end, "Thr2", 0, 0) +
+                format_uperf_raw_line(end, "Thr3", 9, 9) +
+                format_uperf_raw_line(end, "Thr0", 500 * 64 * kKiB, 501));
+}
+
 TEST(UperfOutput, NoStatisticsPrintsNothing) {
   EXPECT_EQ(format_uperf_report(testing::make_report(), uperf_sections("nR")), "");
 }
