@@ -51,6 +51,15 @@ std::vector<report::SlotName> slot_names(const profile::Profile& profile,
   return names;
 }
 
+/// This process's CPU time (user + system) since `before`, seconds; nullopt when either reading
+/// failed.
+std::optional<double> cpu_seconds_since(const std::optional<sampling::ProcessCpuTimes>& before) {
+  const auto after = sampling::read_process_cpu();
+  if (!before || !after) return std::nullopt;
+  const auto used = (after->user - before->user) + (after->system - before->system);
+  return std::chrono::duration<double>(used).count();
+}
+
 }  // namespace
 
 awaitable<void> MasterRun::State::start_steps() {
@@ -129,6 +138,7 @@ awaitable<bool> MasterRun::State::run_step(std::size_t step) {
     if (auto problem = co_await children->send_all(proceed); !problem.empty()) fail(problem);
   }
   co_await send_all(std::move(proceed));
+  const auto cpu_at_release = sampling::read_process_cpu();
   step_release[step] = MasterClock::now();
   report.master_steps[step].released_unix_ns = unix_now_ns();
   engine->release(step);
@@ -140,6 +150,7 @@ awaitable<bool> MasterRun::State::run_step(std::size_t step) {
   co_await send_step_end(step);
   if (!co_await wait_for_slaves_step_done(step)) co_return false;
   co_await drain_step(step);
+  if (!children) report.master_steps[step].cpu_s = cpu_seconds_since(cpu_at_release);
   co_return failure.empty();
 }
 

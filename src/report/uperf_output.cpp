@@ -8,10 +8,32 @@
 #include <optional>
 #include <vector>
 
+#include "uperf_format.hpp"
 #include "volley/report/comparison.hpp"
 
 namespace volley::report {
+namespace detail {
+
+std::string uperf_time(double ns, int width) {
+  static constexpr std::string_view kPrefix = "num";
+  std::size_t index = 0;
+  while (ns >= 1000.0 && index < kPrefix.size()) {
+    ++index;
+    ns /= 1000.0;
+  }
+  const std::string text = index == kPrefix.size()
+                               ? fmt::format("{:{}.2f}s", ns, width - 1)
+                               : fmt::format("{:{}.2f}{}s", ns, width - 2, kPrefix[index]);
+  return fmt::format("{:>{}} ", text, width);
+}
+
+std::string uperf_missing(int width) { return fmt::format("{:>{}} ", "-", width); }
+
+}  // namespace detail
+
 namespace {
+
+using detail::uperf_time;
 
 // uperf draws its rules one column short of the window, 80 columns when stdout is not a tty
 // (which is how wrappers run it).
@@ -43,24 +65,6 @@ std::string uperf_decimal(double value, bool bits) {
 std::string uperf_number(double value, int width, bool bits) {
   return fmt::format("{:>{}} ", uperf_decimal(value, bits), width);
 }
-
-/// uperf's adaptive_print_time(): ns, us, ms or s with two decimals, right-aligned in `width`,
-/// then a blank.
-std::string uperf_time(double ns, int width) {
-  static constexpr std::string_view kPrefix = "num";
-  std::size_t index = 0;
-  while (ns >= 1000.0 && index < kPrefix.size()) {
-    ++index;
-    ns /= 1000.0;
-  }
-  const std::string text = index == kPrefix.size()
-                               ? fmt::format("{:{}.2f}s", ns, width - 1)
-                               : fmt::format("{:{}.2f}{}s", ns, width - 2, kPrefix[index]);
-  return fmt::format("{:>{}} ", text, width);
-}
-
-/// A column volley has no figure for: a dash where uperf prints a made-up 0.
-std::string missing(int width) { return fmt::format("{:>{}} ", "-", width); }
 
 /// uperf's name for group `index`: its name attribute (lower-cased, as uperf reads the whole
 /// profile) or `Group0`.
@@ -99,48 +103,6 @@ std::string strand_details(const RunReport& report) {
     }
   }
   return details_section("Strand Details", body);
-}
-
-std::string average_row(std::string_view name, const results::SlotStats& stats) {
-  const stats::LatencyHistogram& latency = stats.latency;
-  std::string row = fmt::format("{:<15} {:>8} ", name, stats.counters.ops);
-  if (latency.count() == 0)
-    return row + missing(11) + missing(11) + missing(11) + missing(11) + "\n";
-  return row + uperf_time(latency.mean(), 11) + missing(11) +
-         uperf_time(static_cast<double>(latency.max()), 11) +
-         uperf_time(static_cast<double>(latency.min()), 11) + "\n";
-}
-
-std::string averages_header(std::string_view label) {
-  return fmt::format("\n{:<15} {}\n{}", label,
-                     "   Count         avg         cpu         max         min ", uperf_rule());
-}
-
-/// uperf's -t table: one row per transaction of each group, named Txn0.. (0-based, as uperf's
-/// table names them), skipping transactions that never completed.
-std::string transaction_averages(const RunReport& report) {
-  std::string out = averages_header("Txn");
-  for (const results::GroupResult& group : report.master.result.groups) {
-    for (std::size_t t = 0; t < group.transactions.size(); ++t) {
-      const results::TxnResult& txn = group.transactions[t];
-      if (txn.stats.counters.ops == 0) continue;
-      out += average_row(fmt::format("Txn{}", t), txn.stats);
-    }
-  }
-  return out + "\n";
-}
-
-std::string flowop_averages(const RunReport& report) {
-  std::string out = averages_header("Flowop");
-  for (const results::GroupResult& group : report.master.result.groups) {
-    for (const results::TxnResult& txn : group.transactions) {
-      for (const results::FlowopResult& flowop : txn.flowops) {
-        if (flowop.stats.counters.ops == 0) continue;
-        out += average_row(flowop.type, flowop.stats);
-      }
-    }
-  }
-  return out + "\n";
 }
 
 std::string netstat(const RunReport& report) {
@@ -286,8 +248,8 @@ std::string format_uperf_report(const RunReport& report, const UperfSections& se
   std::string out;
   if (sections.groups) out += group_details(report);
   if (sections.strands) out += strand_details(report);
-  if (sections.transactions) out += transaction_averages(report);
-  if (sections.flowops) out += flowop_averages(report);
+  if (sections.transactions) out += detail::uperf_transaction_averages(report);
+  if (sections.flowops) out += detail::uperf_flowop_averages(report);
   if (sections.netstat) out += netstat(report);
   if (sections.run_statistics) out += run_statistics(report);
   return out;

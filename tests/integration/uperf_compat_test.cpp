@@ -156,6 +156,14 @@ TEST(UperfCompat, WrapperRegexesReadTheSameFieldsAsFromUperf) {
   EXPECT_GT(strand_ops, 0U);
   EXPECT_EQ(strand_ops, group_ops);
 
+  // -f's table: the cpu column has the master's CPU per execution of the step (a time, as uperf
+  // prints it), for the ping-pong's write and read.
+  const std::regex flowop_row("^(write|read) +([0-9]+) +(\\S+) +(\\S+) +(\\S+) +(\\S+) *$");
+  const auto rows = matches(flowop_row, r.out);
+  ASSERT_EQ(rows.size(), 2U) << r.out;
+  for (const auto& row : rows)
+    EXPECT_TRUE(std::regex_match(row[3], std::regex("[0-9]+\\.[0-9]{2}[num]?s"))) << row[3];
+
   // uperf's Run Statistics heading, and rows whose columns read as uperf's do.
   const std::string heading =
       "Hostname            Time       Data   Throughput   Operations      Errors";

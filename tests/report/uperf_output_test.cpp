@@ -122,6 +122,38 @@ TEST(UperfOutput, StrandDetailsHaveALinePerStrandNamedAsUperfsThreads) {
                 format_uperf_raw_line(end, "Thr0", 500 * 64 * kKiB, 501));
 }
 
+/// The whitespace-separated fields of the first line of `text` that starts with `prefix`.
+std::vector<std::string> row_fields(const std::string& text, const std::string& prefix) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.starts_with(prefix)) continue;
+    std::istringstream fields(line);
+    std::vector<std::string> out;
+    for (std::string f; fields >> f;) out.push_back(f);
+    return out;
+  }
+  return {};
+}
+
+TEST(UperfOutput, CpuColumnIsTheStepsCpuPerExecution) {
+  RunReport report = testing::make_report();
+  // Step 1 took 2.5 CPU seconds of the master's process for its 2500 flowop executions (g0's
+  // 1000 writes and 1000 reads, g1's 500 writes); step 0's CPU is unknown.
+  report.master_steps = {{}, {0, 0, 2.5}, {0, 0, 0.0}};
+  const std::string out = format_uperf_report(report, uperf_sections("tfR"));
+  // Columns: name, count, avg, cpu, max, min. Each flowop of the step: 1 ms an execution.
+  EXPECT_EQ(row_fields(out, "write               1000 ").at(3), "1.00ms") << out;
+  EXPECT_EQ(row_fields(out, "read                1000 ").at(3), "1.00ms") << out;
+  EXPECT_EQ(row_fields(out, "write                500 ").at(3), "1.00ms") << out;
+  EXPECT_EQ(row_fields(out, "connect                4 ").at(3), "-") << out;
+  // A transaction: its flowops' share per iteration (g0's rr: 2 executions an iteration).
+  EXPECT_EQ(row_fields(out, "Txn1                1000 ").at(3), "2.00ms") << out;
+  EXPECT_EQ(row_fields(out, "Txn1                 500 ").at(3), "1.00ms") << out;
+  EXPECT_EQ(row_fields(out, "Txn0                   4 ").at(3), "-") << out;
+  // A step whose CPU time did not move (getrusage counts in its own ticks): zero, not missing.
+  EXPECT_EQ(row_fields(out, "Txn2                   4 ").at(3), "0.00ns") << out;
+}
+
 TEST(UperfOutput, NoStatisticsPrintsNothing) {
   EXPECT_EQ(format_uperf_report(testing::make_report(), uperf_sections("nR")), "");
 }

@@ -125,6 +125,10 @@ struct SlotName {
 struct MasterStep {
   std::int64_t released_unix_ns = 0;  ///< when it was released; 0: not yet
   std::int64_t ended_unix_ns = 0;     ///< when the master's own strands ended it; 0: not yet
+  /// The master process's CPU time (user + system, all its threads) from the release to the end
+  /// of the step's drain, seconds; nullopt when unknown, or when the master's side is spread over
+  /// processes (this one's CPU would be a share of it).
+  std::optional<double> cpu_s = std::nullopt;
 };
 
 struct RunReport {
