@@ -33,6 +33,7 @@
 #include "volley/report/result_checks.hpp"
 #include "volley/report/text_report.hpp"
 #include "volley/report/uperf_output.hpp"
+#include "volley/report/uperf_raw_lines.hpp"
 #include "volley/core/sha256.hpp"
 
 namespace volley::cli {
@@ -61,13 +62,6 @@ std::string uperf_start_line(const profile::Profile& profile) {
   for (const profile::Group& g : profile.groups)
     (g.from_nprocs ? processes : threads) += g.nthreads;
   return report::format_uperf_start(profile.name, threads, processes);
-}
-
-/// How long the run took to reach its first release (uperf prints its set-up time there).
-double setup_seconds(const report::RunReport& result, std::int64_t started_unix_ns) {
-  const auto& windows = result.master.result.windows;
-  if (windows.empty() || windows.front().start_unix_ns <= started_unix_ns) return 0;
-  return static_cast<double>(windows.front().start_unix_ns - started_unix_ns) / 1e9;
 }
 
 }  // namespace
@@ -211,6 +205,7 @@ int run_command(const RunOptions& options, int argc, char** argv) {
   request.interval = options.interval;
   request.record_latency = !options.no_latency;
   request.sample_tcp = !options.no_tcp_info;
+  request.count_strands = uperf_layout && uperf.strands;
   request.start_at_unix_ns = start_at;
   request.max_duration = options.max_duration;
   request.connect_timeout =
@@ -243,9 +238,14 @@ int run_command(const RunOptions& options, int argc, char** argv) {
       report::write_interval_histograms(r, r.intervals.size() - 1, slots, *latency_out);
     };
   }
-  const std::int64_t started_unix_ns = core::unix_now_ns();
+  // uperf's time-stamped lines go out as each interval arrives, as uperf prints them.
+  report::UperfRawLines raw_lines(uperf.stats, core::unix_now_ns());
   if (uperf_layout) {
     text << uperf_start_line(profile) << std::flush;
+    request.on_interval = [&text, &raw_lines](const report::RunReport& r,
+                                              const report::IntervalSample& s) {
+      text << raw_lines.interval(r, s) << std::flush;
+    };
   } else {
     if (!options.quiet) request.on_interval = live_line_printer(text, tty);
     text << fmt::format("volley {}: running profile '{}' ({})\n", VOLLEY_VERSION, profile.name,
@@ -264,8 +264,7 @@ int run_command(const RunOptions& options, int argc, char** argv) {
   local.stop();
   result.command_line.assign(argv, argv + argc);
   if (uperf_layout) {
-    text << report::format_uperf_setup_time(setup_seconds(result, started_unix_ns))
-         << report::format_uperf_report(result, uperf);
+    text << raw_lines.finish(result) << report::format_uperf_report(result, uperf);
   } else {
     text << report::format_final_report(result);
   }

@@ -37,6 +37,7 @@ report::RunReport run_once(const RunOnceRequest& request) {
   settings.on_interval_histograms = request.on_interval_histograms;
   settings.record_latency = request.record_latency;
   settings.sample_tcp = request.sample_tcp;
+  settings.count_strands = request.count_strands;
   settings.key = request.key;
   settings.tls_ca_file = request.tls_ca_file;
   settings.start_at_unix_ns = request.start_at_unix_ns;

@@ -25,8 +25,8 @@ bool starts_long_option(const std::string& a) { return a.size() > 2 && a.starts_
 std::string note_for(char flag, const std::string& value) {
   switch (flag) {
     case 'p':
-      return "-p: volley measures CPU per host and process over the timed part (its CPU table), "
-             "not per flowop; -f is assumed, as uperf does";
+      return "-p: the cpu column is the master process's CPU per execution over each step, not "
+             "each flowop's own (volley always fills it); -f is assumed, as uperf does";
     case 'e':
     case 'E':
       return fmt::format("-{}: volley reads no hardware CPU counters; -f is assumed, as uperf does",
@@ -198,12 +198,12 @@ std::string uperf_usage() {
          "\t-s\t\t Slave (volley serve)\n"
          "\t-S <protocol>\t Accepted; the control connection is always TCP\n"
          "\t-n\t\t No statistics\n"
-         "\t-T\t\t Strand statistics (volley counts per group: see -g)\n"
+         "\t-T\t\t Strand (thread) statistics\n"
          "\t-t\t\t Transaction averages\n"
          "\t-f\t\t Flowop averages\n"
          "\t-g\t\t Group statistics\n"
          "\t-k\t\t NIC statistics (always collected)\n"
-         "\t-p, -e, -E\t Accepted; -f assumed (no per-flowop CPU or hardware counters)\n"
+         "\t-p, -e, -E\t Accepted; -f assumed (no hardware counters)\n"
          "\t-a\t\t All statistics\n"
          "\t-X <file>\t Latency histograms to <file> (volley run --latency-log)\n"
          "\t-i <interval>\t Interval of the statistics (uperf's units: 1 = 1 s, 100m = 100 ms)\n"

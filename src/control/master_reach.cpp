@@ -198,6 +198,7 @@ awaitable<void> MasterRun::State::build_local_side() {
   config.peers = static_cast<std::uint32_t>(std::max<std::size_t>(1, slaves.size()));
   config.record_latency = settings.record_latency;
   config.sample_tcp = settings.sample_tcp;
+  config.count_strands = settings.count_strands;
   for (std::size_t i = 0; i < slaves.size(); ++i) {
     const auto& s = slaves[i];
     const auto port = s.ports->count(0) != 0 ? s.ports->at(0) : std::uint16_t{0};
@@ -237,6 +238,7 @@ awaitable<void> MasterRun::State::build_local_side() {
                        settings.record_latency,
                        settings.sample_tcp};
       load.listen_address = config.listen_address.to_string();
+      load.count_strands = settings.count_strands;
       if (settings.max_duration) load.max_duration_ns = settings.max_duration->count();
       load.tls_pins = slave_fingerprints();
       load.tls_ca_file = settings.tls_ca_file;

@@ -51,6 +51,15 @@ std::vector<report::SlotName> slot_names(const profile::Profile& profile,
   return names;
 }
 
+/// This process's CPU time (user + system) since `before`, seconds; nullopt when either reading
+/// failed.
+std::optional<double> cpu_seconds_since(const std::optional<sampling::ProcessCpuTimes>& before) {
+  const auto after = sampling::read_process_cpu();
+  if (!before || !after) return std::nullopt;
+  const auto used = (after->user - before->user) + (after->system - before->system);
+  return std::chrono::duration<double>(used).count();
+}
+
 }  // namespace
 
 awaitable<void> MasterRun::State::start_steps() {
@@ -82,6 +91,7 @@ awaitable<void> MasterRun::State::start_steps() {
   engine->start();
   report.timed_steps = engine::timed_steps(*plan);
   report.slot_names = slot_names(*settings.profile, *plan);
+  report.master_steps.assign(plan->txn_count, {});
   run_start = MasterClock::now();
   last_interval = run_start;
   last_progress_at = run_start;
@@ -128,15 +138,19 @@ awaitable<bool> MasterRun::State::run_step(std::size_t step) {
     if (auto problem = co_await children->send_all(proceed); !problem.empty()) fail(problem);
   }
   co_await send_all(std::move(proceed));
+  const auto cpu_at_release = sampling::read_process_cpu();
   step_release[step] = MasterClock::now();
+  report.master_steps[step].released_unix_ns = unix_now_ns();
   engine->release(step);
   log(fmt::format("step {} of {} started", step + 1, plan->txn_count));
   if (tracing) trace(fmt::format("step {} released", step));
   if (!co_await wait_for_local_step(step)) co_return false;
+  report.master_steps[step].ended_unix_ns = unix_now_ns();
   if (step == report.timed_steps.back() && cpu_before) measure_timed_end();
   co_await send_step_end(step);
   if (!co_await wait_for_slaves_step_done(step)) co_return false;
   co_await drain_step(step);
+  if (!children) report.master_steps[step].cpu_s = cpu_seconds_since(cpu_at_release);
   co_return failure.empty();
 }
 

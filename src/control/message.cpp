@@ -103,6 +103,7 @@ json to_json(const LoadRequest& load) {
                               {"sample_tcp", load.sample_tcp},
                               {"file_sets", std::move(files)}});
   if (load.max_duration_ns > 0) out["max_duration_ns"] = load.max_duration_ns;
+  if (load.count_strands) out["count_strands"] = true;
   if (load.peers != 1) out["peers"] = load.peers;
   if (load.shard_count > 1 || load.master_side || !load.listen_address.empty()) {
     out["shard"] = {{"index", load.shard_index}, {"count", load.shard_count}};
@@ -135,6 +136,7 @@ std::optional<LoadRequest> load_from_json(const json& m, std::string& error) {
     load.workers = checked_uint(m.at("workers"), std::numeric_limits<std::size_t>::max());
     load.record_latency = !m.contains("record_latency") || m.at("record_latency").get<bool>();
     load.sample_tcp = !m.contains("sample_tcp") || m.at("sample_tcp").get<bool>();
+    load.count_strands = m.contains("count_strands") && m.at("count_strands").get<bool>();
     if (m.contains("max_duration_ns")) {
       load.max_duration_ns = m.at("max_duration_ns").get<std::int64_t>();
       if (load.max_duration_ns <= 0) {

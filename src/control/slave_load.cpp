@@ -281,6 +281,7 @@ std::string SlaveServer::build_engine(Session& s, LoadedRun& run, const LoadRequ
     if (auto* why = std::get_if<std::string>(&made)) return *why;
     config.tls = std::get<std::shared_ptr<const transport::TlsSetup>>(std::move(made));
   }
+  config.count_strands = load.count_strands;
   config.on_txn_done = [this, &s](std::size_t step) {
     asio::post(context_, [&s, step] { s.events.push(LocalStepDone{step}); });
   };

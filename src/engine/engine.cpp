@@ -394,6 +394,17 @@ void Engine::route_udp(const transport::ConnectionHeader& header, asio::ip::udp:
   workers_[worker]->post_deliver_udp(local, header.conn, peer, protocol, fd);
 }
 
+std::vector<results::StrandCounts> Engine::strand_counts(std::size_t g) const {
+  std::vector<results::StrandCounts> out;
+  if (!config_.count_strands) return out;
+  out.reserve(placement_[g].size());
+  for (const auto& [worker, local] : placement_[g]) {
+    out.push_back(worker == kNotHere ? results::StrandCounts{}
+                                     : workers_[worker]->strand_counts(local));
+  }
+  return out;
+}
+
 results::RunResult Engine::finish() {
   if (finished_) return {};
   finished_ = true;
@@ -411,7 +422,7 @@ results::RunResult Engine::finish() {
   }
   for (std::size_t g = 0; g < plan_.groups.size(); ++g) {
     const GroupPlan& gp = plan_.groups[g];
-    results::GroupResult gr{group_display_name(gp, g), local_strands_[g], {}};
+    results::GroupResult gr{group_display_name(gp, g), local_strands_[g], {}, strand_counts(g)};
     for (std::size_t t = 0; t < gp.txns.size(); ++t) {
       const TxnPlan& tp = gp.txns[t];
       results::TxnResult tr{txn_display_name(tp, t), std::move(totals[tp.slot]), {}, {}};

@@ -164,6 +164,7 @@ void Strand::count_drained(std::size_t txn, std::uint32_t conn, std::uint64_t n)
   worker_.slot(group.txns[txn].slot).counters.bytes_read += n;
   if (const auto slot = reading_slot(group.txns[txn], conn))
     worker_.slot(*slot).counters.bytes_read += n;
+  count_own_bytes(n);
 }
 
 asio::awaitable<std::vector<DrainShortfall>> Strand::drain(

@@ -96,6 +96,7 @@ void Strand::count_ok(const OpPlan& op, Clock::time_point from, Clock::time_poin
   results::SlotStats& stats = worker_.slot(op.slot);
   ++stats.counters.ops;
   if (timing) stats.latency.record(elapsed_ns(from, done));
+  count_own_op();
 }
 
 Strand::TxnLoop Strand::begin_txn(const TxnPlan& txn) {
@@ -306,6 +307,7 @@ void Strand::account_iteration(const TxnPlan& txn, Clock::time_point intended,
                                Clock::time_point started, Clock::time_point ended, bool timing) {
   results::SlotStats& stats = worker_.slot(txn.slot);
   ++stats.counters.ops;
+  count_own_iteration();
   if (timing) {
     stats.latency.record(elapsed_ns(intended, ended));
     if (txn.uncorrected_slot) {

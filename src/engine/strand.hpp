@@ -48,6 +48,8 @@ class Strand : private StrandCore {
   /// `slots`' summary of that transaction (the worker's interval sample).
   void sample_tcp_now(std::vector<results::SlotStats>& slots);
   [[nodiscard]] bool failed() const { return failed_; }
+  /// This strand's own counts (EngineConfig::count_strands; zero when not counted).
+  [[nodiscard]] const results::StrandCounts& own_counts() const { return own_; }
   /// Between steps, before the drain (see Worker::post_drain): every connection the peer made
   /// that this strand never accepted joins its pool, numbered as the peer numbered it.
   void adopt_inbox();

@@ -116,10 +116,26 @@ class StrandCore {
   void add_read(const OpPlan& op, std::uint64_t n) {
     worker_.slot(op.slot).counters.bytes_read += n;
     worker_.slot(txn_slot_).counters.bytes_read += n;
+    count_own_bytes(n);
   }
   void add_written(const OpPlan& op, std::uint64_t n) {
     worker_.slot(op.slot).counters.bytes_written += n;
     worker_.slot(txn_slot_).counters.bytes_written += n;
+    count_own_bytes(n);
+  }
+  // This strand's own counts (EngineConfig::count_strands): asked of the worker, whose slots the
+  // same count touches anyway, so that when off they cost a test of a flag in a hot line.
+  void count_own_op() {
+    if (worker_.counts_strands()) [[unlikely]]
+      ++own_.ops;
+  }
+  void count_own_bytes(std::uint64_t n) {
+    if (worker_.counts_strands()) [[unlikely]]
+      own_.bytes += n;
+  }
+  void count_own_iteration() {
+    if (worker_.counts_strands()) [[unlikely]]
+      ++own_.transactions;
   }
   /// Consumes up to `most` stashed bytes of `c` (see Connection::stash); returns how many.
   static std::uint64_t take_stash(Connection& c, std::uint64_t most) {
@@ -212,6 +228,7 @@ class StrandCore {
   std::uint64_t failed_opens_ = 0;
   /// TLS sessions to resume from (connects with `resume`), made at the first one kept.
   std::unique_ptr<transport::TlsSessions> tls_sessions_;
+  results::StrandCounts own_;  ///< see count_own_op()
 };
 
 }  // namespace volley::engine

@@ -284,6 +284,8 @@ std::optional<Started> UdpOps::burst(StrandCore& s, const TxnPlan& txn, const Op
     results::SlotStats& txn_stats = s.worker_.slot(txn.slot);
     ++op_stats.counters.ops;
     ++txn_stats.counters.ops;
+    s.count_own_op();
+    s.count_own_iteration();
     if (timing) {
       const auto ns = std::max<std::int64_t>(
           std::chrono::duration_cast<std::chrono::nanoseconds>(done - from).count(), 0);

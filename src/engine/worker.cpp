@@ -29,6 +29,7 @@ Worker::Worker(Engine& engine, StepLedger& ledger)
     : engine_(engine),
       ledger_(ledger),
       interval_(engine.plan().slots.size()),
+      counts_strands_(engine.config().count_strands),
       totals_(engine.plan().slots.size()),
       buffer_(engine.plan().io_buffer_bytes, 'v'),
       release_timer_(context_),
@@ -183,6 +184,10 @@ void Worker::fold_interval() {
     totals_[i].merge(interval_[i]);
     interval_[i].reset();
   }
+}
+
+const results::StrandCounts& Worker::strand_counts(std::uint32_t local) const {
+  return strands_.at(local)->own_counts();
 }
 
 std::vector<results::SlotStats> Worker::take_totals() {

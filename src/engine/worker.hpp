@@ -123,6 +123,8 @@ class Worker {
   /// What this worker's strands wrote on each open connection in the step now ending.
   std::vector<ConnectionBytes>& step_written() { return step_written_; }
   results::SlotStats& slot(std::uint32_t id) { return interval_[id]; }
+  /// EngineConfig::count_strands, kept beside the slots every operation touches.
+  [[nodiscard]] bool counts_strands() const { return counts_strands_; }
   /// An operation or a system call completed: what a slave's quiescence watches.
   /// The strand whose read completed last on this worker, replaced by `s`
   /// (see StrandCore::Successor).
@@ -151,6 +153,8 @@ class Worker {
   std::uint64_t connections_requested() const { return connections_requested_; }
   std::uint64_t connections_established() const { return connections_established_; }
   std::uint64_t failed_strands() const;
+  /// Local strand `local`'s own counts (EngineConfig::count_strands); call after join().
+  [[nodiscard]] const results::StrandCounts& strand_counts(std::uint32_t local) const;
   std::vector<results::ErrorSample>& error_samples() { return error_samples_; }
 
  private:
@@ -178,7 +182,8 @@ class Worker {
   std::vector<std::unique_ptr<Strand>> strands_;
   StrandCore* last_resumed_ = nullptr;        ///< see exchange_last_resumed
   std::vector<results::SlotStats> interval_;  ///< recorded into by strands
-  std::vector<results::SlotStats> totals_;    ///< interval_ is folded in at every take
+  bool counts_strands_ = false;
+  std::vector<results::SlotStats> totals_;  ///< interval_ is folded in at every take
   std::vector<char> buffer_;
   boost::asio::steady_timer release_timer_;
   boost::asio::steady_timer cut_timer_;

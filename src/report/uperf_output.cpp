@@ -8,16 +8,36 @@
 #include <optional>
 #include <vector>
 
+#include "uperf_format.hpp"
 #include "volley/report/comparison.hpp"
 
 namespace volley::report {
+namespace detail {
+
+std::string uperf_time(double ns, int width) {
+  static constexpr std::string_view kPrefix = "num";
+  std::size_t index = 0;
+  while (ns >= 1000.0 && index < kPrefix.size()) {
+    ++index;
+    ns /= 1000.0;
+  }
+  const std::string text = index == kPrefix.size()
+                               ? fmt::format("{:{}.2f}s", ns, width - 1)
+                               : fmt::format("{:{}.2f}{}s", ns, width - 2, kPrefix[index]);
+  return fmt::format("{:>{}} ", text, width);
+}
+
+std::string uperf_missing(int width) { return fmt::format("{:>{}} ", "-", width); }
+
+}  // namespace detail
+
 namespace {
+
+using detail::uperf_time;
 
 // uperf draws its rules one column short of the window, 80 columns when stdout is not a tty
 // (which is how wrappers run it).
 constexpr std::size_t kRuleWidth = 79;
-
-std::string rule() { return std::string(kRuleWidth, '-') + "\n"; }
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -46,124 +66,6 @@ std::string uperf_number(double value, int width, bool bits) {
   return fmt::format("{:>{}} ", uperf_decimal(value, bits), width);
 }
 
-/// uperf's adaptive_print_time(): ns, us, ms or s with two decimals, right-aligned in `width`,
-/// then a blank.
-std::string uperf_time(double ns, int width) {
-  static constexpr std::string_view kPrefix = "num";
-  std::size_t index = 0;
-  while (ns >= 1000.0 && index < kPrefix.size()) {
-    ++index;
-    ns /= 1000.0;
-  }
-  const std::string text = index == kPrefix.size()
-                               ? fmt::format("{:{}.2f}s", ns, width - 1)
-                               : fmt::format("{:{}.2f}{}s", ns, width - 2, kPrefix[index]);
-  return fmt::format("{:>{}} ", text, width);
-}
-
-/// A column volley has no figure for: a dash where uperf prints a made-up 0.
-std::string missing(int width) { return fmt::format("{:>{}} ", "-", width); }
-
-struct Counts {
-  std::uint64_t bytes = 0;
-  std::uint64_t ops = 0;
-};
-
-struct RawLine {
-  std::int64_t unix_ns = 0;
-  Counts counts;
-};
-
-/// The lines of one transaction step. Consecutive lines of a step never share a millisecond
-/// (pbench reads whole milliseconds and divides by their difference): a line in the same
-/// millisecond as the previous one replaces it, except the zero line that opens the step.
-class StepLines {
- public:
-  void add(std::int64_t unix_ns, Counts counts) {
-    if (lines_.size() > 1 && unix_ns / 1'000'000 <= lines_.back().unix_ns / 1'000'000) {
-      lines_.back().counts = counts;
-      lines_.back().unix_ns = std::max(lines_.back().unix_ns, unix_ns);
-      return;
-    }
-    lines_.push_back({unix_ns, counts});
-  }
-  [[nodiscard]] bool empty() const { return lines_.empty(); }
-  [[nodiscard]] const std::vector<RawLine>& lines() const { return lines_; }
-
- private:
-  std::vector<RawLine> lines_;
-};
-
-std::size_t step_count(const RunReport& report) {
-  std::size_t steps = report.master.result.windows.size();
-  for (const SlotName& s : report.slot_names) steps = std::max(steps, s.txn + 1);
-  return steps;
-}
-
-/// When step `k` was released and when it ended on the master; 0 when unknown.
-std::int64_t window_start(const RunReport& report, std::size_t k) {
-  const auto& w = report.master.result.windows;
-  return k < w.size() ? w[k].start_unix_ns : 0;
-}
-std::int64_t window_end(const RunReport& report, std::size_t k) {
-  const auto& w = report.master.result.windows;
-  if (k >= w.size() || w[k].start_unix_ns == 0) return 0;
-  return w[k].start_unix_ns + w[k].elapsed.count();
-}
-
-/// Per step, the cumulative lines wrappers difference: the counters of every flowop of every
-/// group in that step (uperf's aggregate: operations are flowop executions).
-std::vector<StepLines> step_lines(const RunReport& report) {
-  const std::size_t steps = step_count(report);
-  std::vector<StepLines> out(steps);
-  std::vector<Counts> cumulative(steps);
-  std::size_t next = 0;  // the first step whose last line is not out yet
-  auto open = [&](std::size_t k, std::int64_t fallback_ns) {
-    if (!out[k].empty()) return;
-    const std::int64_t start = window_start(report, k);
-    out[k].add(start != 0 ? start : fallback_ns, Counts{});
-  };
-  for (const IntervalSample& sample : report.intervals) {
-    const std::int64_t end_ns = sample.start_unix_ns + sample.length.count();
-    // sample.txns has one row per transaction slot, in slot order, with its flowops' operations
-    // and bytes already added up.
-    std::size_t k = 0;
-    for (const SlotName& name : report.slot_names) {
-      if (name.flowop || name.uncorrected) continue;
-      if (k >= sample.txns.size()) break;
-      const IntervalTxnCounters& row = sample.txns[k++];
-      if (name.txn >= steps) continue;
-      cumulative[name.txn].bytes += row.bytes;
-      cumulative[name.txn].ops += row.ops;
-    }
-    for (; next < steps && next <= sample.step; ++next) {
-      open(next, sample.start_unix_ns);
-      if (next == sample.step) {
-        out[next].add(end_ns, cumulative[next]);
-        break;  // still running: its last line comes with a later sample or the end
-      }
-      const std::int64_t ended = window_end(report, next);
-      out[next].add(ended != 0 ? ended : end_ns, cumulative[next]);
-    }
-  }
-  // Steps that ended after the last sample (or ran between two samples without one).
-  for (; next < steps; ++next) {
-    const std::int64_t ended = window_end(report, next);
-    if (ended == 0) break;  // never released: the run stopped before it
-    open(next, ended);
-    out[next].add(ended, cumulative[next]);
-  }
-  return out;
-}
-
-std::int64_t run_end_ns(const RunReport& report) {
-  std::int64_t end = report.start_unix_ns + report.duration.count();
-  for (std::size_t k = 0; k < report.master.result.windows.size(); ++k) {
-    end = std::max(end, window_end(report, k));
-  }
-  return end;
-}
-
 /// uperf's name for group `index`: its name attribute (lower-cased, as uperf reads the whole
 /// profile) or `Group0`.
 std::string group_name(const results::GroupResult& group, std::size_t index) {
@@ -174,11 +76,11 @@ std::string group_name(const results::GroupResult& group, std::size_t index) {
 }
 
 std::string details_section(std::string_view title, const std::string& body) {
-  return fmt::format("\n{}\n{}{}\n", title, rule(), body);
+  return fmt::format("\n{}\n{}{}\n", title, uperf_rule(), body);
 }
 
 std::string group_details(const RunReport& report) {
-  const std::int64_t end = run_end_ns(report);
+  const std::int64_t end = uperf_run_end_ns(report);
   std::string body;
   const auto& groups = report.master.result.groups;
   for (std::size_t g = 0; g < groups.size(); ++g) {
@@ -189,56 +91,22 @@ std::string group_details(const RunReport& report) {
   return details_section("Group Details", body);
 }
 
-std::string strand_details() {
-  return details_section(
-      "Strand Details",
-      "volley keeps no per-strand counters; Group Details has each group's strands summed\n");
-}
-
-std::string average_row(std::string_view name, const results::SlotStats& stats) {
-  const stats::LatencyHistogram& latency = stats.latency;
-  std::string row = fmt::format("{:<15} {:>8} ", name, stats.counters.ops);
-  if (latency.count() == 0)
-    return row + missing(11) + missing(11) + missing(11) + missing(11) + "\n";
-  return row + uperf_time(latency.mean(), 11) + missing(11) +
-         uperf_time(static_cast<double>(latency.max()), 11) +
-         uperf_time(static_cast<double>(latency.min()), 11) + "\n";
-}
-
-std::string averages_header(std::string_view label) {
-  return fmt::format("\n{:<15} {}\n{}", label,
-                     "   Count         avg         cpu         max         min ", rule());
-}
-
-/// uperf's -t table: one row per transaction of each group, named Txn0.. (0-based, as uperf's
-/// table names them), skipping transactions that never completed.
-std::string transaction_averages(const RunReport& report) {
-  std::string out = averages_header("Txn");
+/// uperf's -T: one line per strand of each group, named as uperf names its threads (Thr0.. within
+/// each group), stamped like the group lines with the run's end.
+std::string strand_details(const RunReport& report) {
+  const std::int64_t end = uperf_run_end_ns(report);
+  std::string body;
   for (const results::GroupResult& group : report.master.result.groups) {
-    for (std::size_t t = 0; t < group.transactions.size(); ++t) {
-      const results::TxnResult& txn = group.transactions[t];
-      if (txn.stats.counters.ops == 0) continue;
-      out += average_row(fmt::format("Txn{}", t), txn.stats);
+    for (std::size_t s = 0; s < group.strand_counts.size(); ++s) {
+      const results::StrandCounts& c = group.strand_counts[s];
+      body += format_uperf_raw_line(end, fmt::format("Thr{}", s), c.bytes, c.ops);
     }
   }
-  return out + "\n";
-}
-
-std::string flowop_averages(const RunReport& report) {
-  std::string out = averages_header("Flowop");
-  for (const results::GroupResult& group : report.master.result.groups) {
-    for (const results::TxnResult& txn : group.transactions) {
-      for (const results::FlowopResult& flowop : txn.flowops) {
-        if (flowop.stats.counters.ops == 0) continue;
-        out += average_row(flowop.type, flowop.stats);
-      }
-    }
-  }
-  return out + "\n";
+  return details_section("Strand Details", body);
 }
 
 std::string netstat(const RunReport& report) {
-  std::string out = "\nNetstat statistics for this run\n" + rule();
+  std::string out = "\nNetstat statistics for this run\n" + uperf_rule();
   out += fmt::format("{:<5}  {:>10}  {:>10}  {:>11}  {:>11}\n", "Nic", "opkts/s", "ipkts/s",
                      "obits/s", "ibits/s");
   if (report.master.nic) {
@@ -250,7 +118,7 @@ std::string netstat(const RunReport& report) {
              uperf_number(rate.rx_bits_per_s, 11, true) + "\n";
     }
   }
-  return out + rule();
+  return out + uperf_rule();
 }
 
 /// One side over the whole run, as uperf's goodbye statistics count it: every step, bytes in
@@ -288,7 +156,7 @@ std::string run_statistics(const RunReport& report) {
   std::string out =
       "\nRun Statistics\nHostname            Time       Data   Throughput   Operations      "
       "Errors\n" +
-      rule();
+      uperf_rule();
   SideFigures slaves;
   for (const SideReport& side : report.slaves) {
     const SideFigures f = side_figures(side.result);
@@ -303,7 +171,7 @@ std::string run_statistics(const RunReport& report) {
   out += statistics_row("master", master);
   if (report.slaves.empty()) return out;
   const auto diff = [](double m, double s) { return difference_pct(m, s); };
-  out += rule();
+  out += uperf_rule();
   out += fmt::format(
       "{:<15} {} {} {} {} {}\n\n", "Difference(%)", pct(diff(master.seconds, slaves.seconds), 7),
       pct(diff(static_cast<double>(master.bytes), static_cast<double>(slaves.bytes)), 9),
@@ -314,6 +182,16 @@ std::string run_statistics(const RunReport& report) {
 }
 
 }  // namespace
+
+std::string uperf_rule() { return std::string(kRuleWidth, '-') + "\n"; }
+
+std::int64_t uperf_run_end_ns(const RunReport& report) {
+  std::int64_t end = report.start_unix_ns + report.duration.count();
+  for (const results::TxnWindow& w : report.master.result.windows) {
+    if (w.start_unix_ns != 0) end = std::max(end, w.start_unix_ns + w.elapsed.count());
+  }
+  return end;
+}
 
 UperfSections uperf_sections(std::string_view letters) {
   UperfSections s;
@@ -368,24 +246,10 @@ std::string format_uperf_raw_line(std::int64_t unix_ns, std::string_view name, s
 
 std::string format_uperf_report(const RunReport& report, const UperfSections& sections) {
   std::string out;
-  if (sections.stats) {
-    const std::vector<StepLines> steps = step_lines(report);
-    for (std::size_t k = 0; k < steps.size(); ++k) {
-      if (steps[k].empty()) continue;
-      for (const RawLine& line : steps[k].lines()) {
-        out += format_uperf_raw_line(line.unix_ns, fmt::format("Txn{}", k + 1), line.counts.bytes,
-                                     line.counts.ops);
-      }
-      out += "\n";
-    }
-    out += rule();
-    const Totals total = all_totals(report.master.result);
-    out += format_uperf_raw_line(run_end_ns(report), "Total", total.bytes, total.ops);
-  }
   if (sections.groups) out += group_details(report);
-  if (sections.strands) out += strand_details();
-  if (sections.transactions) out += transaction_averages(report);
-  if (sections.flowops) out += flowop_averages(report);
+  if (sections.strands) out += strand_details(report);
+  if (sections.transactions) out += detail::uperf_transaction_averages(report);
+  if (sections.flowops) out += detail::uperf_flowop_averages(report);
   if (sections.netstat) out += netstat(report);
   if (sections.run_statistics) out += run_statistics(report);
   return out;

@@ -56,6 +56,19 @@ json transaction_to_json(const TxnResult& t) {
   return j;
 }
 
+json group_to_json(const GroupResult& g) {
+  json txns = json::array();
+  for (const auto& t : g.transactions) txns.push_back(transaction_to_json(t));
+  json j{{"name", g.name}, {"strands", g.strands}, {"transactions", std::move(txns)}};
+  if (g.strand_counts.empty()) return j;
+  json counts = json::array();
+  for (const StrandCounts& c : g.strand_counts) {
+    counts.push_back({{"ops", c.ops}, {"bytes", c.bytes}, {"transactions", c.transactions}});
+  }
+  j["strand_counts"] = std::move(counts);
+  return j;
+}
+
 json process_to_json(const ProcessRecord& p) {
   return json{{"name", p.name},
               {"pid", p.pid},
@@ -250,6 +263,11 @@ GroupResult read_group(const json& j, const std::string& path) {
   each(j, path, "transactions", [&](const json& t, const std::string& at) {
     g.transactions.push_back(read_transaction(t, at));
   });
+  if (!j.contains("strand_counts")) return g;
+  each(j, path, "strand_counts", [&](const json& c, const std::string& at) {
+    g.strand_counts.push_back(
+        {read_uint(c, at, "ops"), read_uint(c, at, "bytes"), read_uint(c, at, "transactions")});
+  });
   return g;
 }
 
@@ -284,11 +302,7 @@ json datagrams_to_json(const DatagramCounters& d) {
 
 json to_json(const RunResult& r) {
   json groups = json::array();
-  for (const auto& g : r.groups) {
-    json txns = json::array();
-    for (const auto& t : g.transactions) txns.push_back(transaction_to_json(t));
-    groups.push_back({{"name", g.name}, {"strands", g.strands}, {"transactions", std::move(txns)}});
-  }
+  for (const auto& g : r.groups) groups.push_back(group_to_json(g));
   json windows = json::array();
   for (const auto& w : r.windows) {
     windows.push_back({{"start_unix_ns", w.start_unix_ns},

@@ -22,6 +22,21 @@ std::uint64_t RunResult::transactions() const {
   return n;
 }
 
+void StrandCounts::merge(const StrandCounts& other) {
+  ops += other.ops;
+  bytes += other.bytes;
+  transactions += other.transactions;
+}
+
+namespace {
+
+void merge_strand_counts(std::vector<StrandCounts>& into, const std::vector<StrandCounts>& part) {
+  if (into.size() < part.size()) into.resize(part.size());
+  for (std::size_t s = 0; s < part.size(); ++s) into[s].merge(part[s]);
+}
+
+}  // namespace
+
 void merge_into(RunResult& into, const RunResult& part) {
   if (into.groups.empty() && into.windows.empty()) {
     auto processes = std::move(into.processes);
@@ -33,6 +48,7 @@ void merge_into(RunResult& into, const RunResult& part) {
     GroupResult& a = into.groups[g];
     const GroupResult& b = part.groups[g];
     a.strands += b.strands;
+    merge_strand_counts(a.strand_counts, b.strand_counts);
     for (std::size_t t = 0; t < std::min(a.transactions.size(), b.transactions.size()); ++t) {
       TxnResult& x = a.transactions[t];
       const TxnResult& y = b.transactions[t];

@@ -120,6 +120,17 @@ TEST(Load, RoundTripKeepsEveryField) {
   EXPECT_EQ(back->file_sets, load.file_sets);
 }
 
+TEST(Load, CountStrandsIsSentOnlyWhenAsked) {
+  LoadRequest load = sample_load();
+  EXPECT_FALSE(to_json(load).contains("count_strands"));
+  std::string error;
+  EXPECT_FALSE(load_from_json(to_json(load), error)->count_strands);
+  load.count_strands = true;
+  const auto back = load_from_json(json::parse(to_json(load).dump()), error);
+  ASSERT_TRUE(back.has_value()) << error;
+  EXPECT_TRUE(back->count_strands);
+}
+
 TEST(Load, RoundTripWithoutFileSets) {
   LoadRequest load = sample_load();
   load.file_sets.clear();

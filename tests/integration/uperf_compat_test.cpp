@@ -141,9 +141,28 @@ TEST(UperfCompat, WrapperRegexesReadTheSameFieldsAsFromUperf) {
   EXPECT_EQ(std::stoull(txn2.back()[1]), 64 * std::stoull(txn2.back()[2]));
   EXPECT_GT(std::stoull(txn2.back()[2]), 0U);
 
-  // Same names in the same order as uperf's (uperf's sample shows Txn2 and Total).
+  // Same names in the same order as uperf's (uperf's sample shows Txn2 and Total), then -a's
+  // Group Details and Strand Details (-T: a line per strand, Thr0.. as uperf names its threads).
   const auto names = raw_names(r.out);
-  EXPECT_EQ(names, (std::vector<std::string>{"Txn1", "Txn2", "Txn3", "Total", "Group0"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"Txn1", "Txn2", "Txn3", "Total", "Group0", "Thr0", "Thr1"}));
+  // The strands' lines add up to the group's.
+  const std::regex raw(
+      "^timestamp_ms:\\S+ name:(Group0|Thr[01]) nr_bytes:([0-9]+) nr_ops:([0-9]+)$");
+  std::uint64_t group_ops = 0;
+  std::uint64_t strand_ops = 0;
+  for (const auto& m : matches(raw, r.out))
+    (m[0] == "Group0" ? group_ops : strand_ops) += std::stoull(m[2]);
+  EXPECT_GT(strand_ops, 0U);
+  EXPECT_EQ(strand_ops, group_ops);
+
+  // -f's table: the cpu column has the master's CPU per execution of the step (a time, as uperf
+  // prints it), for the ping-pong's write and read.
+  const std::regex flowop_row("^(write|read) +([0-9]+) +(\\S+) +(\\S+) +(\\S+) +(\\S+) *$");
+  const auto rows = matches(flowop_row, r.out);
+  ASSERT_EQ(rows.size(), 2U) << r.out;
+  for (const auto& row : rows)
+    EXPECT_TRUE(std::regex_match(row[3], std::regex("[0-9]+\\.[0-9]{2}[num]?s"))) << row[3];
 
   // uperf's Run Statistics heading, and rows whose columns read as uperf's do.
   const std::string heading =

@@ -11,8 +11,6 @@
 namespace volley::report {
 namespace {
 
-using testing::kStartUnixNs;
-
 std::vector<std::string> lines_named(const std::string& text, const std::string& name) {
   std::vector<std::string> out;
   std::istringstream in(text);
@@ -52,34 +50,6 @@ TEST(UperfOutput, SectionsFollowUperfsLetters) {
   const UperfSections after = uperf_sections("nRg");
   EXPECT_TRUE(after.raw && after.groups);
   EXPECT_FALSE(after.stats || after.run_statistics);
-}
-
-TEST(UperfOutput, CumulativeLinesPerStepFromTheIntervals) {
-  const RunReport report = testing::make_report();
-  const std::string out = format_uperf_report(report, uperf_sections("R"));
-  // Step 1 (Txn2): a zero line at its release, one line per interval (cumulative), the last at
-  // its end. Bytes are flowop bytes of every group; operations are flowop executions.
-  const std::int64_t s = kStartUnixNs;
-  const auto kb = testing::kKiB;
-  const std::vector<std::string> expected{
-      format_uperf_raw_line(s + 1'000'000'000, "Txn2", 0, 0),
-      format_uperf_raw_line(s + 2'000'000'000, "Txn2", (200 + 200 + 6400) * kb, 500),
-      format_uperf_raw_line(s + 3'000'000'000, "Txn2", (200 + 200 + 9600) * kb, 550),
-      format_uperf_raw_line(s + 6'000'000'000, "Txn2", (200 + 200 + 9600) * kb, 550)};
-  const auto txn2 = lines_named(out, "Txn2");
-  ASSERT_EQ(txn2.size(), expected.size()) << out;
-  for (std::size_t i = 0; i < expected.size(); ++i) EXPECT_EQ(txn2[i] + "\n", expected[i]);
-  // Txn1 and Txn3 open and close too; each step's lines end with a blank line, then the rule and
-  // the Total over the whole run.
-  EXPECT_EQ(lines_named(out, "Txn1").size(), 2U);
-  EXPECT_EQ(lines_named(out, "Txn3").front() + "\n",
-            format_uperf_raw_line(s + 6'000'000'000, "Txn3", 0, 0));
-  const Totals all = all_totals(report.master.result);
-  EXPECT_NE(out.find("\n\n" + std::string(79, '-') + "\n" +
-                     format_uperf_raw_line(s + 6'500'000'000, "Total", all.bytes, all.ops)),
-            std::string::npos)
-      << out;
-  EXPECT_EQ(all.ops, 2509U);
 }
 
 TEST(UperfOutput, RunStatisticsInUperfsColumnsOverTheWholeRun) {
@@ -129,6 +99,59 @@ TEST(UperfOutput, AllSectionsInUperfsOrder) {
   EXPECT_NE(out.find("\neth0         1600        1000    16.00Mb/s     8.00Mb/s \n"),
             std::string::npos)
       << out;
+}
+
+TEST(UperfOutput, StrandDetailsHaveALinePerStrandNamedAsUperfsThreads) {
+  RunReport report = testing::make_report();
+  auto& groups = report.master.result.groups;
+  const std::uint64_t kKiB = testing::kKiB;
+  groups[0].strand_counts = {{250, 512 * kKiB, 250}, {250, 512 * kKiB, 250}, {0, 0, 0}, {9, 9, 1}};
+  groups[1].strand_counts = {{501, 500 * 64 * kKiB, 501}};
+  const std::string out = format_uperf_report(report, uperf_sections("TR"));
+  const std::string heading = "\nStrand Details\n" + uperf_rule();
+  const auto at = out.find(heading);
+  ASSERT_NE(at, std::string::npos) << out;
+  // Thr0.. within each group, as uperf numbers each group's threads; stamped with the run's end.
+  const std::int64_t end = uperf_run_end_ns(report);
+  EXPECT_EQ(out.substr(at + heading.size(),
+                       out.find("\n\n", at + heading.size()) - at - heading.size() + 1),
+            format_uperf_raw_line(end, "Thr0", 512 * kKiB, 250) +
+                format_uperf_raw_line(end, "Thr1", 512 * kKiB, 250) +
+                format_uperf_raw_line(end, "Thr2", 0, 0) +
+                format_uperf_raw_line(end, "Thr3", 9, 9) +
+                format_uperf_raw_line(end, "Thr0", 500 * 64 * kKiB, 501));
+}
+
+/// The whitespace-separated fields of the first line of `text` that starts with `prefix`.
+std::vector<std::string> row_fields(const std::string& text, const std::string& prefix) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.starts_with(prefix)) continue;
+    std::istringstream fields(line);
+    std::vector<std::string> out;
+    for (std::string f; fields >> f;) out.push_back(f);
+    return out;
+  }
+  return {};
+}
+
+TEST(UperfOutput, CpuColumnIsTheStepsCpuPerExecution) {
+  RunReport report = testing::make_report();
+  // Step 1 took 2.5 CPU seconds of the master's process for its 2500 flowop executions (g0's
+  // 1000 writes and 1000 reads, g1's 500 writes); step 0's CPU is unknown.
+  report.master_steps = {{}, {0, 0, 2.5}, {0, 0, 0.0}};
+  const std::string out = format_uperf_report(report, uperf_sections("tfR"));
+  // Columns: name, count, avg, cpu, max, min. Each flowop of the step: 1 ms an execution.
+  EXPECT_EQ(row_fields(out, "write               1000 ").at(3), "1.00ms") << out;
+  EXPECT_EQ(row_fields(out, "read                1000 ").at(3), "1.00ms") << out;
+  EXPECT_EQ(row_fields(out, "write                500 ").at(3), "1.00ms") << out;
+  EXPECT_EQ(row_fields(out, "connect                4 ").at(3), "-") << out;
+  // A transaction: its flowops' share per iteration (g0's rr: 2 executions an iteration).
+  EXPECT_EQ(row_fields(out, "Txn1                1000 ").at(3), "2.00ms") << out;
+  EXPECT_EQ(row_fields(out, "Txn1                 500 ").at(3), "1.00ms") << out;
+  EXPECT_EQ(row_fields(out, "Txn0                   4 ").at(3), "-") << out;
+  // A step whose CPU time did not move (getrusage counts in its own ticks): zero, not missing.
+  EXPECT_EQ(row_fields(out, "Txn2                   4 ").at(3), "0.00ns") << out;
 }
 
 TEST(UperfOutput, NoStatisticsPrintsNothing) {

@@ -57,6 +57,7 @@ RunResult sample_result() {
   TxnResult empty_txn{"txn2", {}, {}, {}};
   empty_txn.flowops.push_back({"think", {}});
   r.groups.push_back({"group0", 4, {std::move(txn), std::move(empty_txn)}});
+  r.groups[0].strand_counts = {{10, 640, 5}, {0, 0, 0}, {3, 1 << 20, 1}, {1, 2, 3}};
   r.groups.push_back({"g2", 0, {}});
   r.windows.push_back({1700000000123456789, std::chrono::nanoseconds(987654321), false});
   r.windows.push_back({1700000001000000000, std::chrono::nanoseconds(5), true});
@@ -83,6 +84,7 @@ void expect_results_equal(const RunResult& got, const RunResult& want) {
   for (std::size_t g = 0; g < want.groups.size(); ++g) {
     EXPECT_EQ(got.groups[g].name, want.groups[g].name);
     EXPECT_EQ(got.groups[g].strands, want.groups[g].strands);
+    EXPECT_EQ(got.groups[g].strand_counts, want.groups[g].strand_counts);
     ASSERT_EQ(got.groups[g].transactions.size(), want.groups[g].transactions.size());
     for (std::size_t t = 0; t < want.groups[g].transactions.size(); ++t) {
       const auto& w = want.groups[g].transactions[t];
@@ -164,6 +166,10 @@ TEST(ResultJson, TheFormTheDocumentShares) {
       j["windows"][1],
       (json{{"start_unix_ns", 1700000001000000000}, {"elapsed_ns", 5}, {"is_duration", true}}));
   EXPECT_EQ(j["processes"][0]["rss_growth_bytes"], -4096);
+  // Each strand's own counts only when they were kept (uperf's -T).
+  EXPECT_EQ(j["groups"][0]["strand_counts"][2],
+            (json{{"ops", 3}, {"bytes", 1 << 20}, {"transactions", 1}}));
+  EXPECT_FALSE(j["groups"][1].contains("strand_counts"));
 }
 
 TEST(ResultJson, KeysItDoesNotKnowAreIgnored) {

@@ -46,6 +46,24 @@ TEST(RunResultMerge, CountsHistogramsStrandsAndProcessesAdd) {
   EXPECT_DOUBLE_EQ(memory_per_connection(merged), 1000.0);
 }
 
+TEST(RunResultMerge, EachStrandsCountsAddUpByStrand) {
+  // Two processes of one group of 3 strands: each counted its own strands, zeros for the other's.
+  RunResult a = share(2, 10, 640, 0, 1, 1, "a");
+  a.groups[0].strand_counts = {{4, 256, 2}, {0, 0, 0}, {6, 384, 3}};
+  RunResult b = share(1, 5, 320, 0, 1, 1, "b");
+  b.groups[0].strand_counts = {{0, 0, 0}, {5, 320, 1}, {0, 0, 0}};
+  RunResult merged;
+  merge_into(merged, a);
+  merge_into(merged, b);
+  EXPECT_EQ(merged.groups[0].strand_counts,
+            (std::vector<StrandCounts>{{4, 256, 2}, {5, 320, 1}, {6, 384, 3}}));
+  // Not counted: none.
+  RunResult plain;
+  merge_into(plain, share(1, 1, 1, 0, 1, 1, "a"));
+  merge_into(plain, share(1, 1, 1, 0, 1, 1, "b"));
+  EXPECT_TRUE(plain.groups[0].strand_counts.empty());
+}
+
 TEST(RunResultMerge, UncorrectedLatencyTcpAndUnstartedWindowsMerge) {
   RunResult a = share(1, 4, 64, 0, 0, 1000, "a");  // its step never started: start 0
   RunResult b = share(1, 6, 96, 2000, 400, 3000, "b");

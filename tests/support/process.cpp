@@ -123,6 +123,8 @@ ProcessResult Process::wait(std::chrono::milliseconds limit, int sig,
 
 std::string Process::stderr_so_far() const { return slurp(err_path_); }
 
+std::string Process::stdout_so_far() const { return slurp(out_path_); }
+
 ProcessResult run_volley(const std::vector<std::string>& args, std::chrono::milliseconds limit) {
   std::vector<std::string> full{VOLLEY_BINARY_PATH};
   full.insert(full.end(), args.begin(), args.end());

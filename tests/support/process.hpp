@@ -46,6 +46,7 @@ class Process {
                      const std::function<void()>& overstayed);
   /// What it printed so far.
   [[nodiscard]] std::string stderr_so_far() const;
+  [[nodiscard]] std::string stdout_so_far() const;
 
  private:
   pid_t pid_ = -1;

@@ -32,6 +32,7 @@ struct RunOnceRequest {
   bool allow_empty = false;
   bool record_latency = true;
   bool sample_tcp = true;
+  bool count_strands = false;                            ///< see control::MasterSettings
   std::optional<control::Secret> key;                    ///< see control::MasterSettings
   std::string tls_ca_file;                               ///< see control::MasterSettings
   std::optional<std::int64_t> start_at_unix_ns;          ///< --start-at, ns since the Unix epoch

@@ -48,6 +48,9 @@ struct MasterSettings {
   std::chrono::nanoseconds interval = std::chrono::seconds(1);
   bool record_latency = true;  ///< off: no latency histograms on either side (cost measurement)
   bool sample_tcp = true;      ///< off: no TCP_INFO reads on either side (cost measurement)
+  /// The master's strands each keep their own counts (uperf's -T: the results' strand_counts);
+  /// the slaves keep none.
+  bool count_strands = false;
   std::chrono::milliseconds connect_timeout{5000};
   /// Silence after which a slave counts as lost while no step runs (loading, reporting).
   std::chrono::milliseconds silence_timeout{10000};

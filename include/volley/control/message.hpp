@@ -36,6 +36,9 @@ struct LoadRequest {
   std::vector<engine::FileSet> file_sets;  ///< sendfile sizes (the slave has no files)
   bool record_latency = true;
   bool sample_tcp = true;  ///< off: no TCP_INFO reads (cost measurement)
+  /// Each strand's own counts in the results (engine::EngineConfig::count_strands); a master
+  /// asks it of its child processes for uperf's -T.
+  bool count_strands = false;
   /// --max-duration, ns (0: none): cap every duration= after parsing, as the master did.
   std::int64_t max_duration_ns = 0;
   /// Processes (docs/architecture.md): a parent sends its child process the same load with the

@@ -100,6 +100,9 @@ struct EngineConfig {
   bool record_latency = true;
   /// Off: no TCP_INFO reads at transactions' or intervals' ends (to measure what they cost).
   bool sample_tcp = true;
+  /// On: each strand also counts its own operations, bytes and iterations
+  /// (results::GroupResult::strand_counts, uperf's -T). Off: a flag read per count, nothing more.
+  bool count_strands = false;
   /// Tests only: when set, every connect makes this in-memory connection instead of a socket
   /// (called on the connecting strand's worker thread).
   std::function<transport::MemoryConnection(const boost::asio::any_io_executor&,
@@ -233,6 +236,9 @@ class Engine {
   void route_udp(const transport::ConnectionHeader& header, boost::asio::ip::udp::socket socket);
   void arm_quiescence(std::size_t txn, std::uint64_t last_progress, int quiet_polls,
                       int polls_needed);
+  /// Group `g`'s strands' own counts, by strand index (EngineConfig::count_strands; empty when
+  /// off); after the workers are joined.
+  [[nodiscard]] std::vector<results::StrandCounts> strand_counts(std::size_t g) const;
 
   const Plan& plan_;
   EngineConfig config_;

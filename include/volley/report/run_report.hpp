@@ -120,6 +120,17 @@ struct SlotName {
   bool handshake = false;
 };
 
+/// One barrier step on the master as the run goes: what is printed live reads it before the
+/// results exist (they have the engine's exact windows, `master.result.windows`).
+struct MasterStep {
+  std::int64_t released_unix_ns = 0;  ///< when it was released; 0: not yet
+  std::int64_t ended_unix_ns = 0;     ///< when the master's own strands ended it; 0: not yet
+  /// The master process's CPU time (user + system, all its threads) from the release to the end
+  /// of the step's drain, seconds; nullopt when unknown, or when the master's side is spread over
+  /// processes (this one's CPU would be a share of it).
+  std::optional<double> cpu_s = std::nullopt;
+};
+
 struct RunReport {
   std::string volley_version;
   RunStatus status = RunStatus::kOk;
@@ -145,6 +156,8 @@ struct RunReport {
   std::vector<SideReport> slaves;
   std::vector<SlotName> slot_names;
   std::vector<IntervalSample> intervals;
+  /// One per barrier step, filled as the master runs them.
+  std::vector<MasterStep> master_steps;
 };
 
 /// Totals over the timed steps of one side: transactions (iterations), flowop ops, bytes (both

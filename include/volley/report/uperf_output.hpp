@@ -2,10 +2,11 @@
 /// \file
 /// uperf's output where programs read it (`volley -m PROFILE -R ...`): the raw, time-stamped lines
 /// that wrappers parse (`timestamp_ms:T name:Txn2 nr_bytes:B nr_ops:O`: benchmark-wrapper,
-/// k8s-netperf, pbench, crucible), then uperf's end-of-run sections with their headings and
-/// column order, filled with volley's figures. Only counters (bytes and operations per
-/// transaction, flowop and group) and the final results are read; docs/uperf-compatibility.md
-/// lists every place where a figure means something different from uperf's.
+/// k8s-netperf, pbench, crucible; printed live by UperfRawLines), then uperf's end-of-run sections
+/// with their headings and column order, filled with volley's figures. Only counters (bytes and
+/// operations per transaction, flowop and group) and the final results are read;
+/// docs/uperf-compatibility.md lists every place where a figure means something different from
+/// uperf's.
 
 #include <cstdint>
 #include <string>
@@ -46,11 +47,16 @@ struct UperfSections {
 [[nodiscard]] std::string format_uperf_raw_line(std::int64_t unix_ns, std::string_view name,
                                                 std::uint64_t bytes, std::uint64_t ops);
 
-/// Everything after the start line, for a finished (or stopped) run: per transaction step the
-/// cumulative raw lines (a zero line at the step's release, one line per interval, a last line at
-/// the step's end; `Txn1` is step 0, as uperf numbers its live lines), the Total line, then the
-/// sections `sections` asks for in uperf's order. Only `sections.raw` output is supported: the
-/// caller prints volley's own report otherwise.
+/// uperf's rule: 79 dashes (uperf's width when stdout is not a tty) and the line end.
+[[nodiscard]] std::string uperf_rule();
+
+/// When the run ended on the master, as uperf stamps its Total and Group lines: the last step's
+/// end, or the end of the report's duration (ns since the Unix epoch).
+[[nodiscard]] std::int64_t uperf_run_end_ns(const RunReport& report);
+
+/// The sections `sections` asks for, in uperf's order, for a finished (or stopped) run; they
+/// follow the time-stamped lines (UperfRawLines, uperf_raw_lines.hpp). Only `sections.raw`
+/// output is supported: the caller prints volley's own report otherwise.
 [[nodiscard]] std::string format_uperf_report(const RunReport& report,
                                               const UperfSections& sections);
 

@@ -30,10 +30,23 @@ struct TxnResult {
   std::vector<FlowopResult> flowops;
 };
 
+/// One strand's own counts over the run (uperf's per-thread statistics, -T), kept only when
+/// asked for (engine::EngineConfig::count_strands).
+struct StrandCounts {
+  std::uint64_t ops = 0;           ///< flowop executions that completed
+  std::uint64_t bytes = 0;         ///< bytes read and written
+  std::uint64_t transactions = 0;  ///< transaction iterations completed
+  void merge(const StrandCounts& other);
+  friend bool operator==(const StrandCounts&, const StrandCounts&) = default;
+};
+
 struct GroupResult {
   std::string name;
   std::uint64_t strands = 0;
   std::vector<TxnResult> transactions;
+  /// Each strand's counts, by its index in the group (all the group's strands, also those another
+  /// process ran: theirs are zero here and come with that process's part); empty unless counted.
+  std::vector<StrandCounts> strand_counts = {};
 };
 
 /// The wall-clock window of one barrier step (transaction index) on this side.
@@ -82,8 +95,8 @@ struct RunResult {
 };
 
 /// Adds `part` (another process's share of the same plan) to `into`: counts and histograms add,
-/// strands add, each step's window spans both, error samples and process records are appended.
-/// An empty `into` (no groups) becomes `part`.
+/// strands and each strand's counts add, each step's window spans both, error samples and process
+/// records are appended. An empty `into` (no groups) becomes `part`.
 void merge_into(RunResult& into, const RunResult& part);
 
 /// Data connections per process record, RSS growth summed over the records divided by the
