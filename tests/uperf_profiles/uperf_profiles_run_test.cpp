@@ -1,7 +1,7 @@
-// Every TCP and UDP profile of uperf's tests/ and workloads/ (tests/data/profiles/uperf/, copied
-// unchanged) runs through the real CLI against a real slave (`volley run --local`) for about 2 s,
-// and both sides' counts agree. One test per profile, so ctest runs them in parallel
-// (label "uperf_profiles").
+// Every TCP, UDP and SSL profile of uperf's tests/ and workloads/ (tests/data/profiles/uperf/,
+// copied unchanged) runs through the real CLI against a real slave (`volley run --local`) for about
+// 2 s, and both sides' counts agree. One test per profile, so ctest runs them in parallel (label
+// "uperf_profiles").
 //
 // How the profiles are shortened, without editing them:
 // - `--max-duration 2s` caps every duration= transaction (VoIPRx/VoIPTx and the backup, dns and
@@ -303,8 +303,9 @@ TEST_P(UperfProfileRun, TwoSecondsWithEqualCountsOnBothSides) {
 
 INSTANTIATE_TEST_SUITE_P(Uperf, UperfProfileRun, ::testing::ValuesIn(uperf_cases()), case_name);
 
-// 43 profiles (44 files less tests/parse_err.xml), two of them (iperf, netperf) also with udp.
-TEST(UperfProfileRuns, EveryProfileIsACase) { EXPECT_EQ(uperf_cases().size(), 45U); }
+// 45 profiles (46 files less tests/parse_err.xml: the two SSL ones included), two of them
+// (iperf, netperf) also with udp.
+TEST(UperfProfileRuns, EveryProfileIsACase) { EXPECT_EQ(uperf_cases().size(), 47U); }
 
 }  // namespace
 }  // namespace volley::test
