@@ -14,8 +14,12 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
+#include "openssl_reason.hpp"
+
 namespace volley::transport {
 namespace {
+
+using detail::openssl_reason;
 
 /// A PEM file is a few KiB; anything much larger is not one.
 constexpr std::size_t kMaxPemBytes = std::size_t{64} * 1024;
@@ -27,14 +31,6 @@ struct BioFree {
   void operator()(BIO* b) const { BIO_free(b); }
 };
 using Bio = std::unique_ptr<BIO, BioFree>;
-
-/// OpenSSL's reason for the last failure, and its queue emptied.
-std::string openssl_reason() {
-  const unsigned long code = ERR_peek_last_error();
-  ERR_clear_error();
-  const char* reason = code != 0 ? ERR_reason_error_string(code) : nullptr;
-  return reason != nullptr ? reason : "unknown OpenSSL error";
-}
 
 /// The whole of a regular file of at most kMaxPemBytes; `open_to_others` is set when users
 /// other than its owner may read it.

@@ -14,16 +14,12 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
+#include "openssl_reason.hpp"
+
 namespace volley::transport {
 namespace {
 
-/// OpenSSL's reason for the last failure, and its queue emptied.
-std::string openssl_reason() {
-  const unsigned long code = ERR_peek_last_error();
-  ERR_clear_error();
-  const char* reason = code != 0 ? ERR_reason_error_string(code) : nullptr;
-  return reason != nullptr ? reason : "unknown OpenSSL error";
-}
+using detail::openssl_reason;
 
 int protocol_version(profile::TlsVersion v) {
   return v == profile::TlsVersion::k13 ? TLS1_3_VERSION : TLS1_2_VERSION;
