@@ -28,6 +28,11 @@ struct TlsOps : StreamOps {
   /// Closes `c` (close_notify first). A client that resumes keeps the session first; under
   /// TLS 1.3 the peer's ticket may still be on its way, and is waited for.
   static Started disconnect(StrandCore& s, const OpPlan& op, StrandConnection& c, Link& tls);
+  /// Before a wait to read: the peer will send at least `bytes` more application bytes. The
+  /// socket's wake-up mark (TcpOps::expect) is set from them less one record's bytes on the wire,
+  /// which OpenSSL's read-ahead may already hold: every application byte arrives in a record
+  /// at least as large, so the mark never waits for bytes that will not come.
+  static void expect(Link& tls, std::uint64_t bytes);
   static void sample(Link& tls, stats::TcpSummary& into);
   static bool closed_at_header(Link& tls);
 };
