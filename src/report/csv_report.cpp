@@ -54,12 +54,13 @@ void write_interval_csv(const RunReport& report, std::ostream& out) {
       const results::DatagramCounters& d = row.datagrams;
       const std::optional<TcpBrief> slave_tcp = row.peers.complete() ? row.peer_tcp : std::nullopt;
       out << fmt::format(
-          "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+          "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
           sample.start_unix_ns, t_s, length_s, sample.step, csv_field(row.group_name),
           csv_field(row.txn_name), row.transactions, row.per_s(row.transactions), row.ops,
           row.per_s(row.ops), row.bytes, 8.0 * row.per_s(row.bytes), row.errors, row.latency.p50_ns,
           row.latency.p99_ns, d.sent, d.received, interval_lost(d), d.late, d.duplicates,
-          d.timeouts, d.jitter_ns, slave_udp(row), tcp_columns(row.tcp), tcp_columns(slave_tcp));
+          d.timeouts, d.jitter_ns, slave_udp(row), tcp_columns(row.tcp), tcp_columns(slave_tcp),
+          row.handshakes, row.resumed, row.per_s(row.handshakes));
     }
   }
 }

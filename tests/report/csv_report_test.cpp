@@ -38,12 +38,17 @@ Csv interval_csv(const RunReport& r) {
   return {out.str(), lines_of(out.str())};
 }
 
-/// The fields of `line` from the `first`-th on.
-std::vector<std::string> fields_from(const std::string& line, std::size_t first) {
+/// The fields of `line` from the `first`-th up to, not including, the `end`-th.
+std::vector<std::string> fields_between(const std::string& line, std::size_t first,
+                                        std::size_t end) {
   const auto f = fields_of(line);
-  if (first >= f.size()) return {};
-  return {f.begin() + static_cast<std::ptrdiff_t>(first), f.end()};
+  if (first >= f.size() || end > f.size() || end < first) return {};
+  return {f.begin() + static_cast<std::ptrdiff_t>(first),
+          f.begin() + static_cast<std::ptrdiff_t>(end)};
 }
+
+/// Where the TLS columns begin (after the slaves' TCP columns).
+constexpr std::size_t kTlsColumns = 43;
 
 TEST(CsvField, QuotesOnlyWhenNeeded) {
   EXPECT_EQ(csv_field("txn2"), "txn2");
@@ -66,12 +71,12 @@ TEST(IntervalCsv, HeaderAndRows) {
             "tcp_delivery_rate_p50,tcp_retransmits,tcp_rwnd_limited_pct,tcp_sndbuf_limited_pct,"
             "slave_tcp_connections,slave_tcp_rtt_p50_us,slave_tcp_cwnd_p50,"
             "slave_tcp_delivery_rate_p50,slave_tcp_retransmits,slave_tcp_rwnd_limited_pct,"
-            "slave_tcp_sndbuf_limited_pct");
+            "slave_tcp_sndbuf_limited_pct,tls_handshakes,tls_resumed,tls_handshakes_per_s");
   // Interval 1: g0/rr and g1/stream; interval 2: g0/rr (stalled) and g1/stream; interval 3:
   // g0/disconnect.
   ASSERT_EQ(lines.size(), 1u + 5u);
   const auto f = fields_of(lines[1]);
-  ASSERT_EQ(f.size(), 43u);
+  ASSERT_EQ(f.size(), 46u);
   EXPECT_EQ(f[0], std::to_string(testing::kStartUnixNs + 1'000'000'000));
   EXPECT_DOUBLE_EQ(std::stod(f[1]), 1.0);
   EXPECT_DOUBLE_EQ(std::stod(f[2]), 1.0);
@@ -90,7 +95,7 @@ TEST(IntervalCsv, HeaderAndRows) {
   EXPECT_EQ(fields_of(lines[5])[5], "disconnect");
   // No UDP in this run: the master's counters are 0, the slaves' were not asked (empty); no TCP
   // figures in this interval (empty).
-  EXPECT_TRUE(lines[1].ends_with(",0,0,0,0,0,0,0" + std::string(21, ','))) << lines[1];
+  EXPECT_TRUE(lines[1].ends_with(",0,0,0,0,0,0,0" + std::string(21, ',') + ",0,0,0")) << lines[1];
 }
 
 TEST(IntervalCsv, UdpCountersPerInterval) {
@@ -99,15 +104,15 @@ TEST(IntervalCsv, UdpCountersPerInterval) {
   const auto csv = interval_csv(r);
   ASSERT_EQ(csv.lines.size(), 3u) << csv.text;
   // g0/rr received 95 (7 gaps, 2 of them late: 5 lost); g1/stream sent 100.
-  ASSERT_EQ(fields_of(csv.lines[1]).size(), 43u);
+  ASSERT_EQ(fields_of(csv.lines[1]).size(), 46u);
   EXPECT_EQ(fields_of(csv.lines[1])[5], "rr");
-  EXPECT_EQ(fields_from(csv.lines[1], 15),
+  EXPECT_EQ(fields_between(csv.lines[1], 15, kTlsColumns),
             (std::vector<std::string>{"0", "95", "5", "2", "1", "3", "1500", "", "", "",
                                       "",  "",   "",  "",  "",  "",  "",     "", "", "",
                                       "",  "",   "",  "",  "",  "",  "",     ""}));
   EXPECT_EQ(fields_of(csv.lines[2])[5], "stream");
   EXPECT_EQ(
-      fields_from(csv.lines[2], 15),
+      fields_between(csv.lines[2], 15, kTlsColumns),
       (std::vector<std::string>{"100", "0", "0", "0", "0", "0", "0", "", "", "", "", "", "", "",
                                 "",    "",  "",  "",  "",  "",  "",  "", "", "", "", "", "", ""}));
 }
@@ -118,11 +123,11 @@ TEST(IntervalCsv, TheSlavesCountsBesideTheMasters) {
   const auto csv = interval_csv(r);
   ASSERT_EQ(csv.lines.size(), 3u) << csv.text;
   // g0/rr: the slave sent the 100 the master's read counted; g1/stream: the slave received 97.
-  ASSERT_EQ(fields_of(csv.lines[1]).size(), 43u);
-  EXPECT_EQ(fields_from(csv.lines[1], 22),
+  ASSERT_EQ(fields_of(csv.lines[1]).size(), 46u);
+  EXPECT_EQ(fields_between(csv.lines[1], 22, kTlsColumns),
             (std::vector<std::string>{"100", "0", "0", "0", "0", "0", "0", "", "", "", "",
                                       "",    "",  "",  "",  "",  "",  "",  "", "", ""}));
-  EXPECT_EQ(fields_from(csv.lines[2], 22),
+  EXPECT_EQ(fields_between(csv.lines[2], 22, kTlsColumns),
             (std::vector<std::string>{"0", "97", "3", "1", "0", "0", "2000", "", "", "", "",
                                       "",  "",   "",  "",  "",  "",  "",     "", "", ""}));
 
@@ -130,7 +135,7 @@ TEST(IntervalCsv, TheSlavesCountsBesideTheMasters) {
   r.intervals[0].peers = {1, 0, "no counts from slave h1"};
   const auto missing = interval_csv(r);
   ASSERT_EQ(missing.lines.size(), 3u) << missing.text;
-  EXPECT_TRUE(missing.lines[2].ends_with(",100,0,0,0,0,0,0" + std::string(21, ',')))
+  EXPECT_TRUE(missing.lines[2].ends_with(",100,0,0,0,0,0,0" + std::string(21, ',') + ",0,0,0"))
       << missing.text;
 }
 
@@ -149,10 +154,10 @@ TEST(IntervalCsv, TheTcpColumnsHoldTheIntervalsBrief) {
   bool found = false;
   for (std::size_t i = 1; i < csv.lines.size(); ++i) {
     const auto f = fields_of(csv.lines[i]);
-    ASSERT_EQ(f.size(), 43u) << csv.lines[i];
+    ASSERT_EQ(f.size(), 46u) << csv.lines[i];
     if (f[29].empty()) continue;
     found = true;
-    EXPECT_EQ(fields_from(csv.lines[i], 29),
+    EXPECT_EQ(fields_between(csv.lines[i], 29, kTlsColumns),
               (std::vector<std::string>{"4", "25", "10", "1000000", "3", "12.5", "0", "", "", "",
                                         "", "", "", ""}));
   }
@@ -163,6 +168,29 @@ TEST(IntervalCsv, TheTcpColumnsHoldTheIntervalsBrief) {
     if (t.contains("tcp")) in_json = t["tcp"]["connections"] == 4 && t["tcp"]["rtt_p50_us"] == 25;
   }
   EXPECT_TRUE(in_json) << doc["intervals"][0].dump();
+}
+
+// A TLS transaction's handshakes in an interval: all of them, the resumed ones, and their rate.
+TEST(IntervalCsv, TheTlsColumnsHoldTheIntervalsHandshakes) {
+  RunReport r = testing::make_report();
+  r.intervals[0].txns[0].handshakes = 40;
+  r.intervals[0].txns[0].resumed = 30;
+  r.intervals[0].txns[0].transactions = 40;
+  const auto csv = interval_csv(r);
+  bool found = false;
+  for (std::size_t i = 1; i < csv.lines.size(); ++i) {
+    const auto f = fields_of(csv.lines[i]);
+    ASSERT_EQ(f.size(), 46u) << csv.lines[i];
+    if (f[5] != "connect") {
+      EXPECT_EQ(fields_between(csv.lines[i], kTlsColumns, 46),
+                (std::vector<std::string>{"0", "0", "0"}));
+      continue;
+    }
+    found = true;
+    EXPECT_EQ(fields_between(csv.lines[i], kTlsColumns, 46),
+              (std::vector<std::string>{"40", "30", "40"}));
+  }
+  EXPECT_TRUE(found) << csv.text;
 }
 
 TEST(IntervalCsv, AnIntervalsLossIsGapsMinusLateAndMayBeNegative) {
@@ -203,8 +231,9 @@ TEST(IntervalCsv, TheSlavesTcpColumnsHoldTheirBriefWhenEverySlaveAnswered) {
     std::vector<std::vector<std::string>> out;
     const auto csv = interval_csv(report);
     for (std::size_t i = 1; i < csv.lines.size(); ++i) {
-      EXPECT_EQ(fields_of(csv.lines[i]).size(), 43u) << csv.lines[i];
-      if (!fields_of(csv.lines[i])[36].empty()) out.push_back(fields_from(csv.lines[i], 36));
+      EXPECT_EQ(fields_of(csv.lines[i]).size(), 46u) << csv.lines[i];
+      if (!fields_of(csv.lines[i])[36].empty())
+        out.push_back(fields_between(csv.lines[i], 36, kTlsColumns));
     }
     return out;
   };

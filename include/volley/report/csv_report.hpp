@@ -24,7 +24,7 @@ inline constexpr std::string_view kIntervalCsvHeader =
     "tcp_rtt_p50_us,tcp_cwnd_p50,tcp_delivery_rate_p50,tcp_retransmits,tcp_rwnd_limited_pct,"
     "tcp_sndbuf_limited_pct,slave_tcp_connections,slave_tcp_rtt_p50_us,slave_tcp_cwnd_p50,"
     "slave_tcp_delivery_rate_p50,slave_tcp_retransmits,slave_tcp_rwnd_limited_pct,"
-    "slave_tcp_sndbuf_limited_pct";
+    "slave_tcp_sndbuf_limited_pct,tls_handshakes,tls_resumed,tls_handshakes_per_s";
 
 /// RFC 4180 field: quoted (with inner quotes doubled) when it holds a comma, a quote, a line
 /// break or leading/trailing blanks; unchanged otherwise.
