@@ -146,11 +146,6 @@ Started TlsOps::disconnect(StrandCore& s, const OpPlan& op, StrandConnection& c,
   return OpOutcome{};
 }
 
-void TlsOps::expect(Link& tls, std::uint64_t bytes) {
-  constexpr std::uint64_t kHeld = transport::TlsConnection::kMaxRecordOnWire;
-  TcpOps::expect(tls.tcp(), bytes > kHeld ? bytes - kHeld : 1);
-}
-
 void TlsOps::sample(Link& tls, stats::TcpSummary& into) { TcpOps::sample(tls.tcp(), into); }
 
 bool TlsOps::closed_at_header(Link& tls) { return TcpOps::closed_at_header(tls.tcp()); }

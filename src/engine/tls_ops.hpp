@@ -4,7 +4,14 @@
 // takes a TCP connection as TCP's does and then runs the server's handshake. Each handshake is
 // timed and counted in its operation's handshake slots (full or resumed), apart from the
 // operation itself; a failed one is a tls_handshake error. A client with `resume` keeps its
-// session for the strand's next connection of the same id. Thread: the strand's worker.
+// session for the strand's next connection of the same id.
+//
+// It has no `expect` hook: a TLS reader wakes at each arrival (SO_RCVLOWAT 1), not at a mark as a
+// TCP reader of large messages does. Its decryption costs far more per byte than the wake-ups a
+// mark saves, and measured on loopback the mark cost the writer more than it saved the reader:
+// with a 1 MiB mark, a stream of 64 KiB writes took 0.56 us of writer CPU per KiB and ran at
+// 14 Gbit/s, against 0.37 us and 20.9 Gbit/s without (docs/performance.md, "TLS").
+// Thread: the strand's worker.
 #include <boost/asio/awaitable.hpp>
 
 #include "volley/profile/model.hpp"
@@ -28,11 +35,6 @@ struct TlsOps : StreamOps {
   /// Closes `c` (close_notify first). A client that resumes keeps the session first; under
   /// TLS 1.3 the peer's ticket may still be on its way, and is waited for.
   static Started disconnect(StrandCore& s, const OpPlan& op, StrandConnection& c, Link& tls);
-  /// Before a wait to read: the peer will send at least `bytes` more application bytes. The
-  /// socket's wake-up mark (TcpOps::expect) is set from them less one record's bytes on the wire,
-  /// which OpenSSL's read-ahead may already hold: every application byte arrives in a record
-  /// at least as large, so the mark never waits for bytes that will not come.
-  static void expect(Link& tls, std::uint64_t bytes);
   static void sample(Link& tls, stats::TcpSummary& into);
   static bool closed_at_header(Link& tls);
 };

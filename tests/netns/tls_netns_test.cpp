@@ -1,10 +1,9 @@
 // TLS between two hosts: the master and a slave each in a network namespace of its own, joined by
 // a veth pair (198.18.26.1 ── veth ── 198.18.26.2), the slave a keyed `volley serve` with its own
-// certificate made per run. Each run moves messages both ways whose reads wait with a wake-up mark
-// (large messages: the socket wakes its reader only once most of the message is there), under
-// TLS 1.3 and under TLS 1.2 with a CBC suite (the largest expansion a record can have): every read
-// must end with all its bytes, so the counts are exact and agree on both sides. A mark that waited
-// for more bytes than the records still to come hold would time the reads out. Needs root
+// certificate made per run. Each run moves large messages both ways (not a whole number of
+// records, and more than a receive buffer holds), under TLS 1.3 and under TLS 1.2 with a CBC suite
+// (the largest expansion a record can have): every read must end with all its bytes, so the counts
+// are exact and agree on both sides, and every strand made one full handshake. Needs root
 // (CAP_NET_ADMIN) and `ip`: skipped with a message otherwise.
 #include <chrono>
 #include <cstdint>

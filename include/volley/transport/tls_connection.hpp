@@ -39,13 +39,6 @@ class TlsConnection {
  public:
   using Socket = TcpConnection::Socket;
 
-  /// The most bytes one record takes on the wire: its 5-byte header and at most 16 KiB of
-  /// plaintext and 2 KiB of expansion (RFC 5246 6.2.3; 256 bytes in TLS 1.3, RFC 8446 5.2).
-  /// OpenSSL's read-ahead holds at most this many bytes read from the socket and not yet returned
-  /// (its read buffer is one record long unless SSL_CTX_set_default_read_buffer_len says
-  /// otherwise).
-  static constexpr std::size_t kMaxRecordOnWire = std::size_t{16} * 1024 + 2048 + 5;
-
   explicit TlsConnection(TcpConnection tcp);
   TlsConnection(TlsConnection&&) noexcept = default;
   TlsConnection& operator=(TlsConnection&&) noexcept = default;
