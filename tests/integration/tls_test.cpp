@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -229,6 +231,55 @@ TEST(Tls, ServeRefusesToStartWithACertificateThatIsNotItsKeysNamingTheFile) {
       {"serve", "--listen", "127.0.0.1:1", "--tls-cert", one.cert}, std::chrono::seconds(10));
   EXPECT_EQ(half.exit_code, 2);
   EXPECT_NE(half.err.find("--tls-cert needs --tls-key"), std::string::npos) << half.err;
+}
+
+// Private keys travel only where they must (to a side's own child processes, over their
+// socketpair): never into what a run writes or says. Both sides accept TLS (each makes a key) and
+// spread over processes (each hands its key to its children), with every output asked for.
+TEST(Tls, NoPrivateKeyReachesAResultALogOrTheReport) {
+  const TempDir dir;
+  const auto profile = dir.write("both.xml", R"XML(<?xml version="1.0"?>
+<profile name="tls both ways">
+  <group nthreads="2">
+    <transaction iterations="1"><flowop type="connect" options="remotehost=$h protocol=tls"/></transaction>
+    <transaction iterations="50"><flowop type="write" options="size=64"/><flowop type="read" options="size=64"/></transaction>
+    <transaction iterations="1"><flowop type="disconnect"/></transaction>
+  </group>
+  <group nthreads="2">
+    <transaction iterations="1"><flowop type="accept" options="remotehost=$h protocol=tls"/></transaction>
+    <transaction iterations="50"><flowop type="read" options="size=64"/><flowop type="write" options="size=64"/></transaction>
+    <transaction iterations="1"><flowop type="disconnect"/></transaction>
+  </group>
+</profile>
+)XML");
+  const ProcessResult r = run_volley(
+      {"run", profile.string(), "--local", "--processes", "2", "--json",
+       (dir.path() / "r.json").string(), "--csv", (dir.path() / "r.csv").string(), "--html",
+       (dir.path() / "r.html").string(), "--latency-log", (dir.path() / "r.lat").string()},
+      std::chrono::seconds(60));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const json doc = read_json(dir.path() / "r.json");
+  EXPECT_EQ(tls_count(handshakes_of(doc).at("full"), "ops"), 2U) << "the run did use TLS";
+  EXPECT_EQ(tls_count(doc.at("groups")
+                          .at(1)
+                          .at("transactions")
+                          .at(0)
+                          .at("flowops")
+                          .at(0)
+                          .at("handshakes")
+                          .at("full"),
+                      "ops"),
+            2U)
+      << "the master accepted TLS: it made a key";
+  EXPECT_EQ(doc.at("slaves").at(0).at("processes").size(), 2U) << "keys went to children";
+  std::string everything = r.out + r.err;
+  for (const char* name : {"r.json", "r.csv", "r.html", "r.lat"}) {
+    std::ifstream in(dir.path() / name);
+    everything.append(std::istreambuf_iterator<char>(in), {});
+  }
+  EXPECT_GT(everything.size(), 1000U) << "the outputs were written";
+  EXPECT_EQ(everything.find("PRIVATE KEY"), std::string::npos);
+  EXPECT_EQ(everything.find("-----BEGIN"), std::string::npos);
 }
 
 }  // namespace
