@@ -177,8 +177,12 @@ bool Strand::level_already(std::size_t txn, const std::vector<ConnectionBytes>& 
   std::uint64_t level = 0;
   for (const ConnectionBytes& e : peer_written) {
     if (!uses(txn, e.conn)) continue;
-    if (e.serial == ConnectionBytes::kClosedSerial || e.serial == ConnectionBytes::kOpenedSerial) {
-      return false;
+    if (e.serial == ConnectionBytes::kClosedSerial) return false;
+    if (e.serial == ConnectionBytes::kOpenedSerial) {
+      // Every connection the peer opened under the id is here already (await_opened waits
+      // for none); one still on its way: drain() waits for it.
+      if (serials_used(e.conn, e.peer) < e.bytes) return false;
+      continue;
     }
     const auto it = listed_one(e);
     // Not open here, more read than written, or bytes still to read: drain() decides.
@@ -188,7 +192,7 @@ bool Strand::level_already(std::size_t txn, const std::vector<ConnectionBytes>& 
   }
   // What reads took ahead of their flowops is the step's, as drain() counts it.
   for (const ConnectionBytes& e : peer_written) {
-    if (!uses(txn, e.conn)) continue;
+    if (!uses(txn, e.conn) || e.serial == ConnectionBytes::kOpenedSerial) continue;
     Connection& c = *listed_one(e);
     if (const std::uint64_t n = take_stash(c, e.bytes - c.step_read); n > 0) {
       c.step_read += n;

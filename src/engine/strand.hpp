@@ -62,7 +62,8 @@ class Strand : private StrandCore {
                                              Clock::time_point deadline, std::span<char> buffer);
   /// The drain when there is nothing to do: every entry of `peer_written` (step `txn`'s) names an
   /// open connection of this strand on which it has read all the peer wrote (bytes a read took
-  /// ahead of its flowop included). Then adds them to `read_exactly` and returns true, and no
+  /// ahead of its flowop included), or a count of connections opened that this strand has all
+  /// of (kOpenedSerial). Then adds them to `read_exactly` and returns true, and no
   /// drain coroutine is needed (a paced step ends with nearly every connection so); else returns
   /// false and changes nothing that drain() would not.
   bool level_already(std::size_t txn, const std::vector<ConnectionBytes>& peer_written,
