@@ -118,7 +118,7 @@ final=0
 for ((r = 1; r <= rounds; r++)); do
   status=0
   rm -f "$work/r.json" "$work/samples.json"  # a run that writes none must not report the last run's
-  overflows=$(tcp_ext ListenOverflows)
+  overflows=$(tcp_ext ListenOverflows) drops=$(tcp_ext ListenDrops)
   before=$(awk '/^TCP:/ {print $3}' /proc/net/sockstat)
   started=$(date +%s.%N)
   nice -n 10 "$volley" run "$work/profile.xml" --local --set "t=$conns" --set "r=$rate" \
@@ -131,7 +131,7 @@ for ((r = 1; r <= rounds; r++)); do
   wait "$sampler_pid" || true
   sampler_pid=
   ended=$(date +%s.%N)
-  overflows=$(($(tcp_ext ListenOverflows) - overflows))
+  overflows=$(($(tcp_ext ListenOverflows) - overflows)) drops=$(($(tcp_ext ListenDrops) - drops))
   # Left behind: any process the sampler saw under the master still there (stopped by PID), and
   # the TCP sockets the run's processes held (closed with them; TIME_WAIT is the kernel's).
   left=0
@@ -161,7 +161,7 @@ for ((r = 1; r <= rounds; r++)); do
   fi
   verdict=0
   python3 - "$work/r.json" "$work/samples.json" "$status" "$started" "$ended" "$overflows" \
-    "$page" "$before" "$after" "$left" <<'PY' || verdict=$?
+    "$page" "$before" "$after" "$left" "$drops" <<'PY' || verdict=$?
 import json, statistics, sys
 doc = json.load(open(sys.argv[1]))
 try:
@@ -171,7 +171,7 @@ except (OSError, ValueError):
 status, started, ended, overflows = int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6])
 page, before = int(sys.argv[7]), int(sys.argv[8])
 inuse_after, tw_after = (int(x) for x in sys.argv[9].split())
-left = int(sys.argv[10])
+left, drops = int(sys.argv[10]), int(sys.argv[11])
 master = doc["totals"]
 slave_doc = doc["slaves"][0]
 slave = slave_doc.get("totals") or {}
@@ -236,7 +236,8 @@ if inside:
     tracked = [s["conntrack"] for s in inside if s["conntrack"] is not None]
     if tracked and max(tracked) > 0:
         print(f"        connection tracking: up to {max(tracked)} entries")
-print(f"        {overflows} handshakes dropped for a full accept queue (ListenOverflows, whole machine)")
+print(f"        {overflows} handshakes dropped for a full accept queue (ListenOverflows), {drops} SYNs "
+      "dropped at a listener (ListenDrops; both over the whole machine)")
 
 # Every connection's bytes, both ways: the drain's count of connections read exactly.
 def exact(windows):
