@@ -521,15 +521,17 @@ TEST(Loopback, EveryShippedProfileRunsBriefly) {
   for (const auto& entry : std::filesystem::directory_iterator(source_dir() / "profiles")) {
     if (entry.path().extension() != ".xml") continue;
     std::string text = read_file(entry.path());
-    for (const std::string from : {"duration=\"10s\"", "duration=\"30s\"", "duration=\"5s\""}) {
+    for (const std::string from :
+         {"duration=\"10s\"", "duration=\"30s\"", "duration=\"5s\"", "duration=\"60s\""}) {
       for (auto pos = text.find(from); pos != std::string::npos; pos = text.find(from)) {
         text.replace(pos, from.size(), "duration=\"300ms\"");
       }
     }
     const auto copy = dir.write(entry.path().filename(), text);
-    const auto r = run_volley({"run", copy, "--local", "--set", "t=2", "--set", "r=1000", "--set",
-                               fmt::format("file={}", (dir.path() / "file.bin").string()), "-q"},
-                              60s);
+    const auto r = run_volley(
+        {"run", copy, "--local", "--set", "t=2", "--set", "r=1000", "--set",
+         fmt::format("file={}", (dir.path() / "file.bin").string()), "--set", "s=127.0.0.1", "-q"},
+        60s);
     EXPECT_EQ(r.exit_code, 0) << entry.path() << "\n" << r.err;
   }
 }
