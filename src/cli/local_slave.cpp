@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "volley/core/host_port.hpp"
+#include "volley/core/limits.hpp"
 
 extern char** environ;
 
@@ -61,15 +62,13 @@ std::string LocalSlave::start(std::size_t workers, const std::string& executable
   // dup2 clears close-on-exec on the child's copy, so only these ends reach it, as fds 3 and 4.
   posix_spawn_file_actions_adddup2(&actions, fds[1], kAnnounceFd);
   posix_spawn_file_actions_adddup2(&actions, key_fds[0], kKeyFd);
-  std::vector<std::string> args = {"volley",
-                                   "serve",
-                                   "--listen",
-                                   core::format_host_port(address, 0),
-                                   "--exit-with-parent",
-                                   "--announce-fd",
-                                   std::to_string(kAnnounceFd),
-                                   "--key-fd",
-                                   std::to_string(kKeyFd)};
+  std::vector<std::string> args = {
+      "volley", "serve", "--listen", core::format_host_port(address, 0), "--exit-with-parent",
+      "--announce-fd", std::to_string(kAnnounceFd), "--key-fd", std::to_string(kKeyFd),
+      // Its limits guard a shared slave from strangers' runs; this
+      // one serves only the master that started it.
+      "--max-strands", std::to_string(core::kMaxRunSize), "--max-connections",
+      std::to_string(core::kMaxRunSize)};
   if (quiet_) args.emplace_back("--quiet");
   if (processes > 0) {
     args.emplace_back("--processes");

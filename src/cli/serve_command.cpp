@@ -262,11 +262,11 @@ void add_serve_options(CLI::App& cmd, ServeOptions& serve) {
       ->group(limits);
   cmd.add_option("--max-strands", serve.max_strands, "Strands in one run")
       ->capture_default_str()
-      ->check(unsigned_in(1, 10'000'000))
+      ->check(unsigned_in(1, core::kMaxRunSize))
       ->group(limits);
   cmd.add_option("--max-connections", serve.max_connections, "Data connections in one run")
       ->capture_default_str()
-      ->check(unsigned_in(1, 10'000'000))
+      ->check(unsigned_in(1, core::kMaxRunSize))
       ->group(limits);
   cmd.add_option("--max-workers", serve.max_workers, "Worker threads in one run")
       ->capture_default_str()

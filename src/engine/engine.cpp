@@ -35,6 +35,7 @@ Engine::Engine(const Plan& plan, EngineConfig config) : plan_(plan), config_(std
       }
     }
   }
+  read_exactly_.assign(plan.txn_count, 0);
   ledger_ = std::make_unique<StepLedger>(config_, std::move(windows), stopped_, [this] {
     for (auto& w : workers_) w->post_recheck_peer_end();
   });
@@ -441,6 +442,9 @@ results::RunResult Engine::finish() {
     result.groups.push_back(std::move(gr));
   }
   result.windows = ledger_->windows();
+  for (std::size_t t = 0; t < result.windows.size() && t < read_exactly_.size(); ++t) {
+    result.windows[t].connections_read_exactly = read_exactly_[t];
+  }
   listeners_.clear();
   udp_listeners_.clear();
   return result;

@@ -57,9 +57,17 @@ class Strand : private StrandCore {
   void close_all();
   /// Between steps (src/engine/step_drain.cpp): reads, on each connection in `peer_written`,
   /// until this side has read all the peer wrote on it during step `txn`, or `deadline`.
-  boost::asio::awaitable<std::vector<DrainShortfall>> drain(
-      std::size_t txn, std::vector<ConnectionBytes> peer_written, Clock::time_point deadline,
-      std::span<char> buffer);
+  boost::asio::awaitable<DrainOutcome> drain(std::size_t txn,
+                                             std::vector<ConnectionBytes> peer_written,
+                                             Clock::time_point deadline, std::span<char> buffer);
+  /// The drain when there is nothing to do: every entry of `peer_written` (step `txn`'s) names an
+  /// open connection of this strand on which it has read all the peer wrote (bytes a read took
+  /// ahead of its flowop included), or a count of connections opened that this strand has all
+  /// of (kOpenedSerial). Then adds them to `read_exactly` and returns true, and no
+  /// drain coroutine is needed (a paced step ends with nearly every connection so); else returns
+  /// false and changes nothing that drain() would not.
+  bool level_already(std::size_t txn, const std::vector<ConnectionBytes>& peer_written,
+                     std::uint64_t& read_exactly);
 
  private:
   /// At a step's release: the step's byte counts start at 0, and its random streams afresh.

@@ -83,11 +83,10 @@ class Worker {
                         boost::asio::ip::udp protocol, int fd);
   /// Between steps (src/engine/step_drain.cpp): each strand drains its connections in
   /// `peer_written` (pairs of local strand index and connection) until `deadline`; `deliver` then
-  /// runs on this thread with every shortfall (at once when the thread is not running).
+  /// runs on this thread with what all of them found (at once when the thread is not running).
   void post_drain(std::size_t txn,
                   std::vector<std::pair<std::uint32_t, ConnectionBytes>> peer_written,
-                  Clock::time_point deadline,
-                  std::function<void(std::vector<DrainShortfall>)> deliver);
+                  Clock::time_point deadline, std::function<void(DrainOutcome)> deliver);
   /// Swaps this worker's interval counters out on its own thread and hands them to `deliver`
   /// there (at once when the thread is not running).
   void post_take_interval(std::function<void(std::vector<results::SlotStats>)> deliver);

@@ -119,6 +119,27 @@ std::string run_header_section(const RunReport& report) {
   return out;
 }
 
+namespace {
+/// The end-of-step drain's per-connection check over the timed steps: on how many connections
+/// the slaves read exactly what the master wrote, and the master what the slaves wrote. Empty
+/// when no connection was written on.
+std::string read_exactly_line(const RunReport& report) {
+  const auto count = [&report](const results::RunResult& side) {
+    std::uint64_t n = 0;
+    for (const std::size_t step : report.timed_steps) {
+      if (step < side.windows.size()) n += side.windows[step].connections_read_exactly;
+    }
+    return n;
+  };
+  std::uint64_t by_slaves = 0;
+  for (const auto& slave : report.slaves) by_slaves += count(slave.result);
+  const std::uint64_t by_master = count(report.master.result);
+  if (by_slaves == 0 && by_master == 0) return {};
+  return fmt::format("  read exactly  on {} connections by the slave{}, {} by the master\n",
+                     by_slaves, report.slaves.size() == 1 ? "" : "s", by_master);
+}
+}  // namespace
+
 std::string totals_section(const RunReport& report) {
   const Totals t = timed_totals(report.master.result, report.timed_steps);
   const results::RunResult& r = report.master.result;
@@ -143,6 +164,7 @@ std::string totals_section(const RunReport& report) {
   add_memory("master", r);
   for (const auto& slave : report.slaves) add_memory("slave " + slave.host, slave.result);
   if (!memory.empty()) out += fmt::format("  memory        {}\n", fmt::join(memory, "; "));
+  out += read_exactly_line(report);
   std::vector<std::string> kinds;
   for (std::size_t k = 0; k < results::kErrorKindCount; ++k) {
     if (t.errors[k] == 0) continue;

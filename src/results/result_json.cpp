@@ -307,7 +307,8 @@ json to_json(const RunResult& r) {
   for (const auto& w : r.windows) {
     windows.push_back({{"start_unix_ns", w.start_unix_ns},
                        {"elapsed_ns", w.elapsed.count()},
-                       {"is_duration", w.is_duration}});
+                       {"is_duration", w.is_duration},
+                       {"connections_read_exactly", w.connections_read_exactly}});
   }
   json errors = json::array();
   for (const auto& e : r.error_samples) {
@@ -334,6 +335,9 @@ std::optional<RunResult> run_result_from_json(const json& j, std::string& error)
       r.windows.push_back({read_int(w, path, "start_unix_ns"),
                            std::chrono::nanoseconds(read_int(w, path, "elapsed_ns")),
                            read_bool(w, path, "is_duration")});
+      // Absent from documents written before it was counted.
+      if (w.contains("connections_read_exactly"))
+        r.windows.back().connections_read_exactly = read_uint(w, path, "connections_read_exactly");
     });
     r.connections_requested = read_uint(j, "", "connections_requested");
     r.connections_established = read_uint(j, "", "connections_established");

@@ -82,6 +82,7 @@ void merge_into(RunResult& into, const RunResult& part) {
     }
     a.elapsed = std::chrono::nanoseconds(end - a.start_unix_ns);
     a.is_duration = a.is_duration || b.is_duration;
+    a.connections_read_exactly += b.connections_read_exactly;
   }
   into.connections_requested += part.connections_requested;
   into.connections_established += part.connections_established;

@@ -7,9 +7,12 @@
 #include <arpa/inet.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -23,6 +26,7 @@
 #include "support/temp_dir.hpp"
 #include "volley/cli/local_slave.hpp"
 #include "volley/control/auth.hpp"
+#include "volley/core/limits.hpp"
 #include "volley/stats/latency_histogram.hpp"
 
 namespace volley::test {
@@ -121,6 +125,25 @@ TEST(Loopback, SrcaddrConnectsFromTheGivenAddresses) {
   const auto r = run_volley({"run", profile, "--local", "--set", "t=8", "--json", out, "-q"});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   expect_clean_mirrored_run(read_json(out), 8);
+}
+
+// --local's slave serves only the master that started it: the limits that guard a shared slave
+// from strangers' runs (--max-strands and --max-connections, 100,000 by default) are at their
+// highest there, so a run of 200,000 connections is not refused by its own slave.
+TEST(Loopback, LocalSlaveTakesRunsOfAnySize) {
+  cli::LocalSlave slave(true);
+  ASSERT_EQ(slave.start(1, VOLLEY_BINARY), "");
+  std::ifstream cmdline(fmt::format("/proc/{}/cmdline", slave.pid()));
+  std::vector<std::string> args;
+  for (std::string arg; std::getline(cmdline, arg, '\0');) args.push_back(arg);
+  const auto value_of = [&args](const std::string& flag) {
+    const auto it = std::find(args.begin(), args.end(), flag);
+    return it == args.end() || it + 1 == args.end() ? std::string("(absent)") : *(it + 1);
+  };
+  const std::string highest = std::to_string(core::kMaxRunSize);
+  EXPECT_EQ(value_of("--max-strands"), highest) << fmt::format("{}", fmt::join(args, " "));
+  EXPECT_EQ(value_of("--max-connections"), highest) << fmt::format("{}", fmt::join(args, " "));
+  slave.stop();
 }
 
 TEST(Loopback, SrcaddrThatIsNotThisHostsFailsTheRunNamingIt) {
@@ -498,15 +521,17 @@ TEST(Loopback, EveryShippedProfileRunsBriefly) {
   for (const auto& entry : std::filesystem::directory_iterator(source_dir() / "profiles")) {
     if (entry.path().extension() != ".xml") continue;
     std::string text = read_file(entry.path());
-    for (const std::string from : {"duration=\"10s\"", "duration=\"30s\"", "duration=\"5s\""}) {
+    for (const std::string from :
+         {"duration=\"10s\"", "duration=\"30s\"", "duration=\"5s\"", "duration=\"60s\""}) {
       for (auto pos = text.find(from); pos != std::string::npos; pos = text.find(from)) {
         text.replace(pos, from.size(), "duration=\"300ms\"");
       }
     }
     const auto copy = dir.write(entry.path().filename(), text);
-    const auto r = run_volley({"run", copy, "--local", "--set", "t=2", "--set", "r=1000", "--set",
-                               fmt::format("file={}", (dir.path() / "file.bin").string()), "-q"},
-                              60s);
+    const auto r = run_volley(
+        {"run", copy, "--local", "--set", "t=2", "--set", "r=1000", "--set",
+         fmt::format("file={}", (dir.path() / "file.bin").string()), "--set", "s=127.0.0.1", "-q"},
+        60s);
     EXPECT_EQ(r.exit_code, 0) << entry.path() << "\n" << r.err;
   }
 }

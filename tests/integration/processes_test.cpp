@@ -17,7 +17,9 @@
 
 #include "support/local_run.hpp"
 #include "support/paths.hpp"
+#include "support/proc_sockets.hpp"
 #include "support/process.hpp"
+#include "support/serve.hpp"
 #include "support/temp_dir.hpp"
 
 namespace volley::test {
@@ -182,6 +184,62 @@ TEST(Processes, BothSidesSpreadOverProcessesAndAgree) {
   // Every child was reaped: none is left, not even as a zombie.
   for (const pid_t pid : master_children) EXPECT_FALSE(alive(pid)) << pid;
   for (const pid_t pid : slave_children) EXPECT_FALSE(alive(pid)) << pid;
+}
+
+// 200,000 connections take 12 processes a side (20,000 descriptors each) and connects from
+// several source addresses; the same machinery at small scale. Both sides in 12 processes, the
+// connects from four 127.x addresses in turn (srcaddr=), and a slave that takes control messages
+// of 4 KiB at most, so that the master's `written` list (an entry per connection, 48 to a
+// frame) reaches it in 10 frames. Every connection's bytes agree, each way.
+TEST(Processes, TwelveProcessesASideFromFourSourceAddressesWrittenListsInManyFrames) {
+  TempDir dir;
+  const auto profile = dir.write("procs.xml", R"XML(<?xml version="1.0"?>
+<profile name="procs">
+  <group nprocs="$n">
+    <transaction iterations="1"><flowop type="connect" options="remotehost=$h protocol=tcp srcaddr=$s"/></transaction>
+    <transaction duration="1s">
+      <flowop type="write" options="size=64"/>
+      <flowop type="read" options="size=64"/>
+    </transaction>
+    <transaction iterations="1"><flowop type="think" options="duration=300ms"/></transaction>
+    <transaction iterations="1"><flowop type="disconnect"/></transaction>
+  </group>
+</profile>
+)XML");
+  const auto out = dir.path() / "r.json";
+  Serve serve({"-q", "--processes", "12", "--max-frame-bytes", "4096"});
+  Process master({VOLLEY_BINARY, "run", profile, "-P", serve.port_text(), "--processes", "12",
+                  "--set", "h=127.0.0.1", "--set", "n=480", "--set", "s=127.31.7.1-127.31.7.4",
+                  "--json", out, "-q"});
+  // While it runs: the TCP sockets bound to each of the four addresses (this network namespace's
+  // table; no other test uses 127.31.7.0/24).
+  SocketAddresses tcp;
+  const auto from_all = [&tcp] {
+    for (int i = 1; i <= 4; ++i) {
+      if (tcp.local.count(fmt::format("127.31.7.{}", i)) == 0) return false;
+    }
+    return true;
+  };
+  const auto give_up = std::chrono::steady_clock::now() + 60s;
+  while (!from_all() && running(master.pid()) && std::chrono::steady_clock::now() < give_up) {
+    add_socket_addresses("/proc/net/tcp", tcp);
+    std::this_thread::sleep_for(5ms);
+  }
+  const auto r = master.wait(90s);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(from_all()) << fmt::format("{}", fmt::join(tcp.local, " "));
+  const json doc = read_json(out);
+  ASSERT_FALSE(doc.is_discarded());
+  EXPECT_EQ(doc["status"], "ok") << doc["failure"];
+  EXPECT_EQ(doc["totals"]["errors"]["total"], 0);
+  expect_processes(doc["totals"], 12, 480);
+  expect_processes(doc["slaves"][0]["totals"], 12, 480);
+  ASSERT_EQ(doc["comparison"].size(), 1U);
+  EXPECT_EQ(doc["comparison"][0]["master_bytes"], doc["comparison"][0]["slave_bytes"]);
+  // The timed step (1): every connection read exactly what the other end wrote on it, both ways.
+  EXPECT_EQ(doc["windows"][1]["connections_read_exactly"], 480) << doc["windows"];
+  EXPECT_EQ(doc["slaves"][0]["windows"][1]["connections_read_exactly"], 480)
+      << doc["slaves"][0]["windows"];
 }
 
 // Connection storms with both sides in processes: each slave process learns, in the master's

@@ -123,5 +123,46 @@ TEST(SrcaddrNetns, TcpAndUdpConnectsComeFromTheirSourceAddresses) {
   }
 }
 
+// One source address towards several destination ports: the TCP connect picks the port (the
+// bind before it takes the address only), so each destination port has the whole ephemeral range.
+// In a namespace whose range is 32 ports (a few of them the listeners'), 64 connections from
+// 127.0.0.2 to the slave's 4 data ports (16 to each) fit; a bind that took a port for itself
+// would run out half way.
+TEST(SrcaddrNetns, OneSourceAddressHasTheRangeTowardsEachDestinationPort) {
+  if (auto why = netns_unavailable(); !why.empty()) GTEST_SKIP() << why;
+  Namespaces host({"volley-srcport"});
+  const std::string& ns = host[0];
+  if (auto problem = host.create({{"-n", ns, "link", "set", "lo", "up"}}); !problem.empty()) {
+    GTEST_SKIP() << "cannot make network namespaces here: " << problem;
+  }
+  Process set(netns_exec(
+      ns, {"/bin/sh", "-c", "echo '40000 40031' > /proc/sys/net/ipv4/ip_local_port_range"}));
+  ASSERT_EQ(set.wait(20s).exit_code, 0);
+  TempDir dir;
+  const fs::path profile = dir.write("p.xml", R"XML(<?xml version="1.0"?>
+<profile name="one source">
+  <group nthreads="64">
+    <transaction iterations="1"><flowop type="connect" options="remotehost=$h protocol=tcp srcaddr=127.0.0.2"/></transaction>
+    <transaction iterations="20">
+      <flowop type="write" options="size=64"/>
+      <flowop type="read" options="size=64"/>
+    </transaction>
+    <transaction iterations="1"><flowop type="disconnect"/></transaction>
+  </group>
+</profile>
+)XML");
+  const fs::path out = dir.path() / "r.json";
+  Process master(
+      netns_exec(ns, {VOLLEY_BINARY, "run", profile.string(), "--local", "--processes", "1",
+                      "--workers", "1", "--slave-workers", "4", "--json", out.string(), "-q"}));
+  const ProcessResult r = master.wait(60s);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const json doc = read_json(out);
+  ASSERT_FALSE(doc.is_discarded());
+  EXPECT_EQ(doc["status"], "ok") << doc["failure"];
+  EXPECT_EQ(doc["totals"]["connections_established"], 64);
+  EXPECT_EQ(doc["totals"]["errors"]["total"], 0);
+}
+
 }  // namespace
 }  // namespace volley::test

@@ -17,7 +17,8 @@ namespace fs = std::filesystem;
 
 TEST(ExampleProfiles, AllParseWithoutErrorsOrWarnings) {
   Variables vars;
-  vars.bindings = {{"h", "127.0.0.1"}, {"t", "2"}, {"r", "1000"}, {"file", "/etc/hostname"}};
+  vars.bindings = {
+      {"h", "127.0.0.1"}, {"t", "2"}, {"r", "1000"}, {"file", "/etc/hostname"}, {"s", "127.0.0.1"}};
   std::vector<fs::path> files;
   for (const auto& entry : fs::directory_iterator(test::source_dir() / "profiles")) {
     if (entry.path().extension() == ".xml") files.push_back(entry.path());

@@ -75,6 +75,16 @@ TEST_F(FinalReport, Totals) {
   EXPECT_FALSE(contains(text_, "refused"));
 }
 
+TEST_F(FinalReport, ConnectionsReadExactlyInTheTimedStepsOnly) {
+  EXPECT_FALSE(contains(text_, "read exactly")) << "no connection was counted";
+  RunReport r = testing::make_report();
+  r.master.result.windows[1].connections_read_exactly = 5;
+  r.slaves[0].result.windows[1].connections_read_exactly = 4;
+  r.slaves[0].result.windows[0].connections_read_exactly = 100;  // not a timed step
+  EXPECT_TRUE(contains(format_final_report(r),
+                       "  read exactly  on 4 connections by the slave, 5 by the master\n"));
+}
+
 TEST_F(FinalReport, NoErrorsSaysZero) {
   RunReport r = testing::make_report();
   r.master.result.groups[0].transactions[1].flowops[1].stats.counters.errors = {};

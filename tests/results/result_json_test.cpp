@@ -60,7 +60,7 @@ RunResult sample_result() {
   r.groups[0].strand_counts = {{10, 640, 5}, {0, 0, 0}, {3, 1 << 20, 1}, {1, 2, 3}};
   r.groups.push_back({"g2", 0, {}});
   r.windows.push_back({1700000000123456789, std::chrono::nanoseconds(987654321), false});
-  r.windows.push_back({1700000001000000000, std::chrono::nanoseconds(5), true});
+  r.windows.push_back({1700000001000000000, std::chrono::nanoseconds(5), true, 9});
   r.connections_requested = 11;
   r.connections_established = 9;
   r.failed_strands = 2;
@@ -107,6 +107,7 @@ void expect_results_equal(const RunResult& got, const RunResult& want) {
     EXPECT_EQ(got.windows[w].start_unix_ns, want.windows[w].start_unix_ns);
     EXPECT_EQ(got.windows[w].elapsed, want.windows[w].elapsed);
     EXPECT_EQ(got.windows[w].is_duration, want.windows[w].is_duration);
+    EXPECT_EQ(got.windows[w].connections_read_exactly, want.windows[w].connections_read_exactly);
   }
   EXPECT_EQ(got.connections_requested, want.connections_requested);
   EXPECT_EQ(got.connections_established, want.connections_established);
@@ -162,14 +163,25 @@ TEST(ResultJson, TheFormTheDocumentShares) {
   EXPECT_FALSE(txn["flowops"][0].contains("datagrams"));
   EXPECT_FALSE(txn["flowops"][0].contains("tcp"));
   EXPECT_FALSE(j["groups"][0]["transactions"][1].contains("latency_uncorrected_ns"));
-  EXPECT_EQ(
-      j["windows"][1],
-      (json{{"start_unix_ns", 1700000001000000000}, {"elapsed_ns", 5}, {"is_duration", true}}));
+  EXPECT_EQ(j["windows"][1], (json{{"start_unix_ns", 1700000001000000000},
+                                   {"elapsed_ns", 5},
+                                   {"is_duration", true},
+                                   {"connections_read_exactly", 9}}));
   EXPECT_EQ(j["processes"][0]["rss_growth_bytes"], -4096);
   // Each strand's own counts only when they were kept (uperf's -T).
   EXPECT_EQ(j["groups"][0]["strand_counts"][2],
             (json{{"ops", 3}, {"bytes", 1 << 20}, {"transactions", 1}}));
   EXPECT_FALSE(j["groups"][1].contains("strand_counts"));
+}
+
+TEST(ResultJson, AWindowWithoutItsReadExactlyCountReadsAsZero) {
+  // A document written before the drain counted its connections.
+  json j = to_json(sample_result());
+  j["windows"][1].erase("connections_read_exactly");
+  std::string error;
+  const auto back = run_result_from_json(j, error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_EQ(back->windows[1].connections_read_exactly, 0U);
 }
 
 TEST(ResultJson, KeysItDoesNotKnowAreIgnored) {

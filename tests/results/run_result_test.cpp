@@ -16,7 +16,7 @@ RunResult share(std::uint64_t strands, std::uint64_t ops, std::uint64_t bytes,
   stats.latency.record(latency_ns);
   TxnResult txn{"t", stats, {}, {FlowopResult{"write", stats}}};
   r.groups.push_back(GroupResult{"g", strands, {txn}});
-  r.windows.push_back(TxnWindow{start_ns, std::chrono::nanoseconds(elapsed_ns), true});
+  r.windows.push_back(TxnWindow{start_ns, std::chrono::nanoseconds(elapsed_ns), true, strands});
   r.connections_requested = strands;
   r.connections_established = strands;
   r.error_samples.push_back({"g/t", process});
@@ -39,6 +39,7 @@ TEST(RunResultMerge, CountsHistogramsStrandsAndProcessesAdd) {
   // The step's window runs from the first start (900) to the last end (1500).
   EXPECT_EQ(merged.windows[0].start_unix_ns, 900);
   EXPECT_EQ(merged.windows[0].elapsed.count(), 600);
+  EXPECT_EQ(merged.windows[0].connections_read_exactly, 5U);  // each process's connections
   EXPECT_EQ(merged.connections_established, 5U);
   EXPECT_EQ(merged.error_samples.size(), 2U);
   ASSERT_EQ(merged.processes.size(), 2U);

@@ -12,6 +12,9 @@ namespace volley::core {
 inline constexpr std::chrono::nanoseconds kMaxDuration = std::chrono::hours(24 * 365);
 /// nthreads / nprocs of one group.
 inline constexpr std::uint64_t kMaxStrandsPerGroup = 1'000'000;
+/// The most a slave's --max-strands and --max-connections may be set to; what `volley run
+/// --local` gives its own slave, which serves only the master that started it.
+inline constexpr std::uint64_t kMaxRunSize = 10'000'000;
 /// One read, write or chunk size, and a socket buffer (wndsz): each worker holds a buffer this big.
 inline constexpr std::uint64_t kMaxIoBytes = 1ULL << 30;
 /// Worker threads (--workers, --slave-workers, serve --workers).

@@ -244,6 +244,9 @@ class Engine {
   EngineConfig config_;
   /// What the workers report and ask (src/engine/step_ledger.hpp); before workers_, which use it.
   std::unique_ptr<StepLedger> ledger_;
+  /// Per step, the connections its drain found level (DrainOutcome::read_exactly); written on
+  /// the controlling thread as each drain ends, read by finish().
+  std::vector<std::uint64_t> read_exactly_;
   std::vector<std::unique_ptr<Worker>> workers_;
   /// (group, strand) -> (worker, index on that worker); strand ids are dense per group.
   /// A strand of another shard has worker kNotHere.

@@ -42,6 +42,14 @@ struct DrainShortfall {
   std::string why;           ///< "not there within the grace", "reset by peer", ...
 };
 
+/// What a drain found: the connections it left short, and how many it found level (this side
+/// read exactly the bytes the peer wrote on them during the step: the per-connection comparison
+/// of the two sides' counts).
+struct DrainOutcome {
+  std::vector<DrainShortfall> shortfalls;
+  std::uint64_t read_exactly = 0;
+};
+
 /// "group 'g' strand 3 connection 2 (#0): read 100 of the 200 bytes the peer wrote (why)".
 std::string describe(const DrainShortfall& s, const std::vector<std::string>& group_names);
 

@@ -54,6 +54,10 @@ struct TxnWindow {
   std::int64_t start_unix_ns = 0;
   std::chrono::nanoseconds elapsed{0};
   bool is_duration = false;  ///< some group bounds this step by time
+  /// Connections the peer wrote on during the step on which this side, after the end-of-step
+  /// drain, had read exactly what the peer wrote (its side of the per-connection comparison;
+  /// one it could not bring level fails the run).
+  std::uint64_t connections_read_exactly = 0;
 };
 
 /// One side's first errors, with enough context to act on.
