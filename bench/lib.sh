@@ -90,8 +90,8 @@ stop_pid() {
 
 # Builds a reference program into $work and prints its path: one of ../shared/bench/ref (pp_epoll,
 # crr_epoll, stream_ref, pp_block; read-only there), or one of this repository's bench/ref
-# (tls_stream, pp_uring), which include pp_common.h from ../shared. Further arguments are
-# libraries to link:  bench_ref tls_stream -lssl -lcrypto
+# (tls_stream, pp_uring, stream_uring, stream_ev), which include pp_common.h from ../shared.
+# Further arguments are libraries to link:  bench_ref tls_stream -lssl -lcrypto
 bench_ref() {
   local name=$1 src=$ref_src/$1.c
   shift

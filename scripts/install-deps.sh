@@ -19,7 +19,7 @@ packages=(
   clang valgrind strace ccache   # scripts/fuzz.sh (libFuzzer), bench/ instruction and syscall counts, CI's cache
   clang-format-14 clang-tidy-14  # scripts/style.sh (CI: formatting of the tree, clang-tidy on what changed)
   iperf3 jq                      # bench/udp_vs_iperf3.sh
-  liburing-dev                   # bench/ref/pp_uring.c (bench/pp_uring_vs_pp_epoll.sh)
+  liburing-dev                   # bench/ref/pp_uring.c, stream_uring.c (bench/*uring*.sh)
   openssl                        # bench/tls_handshakes_vs_s_time.sh (openssl s_server, s_time)
   chromium                       # the HTML pages rendered headless (tests/integration/html_pages_test.cpp)
 )

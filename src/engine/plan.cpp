@@ -30,7 +30,8 @@ std::uint64_t largest_message(const profile::FlowopSpec& spec) {
 /// See OpPlan::plain_stream.
 bool plain_stream(const profile::Flowop& op) {
   if (op.common.timeout) return false;
-  if (const auto* w = std::get_if<profile::WriteOp>(&op.spec)) return !w->chunk_bytes;
+  if (const auto* w = std::get_if<profile::WriteOp>(&op.spec))
+    return !w->chunk_bytes && !w->zerocopy;
   if (const auto* r = std::get_if<profile::ReadOp>(&op.spec)) return !r->chunk_bytes;
   return false;
 }
@@ -143,6 +144,7 @@ std::optional<Plan> compile(const profile::Profile& profile, std::vector<FileSet
                                           next_slot(SlotInfo{g, t, f, false, SlotPart::kResumed})};
         }
         opp.read_stream = read_stream;
+        if (const auto* w = std::get_if<profile::WriteOp>(&op.spec)) opp.zerocopy = w->zerocopy;
         largest = std::max(largest, largest_message(op.spec));
         if (const auto* source = profile::file_source(op.spec)) {
           const auto it = std::find_if(plan.file_sets.begin(), plan.file_sets.end(),

@@ -18,6 +18,7 @@
 //   closed_at_header        a failure reads as the slave's close at the connection header
 //   burst                   whole iterations of a one-flowop transaction, in place
 //   before_read, read_now, expect, resumed   a byte stream's read hooks (see TcpOps)
+//   closing                 a connection about to close (TCP: its zero-copy completions)
 #include <chrono>
 #include <optional>
 #include <type_traits>
@@ -145,6 +146,13 @@ inline bool closed_at_header(AnyConnection& link) {
     } else {
       return false;
     }
+  });
+}
+
+/// closing (see above): before every close of a strand's connection.
+inline void closing(StrandCore& s, AnyConnection& link) {
+  with_ops(link, [&s](auto ops, auto& l) {
+    if constexpr (requires { decltype(ops)::closing(s, l); }) decltype(ops)::closing(s, l);
   });
 }
 

@@ -356,6 +356,7 @@ bool Strand::finish_unlisted(std::size_t txn, std::uint32_t id, std::uint32_t fr
       continue;
     }
     note_closed(c);
+    closing(*this, c.link);
     std::visit([](auto& link) { link.close(); }, c.link);
     connections_.erase(connections_.begin() + static_cast<std::ptrdiff_t>(i));
     moved = true;
@@ -406,6 +407,7 @@ asio::awaitable<std::optional<DrainShortfall>> Strand::drain_closed(
       }
       // Closed by the peer and read to its end: closed here too.
       note_closed(c);
+      closing(*this, c.link);
       std::visit([](auto& link) { link.close(); }, c.link);
       connections_.erase(connections_.begin() + static_cast<std::ptrdiff_t>(i));
       moved = true;

@@ -86,7 +86,10 @@ void Strand::add_tcp_readings(stats::TcpSummary& into) {
 }
 
 void Strand::close_all() {
-  for (auto& c : connections_) std::visit([](auto& link) { link.close(); }, c.link);
+  for (auto& c : connections_) {
+    closing(*this, c.link);
+    std::visit([](auto& link) { link.close(); }, c.link);
+  }
   connections_.clear();
   inbox_.clear();
 }

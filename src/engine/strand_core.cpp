@@ -99,6 +99,7 @@ void StrandCore::close(std::uint32_t id) {
   for (auto it = connections_.rbegin(); it != connections_.rend(); ++it) {
     if (it->id == id) {
       note_closed(*it);
+      closing(*this, it->link);
       std::visit([](auto& link) { link.close(); }, it->link);
       connections_.erase(std::next(it).base());
       return;

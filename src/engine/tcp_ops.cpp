@@ -12,6 +12,7 @@
 #include "volley/transport/closed_at_header.hpp"
 #include "volley/transport/socket_options.hpp"
 #include "volley/transport/tcp_info.hpp"
+#include "zero_copy_write.hpp"
 
 namespace volley::engine {
 
@@ -83,6 +84,14 @@ std::size_t header_now(TcpOps::Link::Socket& socket, asio::const_buffer header, 
 }
 
 }  // namespace
+
+Started TcpOps::write(StrandCore& s, const OpPlan& op, StrandConnection& c, std::uint64_t bytes,
+                      std::optional<std::uint64_t> chunk) {
+  if (op.zerocopy) return ZeroCopyWrite::write(s, op, c, bytes, chunk);
+  return StreamOps::write(s, op, c, bytes, chunk);
+}
+
+void TcpOps::closing(StrandCore& s, Link& tcp) { ZeroCopyWrite::collect(s, tcp); }
 
 awaitable<OpOutcome> TcpOps::connect(StrandCore& s, const OpPlan& op, const profile::ConnectOp& c,
                                      ConnectTarget to) {

@@ -24,6 +24,12 @@ struct TcpOps : StreamOps {
   /// Connects a new connection of the op's id to `to`, and sends its header.
   static boost::asio::awaitable<OpOutcome> connect(StrandCore& s, const OpPlan& op,
                                                    const profile::ConnectOp& c, ConnectTarget to);
+  /// A write flowop of `bytes` on `c`: with zerocopy, zero-copy sends (ZeroCopyWrite); else the
+  /// byte stream's write.
+  static Started write(StrandCore& s, const OpPlan& op, StrandConnection& c, std::uint64_t bytes,
+                       std::optional<std::uint64_t> chunk);
+  /// Before the connection closes: the completions of its zero-copy sends, counted.
+  static void closing(StrandCore& s, Link& tcp);
   /// An accepted connection, before the strand takes it: the accept's socket options.
   static boost::system::error_code accepted(Link& tcp, const profile::ConnectionOptions& options);
   /// A connection the peer made that the strand never accepted, joining its pool.

@@ -195,6 +195,11 @@ std::vector<results::SlotStats> Worker::take_totals() {
   return std::move(totals_);
 }
 
+std::span<const char> Worker::zero_copy_buffer() {
+  if (!zero_copy_buffer_) zero_copy_buffer_ = std::make_unique<ZeroCopyBuffer>(buffer_.size());
+  return zero_copy_buffer_->bytes();
+}
+
 asio::awaitable<void> Worker::yield() {
   inline_work_ = 0;
   return asio::post(context_.get_executor(), asio::use_awaitable);  // no coroutine frame of its own

@@ -24,6 +24,7 @@
 #include "volley/engine/step_bytes.hpp"
 #include "connect_gate.hpp"
 #include "protocols.hpp"
+#include "zero_copy_buffer.hpp"
 
 namespace volley::engine {
 
@@ -119,6 +120,9 @@ class Worker {
   [[nodiscard]] bool stopping() const { return stopping_; }
   [[nodiscard]] Clock::time_point txn_start() const { return txn_start_; }
   std::span<char> buffer() { return buffer_; }
+  /// What zero-copy writes send (see ZeroCopyBuffer), as large as buffer(), mapped at the first
+  /// call; empty when it could not be.
+  std::span<const char> zero_copy_buffer();
   /// What this worker's strands wrote on each open connection in the step now ending.
   std::vector<ConnectionBytes>& step_written() { return step_written_; }
   results::SlotStats& slot(std::uint32_t id) { return interval_[id]; }
@@ -184,6 +188,7 @@ class Worker {
   bool counts_strands_ = false;
   std::vector<results::SlotStats> totals_;  ///< interval_ is folded in at every take
   std::vector<char> buffer_;
+  std::unique_ptr<ZeroCopyBuffer> zero_copy_buffer_;
   boost::asio::steady_timer release_timer_;
   boost::asio::steady_timer cut_timer_;
   std::size_t released_ = 0;  ///< transactions released: strands may run txn < released_

@@ -27,6 +27,7 @@ struct FlowopDraft {
   std::optional<std::string> dir;
   std::optional<std::string> file;
   std::uint64_t nfiles = 1;
+  bool zerocopy = false;
   /// Options given (lower-cased name -> file offset of the name), even when their value was bad:
   /// a bad value is reported once, not again as "missing".
   std::map<std::string, std::size_t> given;

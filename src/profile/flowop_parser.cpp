@@ -70,6 +70,11 @@ void read_option(ParseContext& ctx, FlowopDraft& draft, const Expansion& options
     ctx.note(it->second, "first given here");
     return;
   }
+  if (!applies(*spec, draft.kind) && spec->misplaced_is_error) {
+    ctx.error(key_offset, fmt::format("option '{}' applies to {} only, not to '{}'", key,
+                                      kinds_taking(*spec), name_of(draft.kind)));
+    return;
+  }
   if (!applies(*spec, draft.kind)) {
     // uperf's own profiles put duration= on reads and uperf ignores it: warn, keep running.
     ctx.warning(key_offset, fmt::format("option '{}' does not apply to '{}' and is ignored", key,

@@ -130,19 +130,47 @@ std::optional<FlowopSpec> build(Tag<DisconnectOp>, ParseContext&, FlowopDraft&, 
 std::string text(const DisconnectOp&) { return {}; }
 
 // write, send, read, recv
+
+/// Below this many bytes a write seldom gains from zerocopy: the kernel's MSG_ZEROCOPY
+/// documentation (Documentation/networking/msg_zerocopy.rst) puts the point where pinning the
+/// pages and notifying the completion cost less than the copy at "around 10 KB".
+constexpr std::uint64_t kZeroCopyPaysFrom = std::uint64_t{10} * 1024;
+
+/// zerocopy on writes that are all small: a warning at the option (it runs, as asked).
+void zerocopy_size_fits(ParseContext& ctx, FlowopDraft& d, const SizeSpec& size) {
+  if (!d.zerocopy || size.max_bytes >= kZeroCopyPaysFrom) return;
+  ctx.warning(d.given["zerocopy"],
+              fmt::format("option 'zerocopy': writes of at most {} bytes seldom gain from it: "
+                          "the kernel pins the pages and reports a completion for every send, "
+                          "which costs more than the copy it saves below about {} KiB (the "
+                          "kernel's MSG_ZEROCOPY documentation)",
+                          size.max_bytes, kZeroCopyPaysFrom / 1024));
+}
+
 template <class T>
 requires std::same_as<T, WriteOp> || std::same_as<T, ReadOp> std::optional<FlowopSpec> build(
     Tag<T>, ParseContext& ctx, FlowopDraft& d, std::size_t at) {
   if (!require(ctx, d, at, given(d, "size"), "size=N (bytes per call)")) return std::nullopt;
-  return T{d.size.value_or(SizeSpec::fixed(1)), d.rsize_bytes, std::nullopt};
+  const SizeSpec size = d.size.value_or(SizeSpec::fixed(1));
+  if constexpr (std::same_as<T, WriteOp>) {
+    zerocopy_size_fits(ctx, d, size);
+    return WriteOp{size, d.rsize_bytes, std::nullopt, d.zerocopy};
+  } else {
+    return ReadOp{size, d.rsize_bytes, std::nullopt};
+  }
 }
 // The master's rsize is how much the slave moves per call.
 ReadOp mirrored(const WriteOp& s) { return {s.size, std::nullopt, s.rsize_bytes}; }
 WriteOp mirrored(const ReadOp& s) { return {s.size, std::nullopt, s.rsize_bytes}; }
 template <class T>
 requires std::same_as<T, WriteOp> || std::same_as<T, ReadOp> std::string text(const T& s) {
-  return fmt::format(" size={}{}{}", size_text(s.size), optional_bytes("rsize", s.rsize_bytes),
-                     optional_bytes("chunk", s.chunk_bytes));
+  std::string out =
+      fmt::format(" size={}{}{}", size_text(s.size), optional_bytes("rsize", s.rsize_bytes),
+                  optional_bytes("chunk", s.chunk_bytes));
+  if constexpr (std::same_as<T, WriteOp>) {
+    if (s.zerocopy) out += " zerocopy";
+  }
+  return out;
 }
 
 // sendfile

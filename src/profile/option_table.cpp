@@ -9,6 +9,7 @@
 #include <array>
 #include <cctype>
 #include <cstdint>
+#include <vector>
 
 #include "volley/core/host_port.hpp"
 #include "volley/core/limits.hpp"
@@ -321,6 +322,8 @@ void apply_engine(const LocatedText& v, FlowopDraft&, ParseContext& ctx) {
                                     v.text));
 }
 
+void apply_zerocopy(const LocatedText&, FlowopDraft& d, ParseContext&) { d.zerocopy = true; }
+
 void apply_dir(const LocatedText& v, FlowopDraft& d, ParseContext&) { d.dir = v.text; }
 void apply_file(const LocatedText& v, FlowopDraft& d, ParseContext&) { d.file = v.text; }
 
@@ -330,7 +333,7 @@ void apply_nfiles(const LocatedText& v, FlowopDraft& d, ParseContext& ctx) {
 
 // name, takes_value, common (every flowop takes it), apply. Which kinds take the others: their
 // rows in kFlowopTraits.
-constexpr std::array<OptionSpec, 25> kOptions{{
+constexpr std::array<OptionSpec, 26> kOptions{{
     {"remotehost", true, false, apply_remotehost},
     {"protocol", true, false, apply_protocol},
     {"port", true, false, apply_port},
@@ -356,6 +359,7 @@ constexpr std::array<OptionSpec, 25> kOptions{{
     {"resume", false, false, apply_resume},
     {"ktls", false, false, apply_ktls, true},
     {"engine", true, false, apply_engine},
+    {"zerocopy", false, false, apply_zerocopy, false, true},
 }};
 
 /// Whether the space-separated `list` has the word `name`.
@@ -407,6 +411,19 @@ const OptionSpec* find_option(std::string_view lower_name) {
 
 bool applies(const OptionSpec& option, FlowopKind kind) {
   return option.common || lists(traits(kind).options, option.name);
+}
+
+std::string kinds_taking(const OptionSpec& option) {
+  std::vector<std::string_view> kinds;
+  for (const FlowopTraits& row : kFlowopTraits) {
+    if (row.written && applies(option, row.kind)) kinds.push_back(row.name);
+  }
+  std::string out;
+  for (std::size_t i = 0; i < kinds.size(); ++i) {
+    if (i > 0) out += i + 1 == kinds.size() ? " and " : ", ";
+    out += kinds[i];
+  }
+  return out;
 }
 
 std::span<const std::string_view> option_names() { return kOptionNames; }

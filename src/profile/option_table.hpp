@@ -4,6 +4,7 @@
 // and naming it in the `options` of the kinds that take it (volley/profile/flowop_traits.hpp).
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "flowop_draft.hpp"
@@ -21,12 +22,17 @@ struct OptionSpec {
   void (*apply)(const LocatedText& value, FlowopDraft& draft, ParseContext& ctx) = nullptr;
   /// A flag that may also take a value (`ktls` or `ktls=try`); takes_value is then false.
   bool value_optional = false;
+  /// On a flowop that does not take it, an error rather than a warning: the option asks for a
+  /// different test (`zerocopy` on a read), which running without it would not be.
+  bool misplaced_is_error = false;
 };
 
 /// The row for `lower_name`, or nullptr.
 const OptionSpec* find_option(std::string_view lower_name);
 /// Whether a flowop of `kind` takes `option`.
 bool applies(const OptionSpec& option, FlowopKind kind);
+/// The kinds a profile writes that take `option`, as "write and send".
+std::string kinds_taking(const OptionSpec& option);
 /// Every known option name, for suggestions.
 std::span<const std::string_view> option_names();
 /// uperf options volley recognises but does not implement (`sctp_*`, `cipher`, ...).

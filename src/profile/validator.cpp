@@ -71,6 +71,7 @@ class ConnectionTracker {
           uses.push_back(Use{&op, delta[conn]});
           use(op, false);
           sendfile_fits(op);
+          zerocopy_fits(op);
           break;
         case OnConnection::kNone:  // not on a connection
           break;
@@ -140,6 +141,29 @@ class ConnectionTracker {
                fmt::format("'{}' on a TLS connection needs the kernel's TLS (ktls on its connect "
                            "or accept): without it the file would go out unencrypted",
                            op.type));
+    out_.note(state->second.opened_at,
+              fmt::format("{} is opened here", describe(op.common.connection)));
+  }
+
+  /// zerocopy asks TCP's send for MSG_ZEROCOPY. A UDP datagram carries volley's header, new at
+  /// every send, and gains from zero-copy only when many datagrams go out in one call (segmentation
+  /// offload); TLS encrypts into a buffer of its own (OpenSSL's, or the kernel's record layer), so
+  /// the application's pages are never the ones sent.
+  void zerocopy_fits(const Flowop& op) {
+    const auto* w = std::get_if<WriteOp>(&op.spec);
+    if (w == nullptr || !w->zerocopy) return;
+    const auto state = states_.find(op.common.connection);
+    if (state == states_.end() || state->second.options == nullptr) return;
+    const Protocol protocol = state->second.options->protocol;
+    if (protocol == Protocol::kTcp) return;
+    out_.error(op.location,
+               fmt::format("'{}' with zerocopy needs a TCP connection: {} is {} ({})", op.type,
+                           describe(op.common.connection), protocol_name(protocol),
+                           protocol == Protocol::kUdp
+                               ? "each datagram carries a header written for it, and UDP gains "
+                                 "from zero-copy only with segmentation offload"
+                               : "TLS sends records it encrypted into its own buffer, never the "
+                                 "application's pages"));
     out_.note(state->second.opened_at,
               fmt::format("{} is opened here", describe(op.common.connection)));
   }

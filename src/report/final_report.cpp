@@ -186,14 +186,20 @@ std::string totals_section(const RunReport& report) {
 }  // namespace detail
 
 std::string format_final_report(const RunReport& report) {
-  const std::vector<std::string> sections = {
-      detail::run_header_section(report), detail::transactions_section(report),
-      detail::flowops_section(report),    detail::flowop_latency_section(report),
-      detail::datagram_section(report),   detail::tls_section(report),
-      detail::totals_section(report),     detail::cpu_section(report),
-      detail::nic_section(report),        detail::kernel_section(report),
-      detail::tcp_section(report),        detail::run_statistics_section(report),
-      detail::bottleneck_section(report)};
+  const std::vector<std::string> sections = {detail::run_header_section(report),
+                                             detail::transactions_section(report),
+                                             detail::flowops_section(report),
+                                             detail::flowop_latency_section(report),
+                                             detail::datagram_section(report),
+                                             detail::tls_section(report),
+                                             detail::zerocopy_section(report),
+                                             detail::totals_section(report),
+                                             detail::cpu_section(report),
+                                             detail::nic_section(report),
+                                             detail::kernel_section(report),
+                                             detail::tcp_section(report),
+                                             detail::run_statistics_section(report),
+                                             detail::bottleneck_section(report)};
   std::string out;
   for (const std::string& s : sections) {
     if (s.empty()) continue;

@@ -57,6 +57,12 @@ void add_flowop_figures(json& j, const results::FlowopResult& f, double seconds)
   j["ops_per_s"] = per_s(c.ops, seconds);
   j["bytes_per_s"] = per_s(c.bytes(), seconds);
   add_latency_figures(j["latency_ns"], f.stats.latency);
+  if (const results::ZeroCopyCounters& z = c.zerocopy; z.any()) {
+    const std::uint64_t reported = z.zero_copied + z.copied;
+    j["zerocopy"]["copied_pct"] =
+        reported == 0 ? json(nullptr)
+                      : json(100.0 * static_cast<double>(z.copied) / static_cast<double>(reported));
+  }
   if (f.handshakes) {
     for (const auto& [key, part] :
          {std::pair{"full", &f.handshakes->full}, std::pair{"resumed", &f.handshakes->resumed}}) {

@@ -20,5 +20,6 @@ std::string bottleneck_section(const RunReport& report);
 std::string run_statistics_section(const RunReport& report);
 std::string datagram_section(const RunReport& report);
 std::string tls_section(const RunReport& report);
+std::string zerocopy_section(const RunReport& report);
 
 }  // namespace volley::report::detail

@@ -21,6 +21,7 @@ void put_counters(json& j, const SlotCounters& c) {
   j["expired"] = c.expired;
   j["errors"] = errors_to_json(c);
   if (c.datagrams.any()) j["datagrams"] = datagrams_to_json(c.datagrams);
+  if (c.zerocopy.any()) j["zerocopy"] = zerocopy_to_json(c.zerocopy);
 }
 
 json latency_to_json(const stats::LatencyHistogram& h) { return json{{"histogram", h}}; }
@@ -196,6 +197,14 @@ DatagramCounters read_datagrams(const json& j, const std::string& path) {
   return d;
 }
 
+ZeroCopyCounters read_zerocopy(const json& j, const std::string& path) {
+  ZeroCopyCounters z;
+  z.sends = read_uint(j, path, "sends");
+  z.zero_copied = read_uint(j, path, "zero_copied");
+  z.copied = read_uint(j, path, "copied");
+  return z;
+}
+
 SlotCounters read_counters(const json& j, const std::string& path) {
   SlotCounters c;
   c.ops = read_uint(j, path, "ops");
@@ -215,6 +224,7 @@ SlotCounters read_counters(const json& j, const std::string& path) {
   if (j.contains("datagrams")) {
     c.datagrams = read_datagrams(j.at("datagrams"), child(path, "datagrams"));
   }
+  if (j.contains("zerocopy")) c.zerocopy = read_zerocopy(j.at("zerocopy"), child(path, "zerocopy"));
   return c;
 }
 
@@ -298,6 +308,13 @@ json datagrams_to_json(const DatagramCounters& d) {
   return json{{"sent", d.sent},         {"received", d.received},  {"lost", d.net_lost()},
               {"gaps", d.lost},         {"late", d.late},          {"duplicates", d.duplicates},
               {"timeouts", d.timeouts}, {"jitter_ns", d.jitter_ns}};
+}
+
+json zerocopy_to_json(const ZeroCopyCounters& z) {
+  return json{{"sends", z.sends},
+              {"zero_copied", z.zero_copied},
+              {"copied", z.copied},
+              {"unconfirmed", z.unconfirmed()}};
 }
 
 json to_json(const RunResult& r) {

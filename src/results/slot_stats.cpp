@@ -16,6 +16,13 @@ void SlotCounters::merge(const SlotCounters& other) {
   expired += other.expired;
   for (std::size_t i = 0; i < errors.size(); ++i) errors[i] += other.errors[i];
   datagrams.merge(other.datagrams);
+  zerocopy.merge(other.zerocopy);
+}
+
+void ZeroCopyCounters::merge(const ZeroCopyCounters& other) {
+  sends += other.sends;
+  zero_copied += other.zero_copied;
+  copied += other.copied;
 }
 
 void DatagramCounters::merge(const DatagramCounters& other) {

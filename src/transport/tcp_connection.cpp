@@ -27,4 +27,11 @@ void TcpConnection::wake_after(std::size_t bytes) {
   }
 }
 
+boost::system::error_code TcpConnection::start_zero_copy() {
+  if (zero_copy_) return {};
+  if (auto ec = ZeroCopySends::enable(socket_.native_handle())) return ec;
+  zero_copy_ = std::make_unique<ZeroCopySends>();
+  return {};
+}
+
 }  // namespace volley::transport

@@ -222,6 +222,30 @@ TEST(FinalReportStatus, FailedOperationsAndEachSidesFirstErrorsAreInTheHeader) {
   EXPECT_TRUE(contains(text, "  failed operations (all steps): master: reset 2;")) << text;
 }
 
+TEST(FinalReportZeroCopy, EachZeroCopyWriteWithWhatTheKernelCopied) {
+  RunReport r = testing::make_report();
+  EXPECT_FALSE(contains(format_final_report(r), "Zero-copy")) << "no section without zerocopy";
+  results::ZeroCopyCounters& z =
+      r.master.result.groups[1].transactions[1].flowops[0].stats.counters.zerocopy;
+  z = results::ZeroCopyCounters{520, 0, 520};
+  std::string text = format_final_report(r);
+  EXPECT_TRUE(contains(text, "Zero-copy writes")) << text;
+  EXPECT_TRUE(contains(text,
+                       "  g1/stream 0 write                520             0           520"
+                       "            0\n"))
+      << text;
+  EXPECT_TRUE(contains(text,
+                       "    copied by the kernel: 100% (loopback and devices that cannot "
+                       "gather copy\n"))
+      << text;
+  for (const std::string& line : lines_of(text)) EXPECT_LE(line.size(), 80u) << line;
+  z = results::ZeroCopyCounters{520, 400, 100};
+  text = format_final_report(r);
+  EXPECT_TRUE(contains(text, "           20\n    copied by the kernel: 20%\n")) << text;
+  z = results::ZeroCopyCounters{3, 0, 0};
+  EXPECT_TRUE(contains(format_final_report(r), "copied by the kernel: - (no completion came)"));
+}
+
 TEST(FinalReportStatus, EmptyReport) {
   const std::string text = format_final_report(RunReport{});
   EXPECT_TRUE(contains(text, "Run Statistics"));

@@ -142,6 +142,27 @@ TEST(ResultJson, EmptyResultRoundTrips) {
   expect_results_equal(*back, RunResult{});
 }
 
+TEST(ResultJson, ZeroCopyCountsGoOutAndComeBack) {
+  RunResult r;
+  TxnResult txn{"txn", {}, {}, {}};
+  txn.flowops.push_back({"write", {}});
+  txn.flowops.back().stats.counters.zerocopy = ZeroCopyCounters{10, 3, 6};
+  txn.flowops.push_back({"read", {}});
+  r.groups.push_back({"g", 1, {std::move(txn)}});
+  r.windows.resize(1);
+  const json j = to_json(r);
+  const json& flowops = j["groups"][0]["transactions"][0]["flowops"];
+  EXPECT_EQ(flowops[0]["zerocopy"],
+            (json{{"sends", 10}, {"zero_copied", 3}, {"copied", 6}, {"unconfirmed", 1}}));
+  EXPECT_FALSE(flowops[1].contains("zerocopy")) << "only where a zero-copy send was made";
+  std::string error;
+  const auto back = run_result_from_json(j, error);
+  ASSERT_TRUE(back.has_value()) << error;
+  EXPECT_EQ(back->groups[0].transactions[0].flowops[0].stats.counters.zerocopy,
+            (ZeroCopyCounters{10, 3, 6}));
+  EXPECT_FALSE(back->groups[0].transactions[0].flowops[1].stats.counters.zerocopy.any());
+}
+
 // The keys the result document shares (docs/results.md): a transaction's own counters under
 // "counters", a flowop's in its object, histograms under latency_ns, errors by kind name.
 TEST(ResultJson, TheFormTheDocumentShares) {

@@ -66,6 +66,9 @@ struct OpPlan {
   /// then let the kernel wake such a read only once more than its own bytes are there (see
   /// StreamOps::certain).
   bool read_stream = false;
+  /// A write with zerocopy (TCP's MSG_ZEROCOPY: see TcpOps::write). Never a plain_stream: it
+  /// goes through its protocol's write.
+  bool zerocopy = false;
 };
 
 struct TxnPlan {

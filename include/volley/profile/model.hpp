@@ -99,10 +99,13 @@ struct DisconnectOp {
 };
 /// `write` and `send`: write `size` bytes, looping until all are written.
 /// `chunk_bytes` (from the peer's `rsize` after mirroring) caps the bytes per system call.
+/// `zerocopy`: each send asks the kernel not to copy (MSG_ZEROCOPY; TCP only), and its completion
+/// says whether it copied anyway.
 struct WriteOp {
   SizeSpec size;
   std::optional<std::uint64_t> rsize_bytes;  ///< what the slave uses per call (see mirror())
   std::optional<std::uint64_t> chunk_bytes;
+  bool zerocopy = false;
   friend bool operator==(const WriteOp&, const WriteOp&) = default;
 };
 /// `read` and `recv`: read until `size` bytes are in.

@@ -16,8 +16,9 @@ namespace volley::results {
 /// windows[{start_unix_ns, elapsed_ns, is_duration}], connections_requested,
 /// connections_established, failed_strands, error_samples[{where, message, stopped}],
 /// processes[{name, pid, strands, connections, rss_growth_bytes, cpu_user_s, cpu_sys_s}]}.
-/// Counters are {ops, bytes_read, bytes_written, expired, errors, datagrams?} (a transaction's
-/// under `counters`, a flowop's in its own object): errors_to_json and datagrams_to_json.
+/// Counters are {ops, bytes_read, bytes_written, expired, errors, datagrams?, zerocopy?} (a
+/// transaction's under `counters`, a flowop's in its own object): errors_to_json,
+/// datagrams_to_json and zerocopy_to_json.
 [[nodiscard]] nlohmann::json to_json(const RunResult& result);
 
 /// Reads to_json's form back; keys it does not know (a document's figures) are ignored.
@@ -33,5 +34,9 @@ namespace volley::results {
 /// {sent, received, lost, gaps, late, duplicates, timeouts, jitter_ns}: `gaps` is
 /// DatagramCounters::lost and `lost` its net_lost() (a figure; it is not read back).
 [[nodiscard]] nlohmann::json datagrams_to_json(const DatagramCounters& d);
+
+/// {sends, zero_copied, copied, unconfirmed}: `unconfirmed` is ZeroCopyCounters::unconfirmed() (a
+/// figure; it is not read back).
+[[nodiscard]] nlohmann::json zerocopy_to_json(const ZeroCopyCounters& z);
 
 }  // namespace volley::results

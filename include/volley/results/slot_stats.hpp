@@ -31,6 +31,25 @@ struct DatagramCounters {
   friend bool operator==(const DatagramCounters&, const DatagramCounters&) = default;
 };
 
+/// A write flowop's zero-copy sends (zerocopy: TCP's MSG_ZEROCOPY), and what the kernel said of
+/// each once it was done with its pages (on TCP, when the bytes were acknowledged): sent from the
+/// pages, or copied anyway (loopback, and a device that cannot gather, copy every send). Zero
+/// elsewhere. A send whose completion has not come is `unconfirmed`: still in flight when the
+/// counters were taken, or its connection closed before the kernel said.
+struct ZeroCopyCounters {
+  std::uint64_t sends = 0;        ///< send(2) calls with MSG_ZEROCOPY that moved bytes
+  std::uint64_t zero_copied = 0;  ///< completions of sends the kernel made from the pages
+  std::uint64_t copied = 0;       ///< completions of sends it copied (SO_EE_CODE_ZEROCOPY_COPIED)
+
+  [[nodiscard]] bool any() const { return sends + zero_copied + copied != 0; }
+  [[nodiscard]] std::uint64_t unconfirmed() const {
+    const std::uint64_t confirmed = zero_copied + copied;
+    return sends > confirmed ? sends - confirmed : 0;
+  }
+  void merge(const ZeroCopyCounters& other);
+  friend bool operator==(const ZeroCopyCounters&, const ZeroCopyCounters&) = default;
+};
+
 /// Counters of one slot. For a transaction slot `ops` counts completed iterations.
 struct SlotCounters {
   std::uint64_t ops = 0;            ///< completed operations (or transaction iterations)
@@ -39,6 +58,7 @@ struct SlotCounters {
   std::uint64_t expired = 0;        ///< cut by the end of a duration transaction or a stop
   std::array<std::uint64_t, kErrorKindCount> errors{};
   DatagramCounters datagrams;
+  ZeroCopyCounters zerocopy = {};
 
   [[nodiscard]] std::uint64_t error_total() const;
   [[nodiscard]] std::uint64_t bytes() const { return bytes_read + bytes_written; }

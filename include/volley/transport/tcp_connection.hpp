@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <cerrno>
+#include <memory>
 #include <span>
 #include <tuple>
 #include <utility>
@@ -21,6 +22,7 @@
 #include "volley/transport/drained_read.hpp"
 #include "volley/transport/io_result.hpp"
 #include "volley/transport/resuming_read.hpp"
+#include "volley/transport/zero_copy_sends.hpp"
 
 namespace volley::transport {
 
@@ -137,6 +139,10 @@ class TcpConnection {
   }
   /// For connecting and socket options.
   Socket& socket() { return socket_; }
+  /// The connection's zero-copy sends (writes with zerocopy), from the first one on; else nullptr.
+  ZeroCopySends* zero_copy() { return zero_copy_.get(); }
+  /// Before the first zero-copy send: SO_ZEROCOPY on the socket, and the record of its sends.
+  boost::system::error_code start_zero_copy();
 
  private:
   // Every read touches all three: the two small ones first, next to the socket's descriptor and
@@ -147,6 +153,7 @@ class TcpConnection {
   DrainRule rule_ = DrainRule::kShortRead;
   bool inq_ = false;  // TCP_INQ is on (count_reads)
   Socket socket_;
+  std::unique_ptr<ZeroCopySends> zero_copy_;  // not touched by reads and plain writes
 };
 
 }  // namespace volley::transport
