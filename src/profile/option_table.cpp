@@ -315,6 +315,8 @@ void apply_ktls(const LocatedText& v, FlowopDraft& d, ParseContext& ctx) {
   }
 }
 
+void apply_gso(const LocatedText&, FlowopDraft& d, ParseContext&) { d.connection.gso = true; }
+
 void apply_engine(const LocatedText& v, FlowopDraft&, ParseContext& ctx) {
   ctx.warning(where(v), fmt::format("option 'engine={}' is ignored: volley uses OpenSSL's default "
                                     "providers, not OpenSSL engines",
@@ -330,7 +332,7 @@ void apply_nfiles(const LocatedText& v, FlowopDraft& d, ParseContext& ctx) {
 
 // name, takes_value, common (every flowop takes it), apply. Which kinds take the others: their
 // rows in kFlowopTraits.
-constexpr std::array<OptionSpec, 25> kOptions{{
+constexpr std::array<OptionSpec, 26> kOptions{{
     {"remotehost", true, false, apply_remotehost},
     {"protocol", true, false, apply_protocol},
     {"port", true, false, apply_port},
@@ -356,6 +358,7 @@ constexpr std::array<OptionSpec, 25> kOptions{{
     {"resume", false, false, apply_resume},
     {"ktls", false, false, apply_ktls, true},
     {"engine", true, false, apply_engine},
+    {"gso", false, false, apply_gso},
 }};
 
 /// Whether the space-separated `list` has the word `name`.
