@@ -28,6 +28,8 @@ UdpConnection::UdpConnection(UdpConnection&& other) noexcept
       send_seq_(other.send_seq_),
       receiver_(std::move(other.receiver_)),
       gso_(other.gso_),
+      pace_(other.pace_),
+      receive_buffer_(other.receive_buffer_),
       held_(std::move(other.held_)),
       held_next_(std::exchange(other.held_next_, 0)) {}
 
@@ -41,6 +43,8 @@ UdpConnection& UdpConnection::operator=(UdpConnection&& other) noexcept {
     send_seq_ = other.send_seq_;
     receiver_ = std::move(other.receiver_);
     gso_ = other.gso_;
+    pace_ = other.pace_;
+    receive_buffer_ = other.receive_buffer_;
     held_ = std::move(other.held_);
     held_next_ = std::exchange(other.held_next_, 0);
   }
@@ -56,6 +60,17 @@ boost::system::error_code UdpConnection::use_gso() {
   }
   gso_ = true;
   return {};
+}
+
+std::uint64_t UdpConnection::receive_buffer_bytes() {
+  if (receive_buffer_ == 0) {
+    int bytes = 0;
+    socklen_t length = sizeof(bytes);
+    if (::getsockopt(fd(), SOL_SOCKET, SO_RCVBUF, &bytes, &length) == 0 && bytes > 0) {
+      receive_buffer_ = static_cast<std::uint64_t>(bytes);
+    }
+  }
+  return receive_buffer_;
 }
 
 void UdpConnection::hold(std::span<const char> datagram, std::size_t length) {

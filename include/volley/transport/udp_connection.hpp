@@ -22,6 +22,7 @@
 #include "volley/transport/datagram.hpp"
 #include "volley/transport/io_result.hpp"
 #include "volley/transport/udp_batch.hpp"
+#include "volley/transport/udp_read_pace.hpp"
 
 namespace volley::transport {
 
@@ -116,7 +117,13 @@ class UdpConnection {
   /// The sequence number of the next datagram sent; sent_one() moves on to the next.
   [[nodiscard]] std::uint64_t peek_seq() const { return send_seq_; }
   void sent_one() { ++send_seq_; }
+  /// sent_one() `n` times.
+  void sent(std::uint64_t n) { send_seq_ += n; }
   DatagramReceiver& receiver() { return receiver_; }
+  /// When a stream's reader looks again after draining the socket (see UdpReadPace).
+  UdpReadPace& pace() { return pace_; }
+  /// The socket's receive buffer (SO_RCVBUF; read once: only its opening sets it).
+  std::uint64_t receive_buffer_bytes();
 
  private:
   int fd() { return fd_ >= 0 ? fd_ : socket_.native_handle(); }
@@ -148,6 +155,8 @@ class UdpConnection {
   std::uint64_t send_seq_ = 0;
   DatagramReceiver receiver_;
   bool gso_ = false;
+  UdpReadPace pace_;
+  std::uint64_t receive_buffer_ = 0;  ///< 0: not read yet
   /// Datagrams taken ahead of their reads; held_[held_next_] is the next read's.
   std::vector<Held> held_;
   std::size_t held_next_ = 0;
