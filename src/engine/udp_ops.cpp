@@ -285,8 +285,6 @@ std::optional<Started> UdpOps::burst_writes(Burst& b) {
     if (auto no = refused(s, Direction::kWrite, size.min_bytes)) return Started(std::move(*no));
   }
   auto& udp = std::get<Link>(b.c.link);
-  const std::span<const char> body = s.worker_.buffer();
-  const std::uint32_t token = s.worker_.engine().config().tokens().token_for(b.c.peer);
   // With gso, datagrams of one size go as super-buffers the kernel cuts (the profile refuses gso
   // with random sizes).
   const std::size_t segment = udp.gso() && !random ? size.min_bytes : 0;
@@ -296,26 +294,7 @@ std::optional<Started> UdpOps::burst_writes(Burst& b) {
       if (auto no = refused(s, Direction::kWrite, size.min_bytes)) return Started(std::move(*no));
     }
     batch.clear(segment);
-    const std::uint64_t n = batch_size(b, batch.room());
-    // Every header of the batch carries its start: the clock read that began it (see burst()).
-    const std::uint64_t stamp = b.timing ? to_ns(b.from) : now_ns();
-    // Sizes are drawn from a copy of the stream: the stream itself moves on by the datagrams
-    // that went, so that the next is drawn again if this call does not take it.
-    std::optional<RandomStream> ahead;
-    if (random) ahead = s.stream(op.common.connection);
-    for (std::uint64_t k = 0; k < n; ++k) {
-      const std::uint64_t bytes =
-          random ? ahead->between(size.min_bytes, size.max_bytes) : size.min_bytes;
-      if (random) {
-        if (auto no = refused(s, Direction::kWrite, bytes)) {
-          if (k == 0) return Started(std::move(*no));
-          break;  // sent first; the next batch begins with it, and ends there
-        }
-      }
-      batch.add(transport::DatagramHeader{token, op.common.connection, udp.peek_seq() + k, stamp},
-                body.subspan(transport::kDatagramHeaderBytes,
-                             static_cast<std::size_t>(bytes) - transport::kDatagramHeaderBytes));
-    }
+    if (auto no = fill_batch(b, batch)) return Started(std::move(*no));
     const transport::IoResult r = udp.try_write_batch(batch);
     if (r.ec) {
       const std::uint64_t bytes = s.draw_size(op, size);  // the first datagram's, drawn above
@@ -334,6 +313,46 @@ std::optional<Started> UdpOps::burst_writes(Burst& b) {
     count_batch(b, m, done);
     if (!go_on(b, m, done)) return std::nullopt;
   }
+}
+
+std::optional<OpOutcome> UdpOps::fill_batch(Burst& b, transport::SendBatch& batch) {
+  StrandCore& s = b.s;
+  const OpPlan& op = b.op;
+  const profile::SizeSpec& size = std::get<profile::WriteOp>(op.spec).size;
+  const bool random = size.is_random();
+  const auto& udp = std::get<Link>(b.c.link);
+  const std::uint32_t token = s.worker_.engine().config().tokens().token_for(b.c.peer);
+  const std::span<char> buffer = s.worker_.buffer();
+  std::uint64_t n = batch_size(b, batch.room());
+  // No more than the buffer holds; with gso, whole super-buffers of them.
+  if (const std::uint64_t fit = buffer.size() / size.max_bytes; fit < n) {
+    const std::uint64_t per = transport::segments_per_super(udp.gso() ? size.min_bytes : 0);
+    n = fit - fit % per;
+  }
+  // Every header of the batch carries its start: the clock read that began it (see burst()).
+  const std::uint64_t stamp = b.timing ? to_ns(b.from) : now_ns();
+  // Sizes are drawn from a copy of the stream: the stream itself moves on by the datagrams that
+  // went, so that one this call does not take is drawn again for the next.
+  std::optional<RandomStream> ahead;
+  if (random) ahead = s.stream(op.common.connection);
+  std::size_t at = 0;
+  for (std::uint64_t k = 0; k < n; ++k) {
+    const std::uint64_t bytes =
+        random ? ahead->between(size.min_bytes, size.max_bytes) : size.min_bytes;
+    if (random) {
+      if (auto no = refused(s, Direction::kWrite, bytes)) {
+        if (k == 0) return no;
+        break;  // the ones before it first; the next batch begins with it, and ends there
+      }
+    }
+    const std::span<char> datagram = buffer.subspan(at, static_cast<std::size_t>(bytes));
+    transport::encode(
+        transport::DatagramHeader{token, op.common.connection, udp.peek_seq() + k, stamp},
+        datagram);
+    batch.add(datagram);
+    at += datagram.size();
+  }
+  return std::nullopt;
 }
 
 std::optional<Started> UdpOps::burst_reads(Burst& b) {

@@ -13,6 +13,7 @@
 #include <boost/system/error_code.hpp>
 
 #include "volley/profile/model.hpp"
+#include "volley/transport/udp_batch.hpp"
 #include "volley/transport/udp_connection.hpp"
 #include "connect_target.hpp"
 #include "operation.hpp"
@@ -74,6 +75,10 @@ struct UdpOps {
   };
   static std::optional<Started> burst_writes(Burst& b);
   static std::optional<Started> burst_reads(Burst& b);
+  /// The next batch of a burst of writes, laid out one after the other in the worker's buffer
+  /// (a super-buffer is then one piece for the kernel to copy); the outcome when its first
+  /// datagram is refused.
+  static std::optional<OpOutcome> fill_batch(Burst& b, transport::SendBatch& batch);
   /// Datagrams the next batch may hold: `room`, no more than the step's iterations left, and with
   /// a deadline no more than the time left holds.
   static std::uint64_t batch_size(const Burst& b, std::uint64_t room);

@@ -38,6 +38,7 @@ void SendBatch::clear(std::size_t segment) {
   segment_ = per_message_ > 1 ? segment : 0;
   datagrams_ = 0;
   messages_ = 0;
+  pieces_ = 0;
 }
 
 std::size_t SendBatch::room() const {
@@ -47,21 +48,26 @@ std::size_t SendBatch::room() const {
   return most - datagrams_;
 }
 
-void SendBatch::add(const DatagramHeader& header, std::span<const char> body) {
-  Header& h = headers_[datagrams_];
-  encode(header, h);
-  iov_[2 * datagrams_] = iovec{h.data(), h.size()};
-  iov_[2 * datagrams_ + 1] = iovec{const_cast<char*>(body.data()), body.size()};
-  sizes_[datagrams_] = static_cast<std::uint32_t>(h.size() + body.size());
+void SendBatch::add(std::span<const char> datagram) {
+  char* data = const_cast<char*>(datagram.data());  // sendmmsg's iovec is not const; never written
+  sizes_[datagrams_] = static_cast<std::uint32_t>(datagram.size());
   if (datagrams_ % per_message_ == 0) {  // the first datagram of a message
     mmsghdr& m = msgs_[messages_];
     m = mmsghdr{};
-    m.msg_hdr.msg_iov = &iov_[2 * datagrams_];
-    in_message_[messages_] = 0;
-    ++messages_;
+    m.msg_hdr.msg_iov = &iov_[pieces_];
+    m.msg_hdr.msg_iovlen = 1;
+    iov_[pieces_++] = iovec{data, datagram.size()};
+    in_message_[messages_++] = 1;
+    ++datagrams_;
+    return;
   }
-  mmsghdr& m = msgs_[messages_ - 1];
-  m.msg_hdr.msg_iovlen += 2;
+  iovec& last = iov_[pieces_ - 1];
+  if (static_cast<char*>(last.iov_base) + last.iov_len == data) {
+    last.iov_len += datagram.size();  // right after the last: one piece
+  } else {
+    iov_[pieces_++] = iovec{data, datagram.size()};
+    ++msgs_[messages_ - 1].msg_hdr.msg_iovlen;
+  }
   ++in_message_[messages_ - 1];
   ++datagrams_;
 }

@@ -367,15 +367,17 @@ TEST(UdpBurst, RandomSizesAreDrawnForTheDatagramsThatWentOnly) {
 TEST(UdpBurst, WithGsoDatagramsGoAsSuperBuffersOfTheirSize) {
   udp_script().arm();
   udp_script().sendmmsg = {{UdpScript::Fault::kTake, 1}};
-  const results::RunResult r = run_master(stream_xml({100, 150}, "1472", "gso"));
+  const results::RunResult r = run_master(stream_xml({100, 150, 300}, "1472", "gso"));
   udp_script().disarm();
   const UdpScript& s = udp_script();
-  // 100: 44 + 44 + 12 (one super-buffer taken, then the two others); 150: 44 + 44 + 44 + 18.
-  EXPECT_EQ(s.sendmmsg_asked, (std::vector<unsigned>{3, 2, 4}));
-  EXPECT_EQ(s.segments, std::vector<std::uint16_t>(7, 1472));
-  expect_sequence(s, 250);
+  // 100: 44 + 44 + 12 (one super-buffer taken, then the two others); 150: 44 + 44 + 44 + 18;
+  // 300: the worker's buffer (256 KiB) holds 4 super-buffers, then 44 + 44 + 36.
+  EXPECT_EQ(s.sendmmsg_asked, (std::vector<unsigned>{3, 2, 4, 4, 3}));
+  EXPECT_EQ(s.segments, std::vector<std::uint16_t>(14, 1472));
+  expect_sequence(s, 550);
   expect_sent(step_of(r, 1), 100, 100 * 1472);
   expect_sent(step_of(r, 2), 150, 150 * 1472);
+  expect_sent(step_of(r, 3), 300, 300 * 1472);
 }
 
 /// A master of the test's own for a slave engine: its hello to the slave's UDP listener is strand
@@ -418,8 +420,9 @@ struct HandMaster {
     transport::SendBatch batch;
     batch.clear(0);
     for (std::uint64_t i = 0; i < n; ++i) {
-      batch.add(transport::DatagramHeader{kToken, 0, first + i, 1},
-                std::span<const char>(out.data(), size - transport::kDatagramHeaderBytes));
+      const std::span<char> datagram(out.data() + i * size, size);
+      transport::encode(transport::DatagramHeader{kToken, 0, first + i, 1}, datagram);
+      batch.add(datagram);
     }
     ASSERT_EQ(batch.send(socket.native_handle()).bytes, n);
   }

@@ -62,12 +62,16 @@ std::uint64_t seq_in(std::span<const char> datagram) {
   return h ? h->seq : ~std::uint64_t{0};
 }
 
-/// A batch of `n` datagrams of `size` bytes, seq 0..n-1, cut by `segment` (0: none).
+/// A batch of `n` datagrams of `size` bytes, seq 0..n-1, cut by `segment` (0: none), laid out in
+/// `room` one after the other, or `apart` bytes apart.
 void fill(SendBatch& batch, std::size_t n, std::size_t size, std::size_t segment,
-          const std::vector<char>& body) {
+          std::vector<char>& room, std::size_t apart = 0) {
   batch.clear(segment);
+  room.assign(n * (size + apart), 'b');
   for (std::size_t i = 0; i < n; ++i) {
-    batch.add(header_of(i), std::span<const char>(body.data(), size - kDatagramHeaderBytes));
+    const std::span<char> datagram(room.data() + i * (size + apart), size);
+    encode(header_of(i), datagram);
+    batch.add(datagram);
   }
 }
 
@@ -101,9 +105,9 @@ TEST(UdpBatch, SuperBuffersHoldAsManyDatagramsAsFitUpToTheKernelsMost) {
 
 TEST(UdpBatch, ABatchSendsEveryDatagramWithItsOwnHeaderInOrder) {
   BatchPair p;
-  const std::vector<char> body(2000, 'b');
+  std::vector<char> room;
   SendBatch batch;
-  fill(batch, 40, 1472, 0, body);
+  fill(batch, 40, 1472, 0, room);
   EXPECT_EQ(batch.room(), SendBatch::kMostMessages - 40);
   EXPECT_EQ(batch.bytes_of_first(3), 3U * 1472);
   const IoResult r = p.ours->try_write_batch(batch);
@@ -118,19 +122,22 @@ TEST(UdpBatch, ABatchSendsEveryDatagramWithItsOwnHeaderInOrder) {
 }
 
 TEST(UdpBatch, SuperBuffersArriveAsTheirDatagramsWithoutGro) {
-  BatchPair p;
-  const std::vector<char> body(2000, 'g');
-  SendBatch batch;
-  fill(batch, 100, 1000, 1000, body);  // 64 + 36: two super-buffers
-  ASSERT_FALSE(p.ours->use_gso()) << "this kernel has no UDP_SEGMENT or UDP_GRO";
-  const IoResult r = p.ours->try_write_batch(batch);
-  ASSERT_FALSE(r.ec) << r.ec.message();
-  EXPECT_EQ(r.bytes, 100U);
-  const auto got = peer_receives(p);
-  ASSERT_EQ(got.size(), 100U);
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    EXPECT_EQ(got[i].first, i);
-    EXPECT_EQ(got[i].second, 1000U);
+  // Laid out one after the other (a super-buffer is one piece) or apart (a piece per datagram).
+  for (const std::size_t apart : {std::size_t{0}, std::size_t{8}}) {
+    BatchPair p;
+    std::vector<char> room;
+    SendBatch batch;
+    fill(batch, 100, 1000, 1000, room, apart);  // 64 + 36: two super-buffers
+    ASSERT_FALSE(p.ours->use_gso()) << "this kernel has no UDP_SEGMENT or UDP_GRO";
+    const IoResult r = p.ours->try_write_batch(batch);
+    ASSERT_FALSE(r.ec) << r.ec.message();
+    EXPECT_EQ(r.bytes, 100U);
+    const auto got = peer_receives(p);
+    ASSERT_EQ(got.size(), 100U) << "apart " << apart;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i].first, i);
+      EXPECT_EQ(got[i].second, 1000U);
+    }
   }
 }
 
