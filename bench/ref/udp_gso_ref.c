@@ -11,11 +11,14 @@
  *          UDP_SEGMENT = -s, which the kernel cuts into datagrams of -s bytes; the receiver sets
  *          UDP_GRO and reads whole super-buffers with recvmsg(), counting datagrams from the
  *          UDP_GRO control message (the segment size; the last may be shorter).
+ * -P USEC (with mmsg): the receiver does not block; when it finds nothing it sleeps USEC (a timer,
+ * not a wake-up from the sender), then reads again: what the sender's wake-ups of a blocked
+ * receiver cost, apart from any program around them.
  * Prints datagrams sent and received while measuring, the loss, the received rate in Mb/s
  * (mbit_per_sec=, payload bytes received, as iperf3 counts), and CPU (user + system) per datagram
  * of each end.
  *
- *   udp_gso_ref -m plain|mmsg|gso -s 1472 -d 5 -w 1 [-b 64]
+ *   udp_gso_ref -m plain|mmsg|gso -s 1472 -d 5 -w 1 [-b 64] [-P USEC]
  * Build: cc -O2 -Wall -Wextra -std=gnu11 -I ../shared/bench/ref udp_gso_ref.c
  */
 #include "pp_common.h"
@@ -41,7 +44,7 @@ struct shared {
 };
 
 static enum mode g_mode = PLAIN;
-static int g_size = 1472, g_batch = 64;
+static int g_size = 1472, g_batch = 64, g_pause = -1;
 
 /* Datagrams of g_size in one super-buffer. */
 static int segments(void) {
@@ -115,7 +118,7 @@ static double proc_cpu_s_of(pid_t pid) {
 int main(int argc, char** argv) {
   double dur = 5, warm = 1;
   int opt;
-  while ((opt = getopt(argc, argv, "m:s:b:d:w:")) != -1) {
+  while ((opt = getopt(argc, argv, "m:s:b:d:w:P:")) != -1) {
     switch (opt) {
       case 'm':
         g_mode = !strcmp(optarg, "gso") ? GSO : !strcmp(optarg, "mmsg") ? MMSG : PLAIN;
@@ -125,10 +128,12 @@ int main(int argc, char** argv) {
       case 'b': g_batch = atoi(optarg); break;
       case 'd': dur = atof(optarg); break;
       case 'w': warm = atof(optarg); break;
+      case 'P': g_pause = atoi(optarg); break;
       default:
-        fprintf(stderr,
-                "usage: %s [-m plain|mmsg|gso] [-s size] [-b batch] [-d secs] [-w warmup]\n",
-                argv[0]);
+        fprintf(
+            stderr,
+            "usage: %s [-m plain|mmsg|gso] [-s size] [-b batch] [-d secs] [-w warmup] [-P usec]\n",
+            argv[0]);
         return 2;
     }
   }
@@ -183,7 +188,11 @@ int main(int argc, char** argv) {
     if (t >= end) break;
     int n;
     if (g_mode == MMSG) {
-      n = recvmmsg(fd, msgs, (unsigned)slots, MSG_WAITFORONE, NULL);
+      n = recvmmsg(fd, msgs, (unsigned)slots, g_pause >= 0 ? MSG_DONTWAIT : MSG_WAITFORONE, NULL);
+      if (n < 0 && errno == EAGAIN && g_pause > 0) {
+        const struct timespec pause = {0, g_pause * 1000L};
+        nanosleep(&pause, NULL);
+      }
       if (n > 0 && start) {
         for (int i = 0; i < n; i++) bytes += msgs[i].msg_len;
         got += (unsigned long long)n;

@@ -375,6 +375,7 @@ std::optional<Started> UdpOps::burst_reads(Burst& b) {
     std::uint64_t arrived = 0;
     const std::uint64_t lost_before = counts.lost;
     std::uint64_t arrivals = 0;  // what the kernel queued: datagrams, or super-buffers
+    std::uint64_t datagrams = 0;
     std::uint64_t arrived_bytes = 0;
     if (udp.holds()) {  // taken ahead by an earlier read (the rest of a super-buffer)
       arrived = now_ns();
@@ -401,6 +402,7 @@ std::optional<Started> UdpOps::burst_reads(Burst& b) {
         for (std::size_t d = 0; d < batch.datagrams_in(msg); ++d) {
           const auto datagram = batch.datagram(msg, d);
           arrived_bytes += datagram.length;
+          ++datagrams;
           if (b.i + m < b.limit) {
             if (arrive(s, op, udp, token, datagram.data, datagram.length, arrived)) ++m;
           } else {
@@ -410,7 +412,7 @@ std::optional<Started> UdpOps::burst_reads(Burst& b) {
       }
     }
     s.worker_.count_progress();
-    udp.pace().took(arrivals, arrived_bytes, counts.lost != lost_before);
+    udp.pace().took(arrivals, datagrams, arrived_bytes, counts.lost - lost_before);
     // Only duplicates, or datagrams of no run of ours: the run loop reads on, one at a time.
     if (m == 0) return std::nullopt;
     for (std::uint64_t k = 0; size.is_random() && k < m; ++k) s.draw_size(op, size);

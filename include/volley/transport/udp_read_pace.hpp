@@ -4,11 +4,13 @@
 // through an interrupt to the receiver's idle CPU, about a quarter of the sender's time when the
 // receiver keeps up, for a few datagrams per wake-up. So a stream that comes fast is read on a
 // timer instead: the receiver sleeps, out of epoll, about as long as a look's worth of arrivals
-// takes to come at the rate the last ones came, then takes them in one batch. An arrival is what
-// the kernel queues and wakes a reader for: a datagram, or with gso a super-buffer. The pause
-// comes from what was measured (arrivals taken between two drains, and how long apart the drains
-// were), so it follows the machine; a look aims at a quarter of the receive buffer at most, and a
-// look that finds a gap (on loopback, the buffer overflowed) shortens the pauses until none does.
+// takes to come at the rate they came since the last look, then takes them in one batch. An
+// arrival is what the kernel queues and wakes a reader for: a datagram, or with gso a
+// super-buffer; the rate counts those the kernel dropped too (the gaps the receiver found). The
+// pause comes from what was measured, so it follows the machine; a look aims at a quarter of the
+// receive buffer at most, and a look that came on time after a pause yet found a gap (the buffer
+// overflowed during the pause) makes the pauses shorter until none does. A look that came late
+// (the receiver waited for a CPU) or after a wait in epoll says nothing about the pause.
 // Thread: the connection's.
 #include <chrono>
 #include <cstdint>
@@ -29,14 +31,17 @@ class UdpReadPace {
   /// A stream whose pause would be longer waits in epoll: it is slow enough that its wake-ups
   /// cost little, and its datagrams' arrival times (their jitter) stay each datagram's own.
   static constexpr std::chrono::microseconds kMostPause{200};
-  /// After a look that found a gap the pauses are this many times shorter, at most.
+  /// Looks that overflow the buffer make the pauses at most this many times shorter (by then
+  /// shorter than kLeastPause: the reader waits in epoll).
   static constexpr std::uint32_t kMostShrink = 64;
 
-  /// `n` arrivals of `bytes` in all were taken; `lost`: a gap came before one of their datagrams.
-  void took(std::uint64_t n, std::uint64_t bytes, bool lost) {
+  /// `n` arrivals holding `datagrams` datagrams of `bytes` in all were taken; `lost` datagrams
+  /// were missing before them (gaps).
+  void took(std::uint64_t n, std::uint64_t datagrams, std::uint64_t bytes, std::uint64_t lost) {
     taken_ += n;
+    datagrams_ += datagrams;
     bytes_ += bytes;
-    lost_ = lost_ || lost;
+    lost_ += lost;
   }
   /// The socket was found drained at `now`; its receive buffer holds `buffer_bytes`. How long to
   /// pause, out of epoll, before reading again; zero: wait in epoll for the next datagram.
@@ -45,16 +50,24 @@ class UdpReadPace {
   /// rate is measured anew from the datagrams that come after it.
   void idle() {
     last_ = Clock::time_point{};
-    taken_ = bytes_ = 0;
-    lost_ = false;
+    pause_ = Clock::duration::zero();
+    taken_ = datagrams_ = bytes_ = lost_ = 0;
   }
 
  private:
+  /// The pause to give for the arrivals taken (and lost) over `interval`, `lost_` already
+  /// weighed in `shrink_`.
+  [[nodiscard]] Clock::duration pause_for(Clock::duration interval,
+                                          std::uint64_t buffer_bytes) const;
+
   Clock::time_point last_{};  ///< when the socket was last found drained; the epoch: not yet
+  Clock::duration pause_{};   ///< the pause given then (zero: a wait in epoll)
   std::uint64_t taken_ = 0;   ///< arrivals taken since then
+  std::uint64_t datagrams_ = 0;
   std::uint64_t bytes_ = 0;
-  bool lost_ = false;
-  /// Divides the pause: doubled after a look that found a gap, halved after one that did not.
+  std::uint64_t lost_ = 0;  ///< datagrams missing before those taken
+  /// Divides the pause: doubled after a look that overflowed the buffer, halved after one that
+  /// came on time without a gap.
   std::uint32_t shrink_ = 1;
 };
 
