@@ -50,7 +50,7 @@ std::chrono::steady_clock::time_point from_ns(std::uint64_t ns) {
 
 std::uint64_t now_ns() { return to_ns(std::chrono::steady_clock::now()); }
 
-/// What a gso write says when the kernel refuses to cut its super-buffer (EINVAL).
+/// What a gso write says when the kernel refuses to cut its super-buffer.
 std::string gso_refused(std::size_t segment) {
   return fmt::format(
       "udp write of {}-byte datagrams as super-buffers (gso): the kernel would not "
@@ -299,7 +299,9 @@ std::optional<Started> UdpOps::burst_writes(Burst& b) {
     if (r.ec) {
       const std::uint64_t bytes = s.draw_size(op, size);  // the first datagram's, drawn above
       if (r.would_block()) return Started(later(s, op, Direction::kWrite, bytes, true));
-      return Started(s.failure_from(r.ec, segment != 0 && r.ec.value() == EINVAL
+      // The kernel says EMSGSIZE (EINVAL before Linux 5.x) when the path cannot carry a segment.
+      const bool too_big = r.ec.value() == EMSGSIZE || r.ec.value() == EINVAL;
+      return Started(s.failure_from(r.ec, segment != 0 && too_big
                                               ? gso_refused(segment)
                                               : std::string(name(Direction::kWrite))));
     }
