@@ -265,14 +265,6 @@ std::optional<Started> UdpOps::burst(StrandCore& s, const TxnPlan& txn, const Op
   return burst_reads(b);
 }
 
-std::uint64_t UdpOps::batch_size(const Burst& b, std::uint64_t room) {
-  const std::uint64_t n = std::min(room, b.limit - b.i);
-  if (!b.s.deadline_ || b.per_datagram.count() <= 0) return n;
-  // The burst begins only before the deadline (the run loop's check, and go_on's).
-  const auto fit = static_cast<std::uint64_t>((*b.s.deadline_ - b.from) / b.per_datagram);
-  return std::clamp<std::uint64_t>(fit, 1, n);
-}
-
 std::optional<Started> UdpOps::burst_writes(Burst& b) {
   StrandCore& s = b.s;
   const OpPlan& op = b.op;
@@ -325,7 +317,7 @@ std::optional<OpOutcome> UdpOps::fill_batch(Burst& b, transport::SendBatch& batc
   const auto& udp = std::get<Link>(b.c.link);
   const std::uint32_t token = s.worker_.engine().config().tokens().token_for(b.c.peer);
   const std::span<char> buffer = s.worker_.buffer();
-  std::uint64_t n = batch_size(b, batch.room());
+  std::uint64_t n = std::min(batch.room(), b.limit - b.i);
   // No more than the buffer holds; with gso, whole super-buffers of them.
   if (const std::uint64_t fit = buffer.size() / size.max_bytes; fit < n) {
     const std::uint64_t per = transport::segments_per_super(udp.gso() ? size.min_bytes : 0);
@@ -387,7 +379,7 @@ std::optional<Started> UdpOps::burst_reads(Burst& b) {
       }
     } else {
       const transport::IoResult r = udp.try_read_batch(
-          batch, buffer, slot, batch_size(b, transport::ReceiveBatch::kMostMessages));
+          batch, buffer, slot, std::min(transport::ReceiveBatch::kMostMessages, b.limit - b.i));
       if (r.ec) {
         const std::uint64_t bytes = s.draw_size(op, size);
         if (r.would_block()) {
@@ -459,10 +451,10 @@ bool UdpOps::go_on(Burst& b, std::uint64_t m, Clock::time_point done) {
     return false;
   }
   // Without latency recording the clock is needed only for a deadline.
-  if (b.timing || s.deadline_) {
-    const Clock::time_point now = b.timing ? done : Clock::now();
-    b.per_datagram = (now - b.from) / static_cast<Clock::rep>(m);
-    b.from = now;
+  if (b.timing) {
+    b.from = done;
+  } else if (s.deadline_) {
+    b.from = Clock::now();
   }
   if (s.deadline_ && b.from >= *s.deadline_) return false;
   s.last_end_.reset();

@@ -69,9 +69,6 @@ struct UdpOps {
     std::uint64_t limit;
     Clock::time_point& from;
     bool timing;
-    /// One datagram's share of the last batch: with a deadline, the next batch holds no more
-    /// than fit in the time left at that pace.
-    Clock::duration per_datagram = {};
   };
   static std::optional<Started> burst_writes(Burst& b);
   static std::optional<Started> burst_reads(Burst& b);
@@ -79,9 +76,6 @@ struct UdpOps {
   /// (a super-buffer is then one piece for the kernel to copy); the outcome when its first
   /// datagram is refused.
   static std::optional<OpOutcome> fill_batch(Burst& b, transport::SendBatch& batch);
-  /// Datagrams the next batch may hold: `room`, no more than the step's iterations left, and with
-  /// a deadline no more than the time left holds.
-  static std::uint64_t batch_size(const Burst& b, std::uint64_t room);
   /// Counts `m` iterations of the burst (ops, iterations, latency) that ended together at `done`.
   static void count_batch(const Burst& b, std::uint64_t m, Clock::time_point done);
   /// After a batch of `m` that ended at `done`: the run loop's checks between two iterations.

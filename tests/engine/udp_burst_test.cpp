@@ -57,7 +57,8 @@ struct UdpScript {
   std::vector<std::uint16_t> segments;  ///< UDP_SEGMENT of each message of several datagrams
   std::vector<std::uint64_t> sent_seqs;
   std::vector<std::size_t> sent_sizes;
-  std::uint64_t single_sends = 0;  ///< datagrams that went by send()
+  std::vector<std::uint64_t> sent_stamps;  ///< the headers' send times
+  std::uint64_t single_sends = 0;          ///< datagrams that went by send()
 
   void arm() {
     const std::lock_guard lock(mutex);
@@ -74,6 +75,7 @@ struct UdpScript {
     if (!h) return;
     sent_seqs.push_back(h->seq);
     sent_sizes.push_back(size);
+    sent_stamps.push_back(h->sent_ns);
   }
   UdpScript() = default;
   UdpScript& operator=(UdpScript&& other) noexcept {
@@ -85,6 +87,7 @@ struct UdpScript {
     segments = std::move(other.segments);
     sent_seqs = std::move(other.sent_seqs);
     sent_sizes = std::move(other.sent_sizes);
+    sent_stamps = std::move(other.sent_stamps);
     single_sends = other.single_sends;
     return *this;
   }
@@ -378,6 +381,28 @@ TEST(UdpBurst, WithGsoDatagramsGoAsSuperBuffersOfTheirSize) {
   expect_sent(step_of(r, 1), 100, 100 * 1472);
   expect_sent(step_of(r, 2), 150, 150 * 1472);
   expect_sent(step_of(r, 3), 300, 300 * 1472);
+}
+
+TEST(UdpBurst, ADurationStepsBatchesBeginBeforeItsDeadlineAndCountWhatWent) {
+  udp_script().arm();
+  const std::string xml =
+      "<profile name=\"p\"><group nthreads=\"1\"><transaction iterations=\"1\">"
+      "<flowop type=\"connect\" options=\"remotehost=x protocol=udp\"/></transaction>"
+      "<transaction duration=\"200ms\"><flowop type=\"write\" options=\"size=200\"/>"
+      "</transaction><transaction iterations=\"1\"><flowop type=\"disconnect\"/>"
+      "</transaction></group></profile>";
+  const auto started = std::chrono::steady_clock::now();
+  const results::RunResult r = run_master(xml);
+  const auto took = std::chrono::steady_clock::now() - started;
+  udp_script().disarm();
+  const UdpScript& s = udp_script();
+  ASSERT_GT(s.sent_seqs.size(), 64U) << "a stream of many batches";
+  expect_sequence(s, s.sent_seqs.size());
+  expect_sent(step_of(r, 1), s.sent_seqs.size(), s.sent_seqs.size() * 200);
+  // Every batch began before the deadline: its datagrams carry its start, all within the step's
+  // 200 ms of the first (which began the step).
+  EXPECT_LT(std::chrono::nanoseconds(s.sent_stamps.back() - s.sent_stamps.front()), 200ms);
+  EXPECT_LT(took, 5s);
 }
 
 /// A master of the test's own for a slave engine: its hello to the slave's UDP listener is strand
