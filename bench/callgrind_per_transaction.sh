@@ -11,7 +11,8 @@
 # -m udp: one strand sending 1472-byte datagrams (the UDP stream of bench/udp_vs_iperf3.sh); a
 # transaction is one datagram, the master's cost is per datagram sent, the slave's per datagram it
 # received (from the master's --json; the slower sender under the tool keeps loss small). The
-# reference is iperf3 -u -b 0 -l 1472 (its client under callgrind, per datagram it sent).
+# reference is iperf3 -u -b 0 -l 1472 (its client under callgrind, per datagram it sent). -m udp-gso:
+# the same with gso on the connection (super-buffers out, UDP_GRO in), against the same iperf3.
 #
 # Cache misses (-x cachegrind): the same two runs under valgrind --tool=cachegrind with a simulated
 # first-level data cache of 32 KiB and a last level of 1 MiB (this machine's L1d and its per-core
@@ -21,7 +22,7 @@
 # (the strand, its connection, Asio's descriptor state, the coroutine frame) that is no longer
 # in cache. Run it with -c 4096 against -c 16.
 #
-# usage: bench/callgrind_per_transaction.sh [-m pingpong|crr|bulk|udp] [-c CONNS] [-b BUILD_DIR]
+# usage: bench/callgrind_per_transaction.sh [-m pingpong|crr|bulk|udp|udp-gso] [-c CONNS] [-b BUILD_DIR]
 #        [-n "N1 N2"] [-x callgrind|strace|both|cachegrind]
 set -euo pipefail
 shopt -s extglob
@@ -35,7 +36,7 @@ while (($#)); do
     *) args+=("$1"); shift ;;
   esac
 done
-usage='[-m pingpong|crr|bulk|udp] [-c CONNS] [-n "N1 N2"] [-x callgrind|strace|both|cachegrind] [-b BUILD_DIR]'
+usage='[-m pingpong|crr|bulk|udp|udp-gso] [-c CONNS] [-n "N1 N2"] [-x callgrind|strace|both|cachegrind] [-b BUILD_DIR]'
 source "$(dirname "$0")/lib.sh"
 bench_init "${args[@]+"${args[@]}"}"
 read -r n1 n2 <<<"$iters"
@@ -53,8 +54,9 @@ case $mode in
     conns=1 setup=$connect teardown='<flowop type="disconnect"/>'
     body='<flowop type="write" options="size=64k"/>'
     ref=(stream_ref -n 1 -s 65536) ref_count=gbit_per_sec ;;
-  udp)
-    conns=1 setup='<flowop type="connect" options="remotehost=$h protocol=udp"/>'
+  udp|udp-gso)
+    gso=; [[ $mode == udp-gso ]] && gso=' gso'
+    conns=1 setup='<flowop type="connect" options="remotehost=$h protocol=udp'$gso'"/>'
     teardown='<flowop type="disconnect"/>' body='<flowop type="write" options="size=1472"/>'
     ref=(iperf3) ref_count=datagrams ;;
   *) echo "unknown -m $mode" >&2; exit 2 ;;
@@ -142,7 +144,7 @@ if [[ $tools == callgrind || $tools == both ]]; then
   }
   wm=$(per_txn "$(wir "$work/cg$n1.master")" "$(wir "$work/cg$n2.master")")
   ws=$(per_txn "$(wir "$work/cg$n1.slave")" "$(wir "$work/cg$n2.slave")")
-  if [[ $mode == udp ]]; then
+  if [[ $mode == udp* ]]; then
     s=$(per_txn "$(ir "$work/cg$n1.slave")" "$(ir "$work/cg$n2.slave")" "$(received "cg$n1")" \
       "$(received "cg$n2")")
     count=$(iperf3_ref valgrind -q --tool=callgrind --callgrind-out-file="$work/ref.cg")
@@ -158,7 +160,7 @@ if [[ $tools == callgrind || $tools == both ]]; then
     fi
   fi
 fi
-if [[ ($tools == callgrind || $tools == both) && $mode != udp ]]; then
+if [[ ($tools == callgrind || $tools == both) && $mode != udp* ]]; then
   refbin=$(bench_ref "${ref[0]}")
   out=$(valgrind --tool=callgrind --callgrind-out-file="$work/ref.cg" "$refbin" "${ref[@]:1}" \
     -d 3 -w 0 2>/dev/null)
@@ -212,8 +214,9 @@ fi
 
 if [[ $tools == strace || $tools == both ]]; then
   for n in $n1 $n2; do run_pair "st$n" "$n" strace -f -c -o; done
-  # Per-syscall calls per transaction (failed ones, EAGAIN mostly, in brackets): the difference
-  # of two strace -c tables over a difference of transactions, or one table over a count.
+  # Per-syscall calls per transaction (failed ones, EAGAIN mostly, in brackets; two significant
+  # digits, from 0.001): the difference of two strace -c tables over a difference of
+  # transactions, or one table over a count.
   table() {  # LABEL TABLE_N2 TRANSACTIONS_N2 [TABLE_N1 TRANSACTIONS_N1]
     python3 - "$@" <<'PY'
 import re, sys
@@ -230,16 +233,16 @@ rows = []
 for k in set(a) | set(b):
     c = (b.get(k, (0, 0))[0] - a.get(k, (0, 0))[0]) / (tb - ta)
     e = (b.get(k, (0, 0))[1] - a.get(k, (0, 0))[1]) / (tb - ta)
-    if c >= 0.01:
-        rows.append((c, k + f" {c:.2f}" + (f" ({e:.2f} failed)" if e >= 0.01 else "")))
+    if c >= 0.001:
+        rows.append((c, k + f" {c:.2g}" + (f" ({e:.2g} failed)" if e >= 0.001 else "")))
 total = sum(c for c, _ in rows)
-print(f"system calls per transaction, {sys.argv[1]}: {total:.2f} = " +
+print(f"system calls per transaction, {sys.argv[1]}: {total:.2g} = " +
       ", ".join(r for _, r in sorted(rows, reverse=True)))
 PY
   }
   table "volley master" "$work/st$n2.master" "$(txns "$n2")" "$work/st$n1.master" "$(txns "$n1")"
   table "volley slave" "$work/st$n2.slave" "$(txns "$n2")" "$work/st$n1.slave" "$(txns "$n1")"
-  if [[ $mode == udp ]]; then
+  if [[ $mode == udp* ]]; then
     table "iperf3 client" "$work/ref.st" "$(iperf3_ref strace -f -c -o "$work/ref.st")"
     exit 0
   fi

@@ -136,6 +136,8 @@ class Worker {
   /// Counts one unit of inline work (an operation, a system call); true when the strand running
   /// now has used the worker's budget and must give way with yield(). A compare, no clock read.
   bool over_budget() { return ++inline_work_ >= kYieldBudget; }
+  /// over_budget() for `units` operations done at once (a batch of datagrams).
+  bool over_budget(std::uint32_t units) { return (inline_work_ += units) >= kYieldBudget; }
   /// The event loop is about to run other work (a strand suspends): the budget starts again.
   void budget_renewed() { inline_work_ = 0; }
   /// Lets every other ready strand, I/O completion, cut and interval request run, then resumes.

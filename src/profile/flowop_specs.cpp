@@ -93,6 +93,15 @@ bool tls_options_fit(ParseContext& ctx, const FlowopDraft& d) {
   return fit;
 }
 
+/// gso on a connection that is not UDP: reported at the option; false when it was.
+bool gso_fits(ParseContext& ctx, const FlowopDraft& d) {
+  const auto at = d.given.find("gso");
+  if (at == d.given.end() || d.connection.protocol == Protocol::kUdp) return true;
+  ctx.error(at->second, fmt::format("option 'gso' needs protocol=udp: this connection is {}",
+                                    protocol_name(d.connection.protocol)));
+  return false;
+}
+
 // connect, accept
 template <class T>
 requires std::same_as<T, ConnectOp> || std::same_as<T, AcceptOp> std::optional<FlowopSpec> build(
@@ -101,7 +110,8 @@ requires std::same_as<T, ConnectOp> || std::same_as<T, AcceptOp> std::optional<F
   const bool proto =
       require(ctx, d, at, given(d, "protocol"), "protocol=tcp (uperf has no default protocol)");
   if (!host || !proto) return std::nullopt;
-  if (!tls_options_fit(ctx, d)) return std::nullopt;
+  const bool tls_fit = tls_options_fit(ctx, d);
+  if (!gso_fits(ctx, d) || !tls_fit) return std::nullopt;
   return T{d.connection};
 }
 AcceptOp mirrored(const ConnectOp& s) { return {s.connection}; }
@@ -120,6 +130,7 @@ requires std::same_as<T, ConnectOp> || std::same_as<T, AcceptOp> std::string tex
     out += fmt::format(" srcaddr={}-{}", c.source_addresses.front(), c.source_addresses.back());
   }
   if (c.protocol == Protocol::kTls) out += tls_text(c.tls);
+  if (c.gso) out += " gso";
   return out;
 }
 

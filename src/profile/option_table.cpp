@@ -316,6 +316,8 @@ void apply_ktls(const LocatedText& v, FlowopDraft& d, ParseContext& ctx) {
   }
 }
 
+void apply_gso(const LocatedText&, FlowopDraft& d, ParseContext&) { d.connection.gso = true; }
+
 void apply_engine(const LocatedText& v, FlowopDraft&, ParseContext& ctx) {
   ctx.warning(where(v), fmt::format("option 'engine={}' is ignored: volley uses OpenSSL's default "
                                     "providers, not OpenSSL engines",
@@ -360,6 +362,7 @@ constexpr std::array<OptionSpec, 26> kOptions{{
     {"ktls", false, false, apply_ktls, true},
     {"engine", true, false, apply_engine},
     {"zerocopy", false, false, apply_zerocopy, false, true},
+    {"gso", false, false, apply_gso},
 }};
 
 /// Whether the space-separated `list` has the word `name`.

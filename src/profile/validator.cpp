@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "validate_group.hpp"
+#include "volley/core/limits.hpp"
 #include "volley/profile/flowop_traits.hpp"
 
 namespace volley::profile {
@@ -72,6 +73,7 @@ class ConnectionTracker {
           use(op, false);
           sendfile_fits(op);
           zerocopy_fits(op);
+          gso_fits(op);
           break;
         case OnConnection::kNone:  // not on a connection
           break;
@@ -164,6 +166,35 @@ class ConnectionTracker {
                                  "from zero-copy only with segmentation offload"
                                : "TLS sends records it encrypted into its own buffer, never the "
                                  "application's pages"));
+    out_.note(state->second.opened_at,
+              fmt::format("{} is opened here", describe(op.common.connection)));
+  }
+
+  /// On a gso connection the kernel cuts each super-buffer into datagrams of one size, and a
+  /// super-buffer worth the name holds two of them at least.
+  void gso_fits(const Flowop& op) {
+    const SizeSpec* size = nullptr;
+    if (const auto* w = std::get_if<WriteOp>(&op.spec)) size = &w->size;
+    if (const auto* r = std::get_if<ReadOp>(&op.spec)) size = &r->size;
+    const auto state = states_.find(op.common.connection);
+    if (size == nullptr || state == states_.end() || state->second.options == nullptr ||
+        !state->second.options->gso) {
+      return;
+    }
+    constexpr std::uint64_t kMostSegment = core::kMaxDatagramBytes / 2;
+    if (size->is_random()) {
+      out_.error(op.location, fmt::format("'{}' of size=rand(...) on a gso connection: the kernel "
+                                          "cuts a super-buffer into datagrams of one size",
+                                          op.type));
+    } else if (size->min_bytes > kMostSegment) {
+      out_.error(op.location,
+                 fmt::format("'{}' of {}-byte datagrams on a gso connection: two do not fit in "
+                             "one super-buffer of at most {} bytes (gso takes datagrams of at "
+                             "most {} bytes)",
+                             op.type, size->min_bytes, core::kMaxDatagramBytes, kMostSegment));
+    } else {
+      return;
+    }
     out_.note(state->second.opened_at,
               fmt::format("{} is opened here", describe(op.common.connection)));
   }

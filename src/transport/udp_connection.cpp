@@ -1,8 +1,24 @@
 #include "volley/transport/udp_connection.hpp"
 
+#include <netinet/in.h>
+#include <netinet/udp.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstring>
+
 namespace volley::transport {
+
+namespace {
+
+#ifndef UDP_SEGMENT
+constexpr int UDP_SEGMENT = 103;  // linux/udp.h, Linux 4.18
+#endif
+#ifndef UDP_GRO
+constexpr int UDP_GRO = 104;  // linux/udp.h, Linux 5.0
+#endif
+
+}  // namespace
 
 UdpConnection::UdpConnection(UdpConnection&& other) noexcept
     : socket_(std::move(other.socket_)),
@@ -10,7 +26,12 @@ UdpConnection::UdpConnection(UdpConnection&& other) noexcept
       since_wait_(other.since_wait_),
       protocol_(other.protocol_),
       send_seq_(other.send_seq_),
-      receiver_(std::move(other.receiver_)) {}
+      receiver_(std::move(other.receiver_)),
+      gso_(other.gso_),
+      pace_(other.pace_),
+      receive_buffer_(other.receive_buffer_),
+      held_(std::move(other.held_)),
+      held_next_(std::exchange(other.held_next_, 0)) {}
 
 UdpConnection& UdpConnection::operator=(UdpConnection&& other) noexcept {
   if (this != &other) {
@@ -21,8 +42,76 @@ UdpConnection& UdpConnection::operator=(UdpConnection&& other) noexcept {
     protocol_ = other.protocol_;
     send_seq_ = other.send_seq_;
     receiver_ = std::move(other.receiver_);
+    gso_ = other.gso_;
+    pace_ = other.pace_;
+    receive_buffer_ = other.receive_buffer_;
+    held_ = std::move(other.held_);
+    held_next_ = std::exchange(other.held_next_, 0);
   }
   return *this;
+}
+
+boost::system::error_code UdpConnection::use_gso() {
+  const int on = 1;
+  const int none = 0;  // UDP_SEGMENT 0: no default segment size (each batch says its own)
+  if (::setsockopt(fd(), SOL_UDP, UDP_GRO, &on, sizeof(on)) != 0 ||
+      ::setsockopt(fd(), SOL_UDP, UDP_SEGMENT, &none, sizeof(none)) != 0) {
+    return {errno, boost::system::system_category()};
+  }
+  gso_ = true;
+  return {};
+}
+
+std::uint64_t UdpConnection::receive_buffer_bytes() {
+  if (receive_buffer_ == 0) {
+    int bytes = 0;
+    socklen_t length = sizeof(bytes);
+    if (::getsockopt(fd(), SOL_SOCKET, SO_RCVBUF, &bytes, &length) == 0 && bytes > 0) {
+      receive_buffer_ = static_cast<std::uint64_t>(bytes);
+    }
+  }
+  return receive_buffer_;
+}
+
+void UdpConnection::hold(std::span<const char> datagram, std::size_t length) {
+  if (held_next_ == held_.size()) {  // all taken: start again at the front
+    held_.clear();
+    held_next_ = 0;
+  }
+  Held h;
+  std::memcpy(h.header.data(), datagram.data(), std::min(datagram.size(), h.header.size()));
+  h.length = static_cast<std::uint32_t>(length);
+  held_.push_back(h);
+}
+
+UdpConnection::Held UdpConnection::take_held() { return held_[held_next_++]; }
+
+IoResult UdpConnection::read_held(std::span<char> into) {
+  const Held h = take_held();
+  std::memcpy(into.data(), h.header.data(), std::min(into.size(), h.header.size()));
+  return IoResult{h.length, {}};
+}
+
+IoResult UdpConnection::read_super(std::span<char> into) {
+  iovec iov{into.data(), into.size()};
+  std::array<char, CMSG_SPACE(sizeof(int))> control{};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control.data();
+  msg.msg_controllen = control.size();
+  const ssize_t n = ::recvmsg(fd(), &msg, 0);
+  IoResult r = done(n);
+  const std::size_t segment = gro_segment(msg);
+  if (r.ec || segment == 0 || r.bytes <= segment) return r;
+  const std::size_t in_buffer = std::min(r.bytes, into.size());
+  for (std::size_t at = segment; at < r.bytes; at += segment) {
+    hold(std::span<const char>(into.data() + std::min(at, in_buffer),
+                               in_buffer - std::min(at, in_buffer)),
+         std::min(segment, r.bytes - at));
+  }
+  r.bytes = segment;
+  return r;
 }
 
 UdpConnection::~UdpConnection() { close(); }

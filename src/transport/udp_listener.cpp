@@ -40,6 +40,12 @@ std::string UdpListener::open(const asio::ip::address& address, std::uint16_t po
 
 void UdpListener::start() { receive_next(); }
 
+std::uint16_t UdpListener::port() const {
+  boost::system::error_code ec;
+  const auto local = socket_.local_endpoint(ec);
+  return ec ? 0 : local.port();
+}
+
 void UdpListener::close() {
   if (!open_) return;
   open_ = false;

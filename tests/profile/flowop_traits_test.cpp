@@ -56,6 +56,7 @@ const std::map<std::string, std::string, std::less<>> kOptionValues{
     {"cipher", "=TLS_AES_128_GCM_SHA256"},
     {"resume", ""},
     {"ktls", "=try"},
+    {"gso", ""},
     {"engine", "=e"},
     {"zerocopy", ""},
 };

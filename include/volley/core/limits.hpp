@@ -17,6 +17,9 @@ inline constexpr std::uint64_t kMaxStrandsPerGroup = 1'000'000;
 inline constexpr std::uint64_t kMaxRunSize = 10'000'000;
 /// One read, write or chunk size, and a socket buffer (wndsz): each worker holds a buffer this big.
 inline constexpr std::uint64_t kMaxIoBytes = 1ULL << 30;
+/// The largest UDP payload over IPv4: one datagram, or one super-buffer the kernel cuts into
+/// datagrams (UDP_SEGMENT).
+inline constexpr std::uint64_t kMaxDatagramBytes = 65507;
 /// Worker threads (--workers, --slave-workers, serve --workers).
 inline constexpr std::uint64_t kMaxWorkers = 1024;
 /// --interval: shorter intervals cost more in sampling than they show.

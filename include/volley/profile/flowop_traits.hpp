@@ -87,11 +87,11 @@ inline constexpr std::array<FlowopTraits, kFlowopKinds> kFlowopTraits = [] {
   return std::array<FlowopTraits, kFlowopKinds>{{
       {K::kConnect, "connect",
        "remotehost protocol port wndsz tcp_nodelay cc srcaddr timeout tls_version "
-       "cipher resume ktls engine",
+       "cipher resume ktls engine gso",
        C::kDials, D::kNone, K::kAccept, spec_index<ConnectOp>, true},
       {K::kAccept, "accept",
        "remotehost protocol port wndsz tcp_nodelay cc timeout tls_version cipher resume ktls "
-       "engine",
+       "engine gso",
        C::kAccepts, D::kNone, K::kConnect, spec_index<AcceptOp>, true},
       {K::kDisconnect, "disconnect", "", C::kCloses, D::kNone, K::kDisconnect,
        spec_index<DisconnectOp>, true},

@@ -75,6 +75,9 @@ struct ConnectionOptions {
   /// has its own ephemeral ports (about 28,000 per source, destination and port).
   std::vector<std::string> source_addresses;
   TlsOptions tls;  ///< protocol=tls only
+  /// gso (protocol=udp only): a stream of datagrams goes to the kernel as super-buffers it cuts
+  /// into datagrams (UDP_SEGMENT), and the socket takes what arrives the same way (UDP_GRO).
+  bool gso = false;
   friend bool operator==(const ConnectionOptions&, const ConnectionOptions&) = default;
 };
 

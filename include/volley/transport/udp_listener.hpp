@@ -34,6 +34,8 @@ class UdpListener {
                    std::optional<std::uint64_t> window_bytes);
   void start();
   void close();
+  /// The port it is bound to (0 when not open).
+  [[nodiscard]] std::uint16_t port() const;
   /// Hellos refused for a bad or foreign header.
   [[nodiscard]] std::uint64_t rejected() const { return rejected_; }
 
