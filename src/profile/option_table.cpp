@@ -335,7 +335,7 @@ void apply_nfiles(const LocatedText& v, FlowopDraft& d, ParseContext& ctx) {
 
 // name, takes_value, common (every flowop takes it), apply. Which kinds take the others: their
 // rows in kFlowopTraits.
-constexpr std::array<OptionSpec, 26> kOptions{{
+constexpr std::array<OptionSpec, 27> kOptions{{
     {"remotehost", true, false, apply_remotehost},
     {"protocol", true, false, apply_protocol},
     {"port", true, false, apply_port},
