@@ -39,7 +39,7 @@ volley="$tmp/usr/bin/volley"
 "$volley" --version | tee "$tmp/version"
 grep -Eq "^volley ${version} \(git [^ )]+\)$" "$tmp/version" || fail "--version does not name version $version and a commit"
 
-"$volley" check "$tmp"/usr/share/volley/profiles/*.xml --set h=127.0.0.1 --set t=1 --set r=100 --set file=/etc/hostname
+"$volley" check "$tmp"/usr/share/volley/profiles/*.xml --set h=127.0.0.1 --set t=1 --set r=100 --set file=/etc/hostname --set s=127.0.0.1
 
 page="$tmp/usr/share/man/man1/volley.1"
 [[ -f $page ]] || fail "no usr/share/man/man1/volley.1"
