@@ -6,6 +6,8 @@ find_package(Boost 1.81 EXACT REQUIRED)          # header-only: Asio
 find_package(nlohmann_json 3.11 REQUIRED)
 find_package(CLI11 2.1 REQUIRED)
 find_package(OpenSSL 3 REQUIRED)  # libcrypto: control auth; libssl: protocol=tls
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(URING REQUIRED IMPORTED_TARGET liburing>=2.3)  # the io_uring engine (--io uring)
 if(VOLLEY_BUILD_TESTS)
   find_package(GTest 1.12 REQUIRED)
   include(GoogleTest)

@@ -9,6 +9,7 @@ set -euo pipefail
 program_packages=(
   build-essential cmake ninja-build pkg-config
   libpugixml-dev libboost1.81-dev libfmt-dev nlohmann-json3-dev libcli11-dev libssl-dev
+  liburing-dev  # the io_uring engine (--io uring)
 )
 packages=(
   "${program_packages[@]}"
@@ -19,7 +20,6 @@ packages=(
   clang valgrind strace ccache   # scripts/fuzz.sh (libFuzzer), bench/ instruction and syscall counts, CI's cache
   clang-format-14 clang-tidy-14  # scripts/style.sh (CI: formatting of the tree, clang-tidy on what changed)
   iperf3 jq                      # bench/udp_vs_iperf3.sh
-  liburing-dev                   # bench/ref/pp_uring.c, stream_uring.c (bench/*uring*.sh)
   openssl                        # bench/tls_handshakes_vs_s_time.sh (openssl s_server, s_time)
   chromium                       # the HTML pages rendered headless (tests/integration/html_pages_test.cpp)
 )

@@ -25,7 +25,7 @@ arch=$(field Architecture)
 [[ $(basename "$deb") == "volley_${version}_${arch}.deb" ]] || fail "file name $(basename "$deb") is not volley_${version}_${arch}.deb"
 [[ $arch == "$(dpkg --print-architecture)" ]] || fail "Architecture $arch"
 depends=$(field Depends)
-for lib in libc6 libstdc++6 libfmt9 libpugixml1v5; do
+for lib in libc6 libstdc++6 libfmt9 libpugixml1v5 liburing2; do
   [[ $depends == *"$lib"* ]] || fail "Depends lacks $lib (dpkg-shlibdeps): $depends"
 done
 [[ -n $(field Maintainer) && $(field Section) == net && -n $(field Description) ]] || fail "Maintainer, Section or Description missing"

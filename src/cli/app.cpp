@@ -19,6 +19,7 @@
 
 #include "volley/cli/command_line.hpp"
 #include "volley/cli/commands.hpp"
+#include "volley/cli/io_choice.hpp"
 #include "volley/process/process_count.hpp"
 #include "volley/cli/options.hpp"
 #include "volley/core/build_info.hpp"
@@ -103,6 +104,7 @@ void define_command_line(CLI::App& app, CommandLine& cl) {
                    "control channel (the default)")
       ->type_name("FILE")
       ->check(CLI::ExistingFile);
+  add_io_option(*run_cmd, run.io);
   run_cmd->add_option("-P,--port", run.port, "Control port of the slaves (1..65535)")
       ->capture_default_str()
       ->check(unsigned_in(1, 65535));

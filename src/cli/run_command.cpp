@@ -15,6 +15,7 @@
 
 #include "volley/cli/commands.hpp"
 #include "volley/cli/interrupt_signals.hpp"
+#include "volley/cli/io_choice.hpp"
 #include "volley/cli/key_file.hpp"
 #include "volley/cli/local_slave.hpp"
 #include "volley/cli/profile_loader.hpp"
@@ -173,11 +174,19 @@ int run_command(const RunOptions& options, int argc, char** argv) {
     }
     key = std::get<std::optional<control::Secret>>(std::move(read));
   }
+  std::string io_note;
+  const auto io = resolve_io(options.io, io_note);
+  if (const auto* why = std::get_if<std::string>(&io)) {
+    std::cerr << "volley: " << *why << "\n";
+    return core::to_int(core::ExitCode::kRunFailed);
+  }
+  if (!io_note.empty()) std::cerr << "volley: " << io_note << "\n";
   raise_file_limit();
   // From here on SIGINT and SIGTERM stop the run and report it (a second one exits at once),
   // also while the local slave starts and stops and the report is written.
   const InterruptSignals::Scope interrupt_signals;
   LocalSlave local;
+  local.use_io(std::get<engine::IoEngine>(io));
   if (options.local) {
     if (auto problem = local.start(options.slave_workers, "/proc/self/exe", options.processes,
                                    local_loopback(profile));
@@ -201,6 +210,7 @@ int run_command(const RunOptions& options, int argc, char** argv) {
   request.seed = options.seed;
   request.workers = default_workers(options.workers);
   request.slave_workers = options.slave_workers;
+  request.io = std::get<engine::IoEngine>(io);
   request.processes = options.processes;
   request.interval = options.interval;
   request.record_latency = !options.no_latency;

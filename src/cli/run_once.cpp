@@ -40,6 +40,7 @@ report::RunReport run_once(const RunOnceRequest& request) {
   settings.count_strands = request.count_strands;
   settings.key = request.key;
   settings.tls_ca_file = request.tls_ca_file;
+  settings.io = request.io;
   settings.start_at_unix_ns = request.start_at_unix_ns;
   settings.max_duration = request.max_duration;
   if (std::getenv("VOLLEY_TRACE_CONTROL") != nullptr) {

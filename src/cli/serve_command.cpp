@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "volley/cli/commands.hpp"
+#include "volley/cli/io_choice.hpp"
 #include "volley/cli/key_file.hpp"
 #include "volley/transport/tls_identity.hpp"
 #include "volley/control/slave_server.hpp"
@@ -255,6 +256,7 @@ void add_serve_options(CLI::App& cmd, ServeOptions& serve) {
   cmd.add_option("--tls-key", serve.tls_key,
                  "The private key of --tls-cert (PEM, no passphrase; read as --key-file is)")
       ->type_name("FILE");
+  add_io_option(cmd, serve.io);
   const std::string limits = "Limits (a request beyond one is refused, naming the flag)";
   cmd.add_option("--max-sessions", serve.max_sessions, "Masters served at once")
       ->capture_default_str()
@@ -347,9 +349,17 @@ int serve_command(const ServeOptions& options) {
     std::cerr << "volley serve: " << problem << "\n";
     return core::to_int(core::ExitCode::kBadInput);
   }
+  std::string io_note;
+  const auto io = resolve_io(options.io, io_note);
+  if (const auto* why = std::get_if<std::string>(&io)) {
+    std::cerr << "volley serve: " << *why << "\n";
+    return core::to_int(core::ExitCode::kRunFailed);
+  }
+  if (!io_note.empty() && !options.quiet) std::cerr << "volley serve: " << io_note << "\n";
   raise_file_limit();
   asio::io_context context(1);
   control::SlaveSettings settings;
+  settings.io = std::get<engine::IoEngine>(io);
   settings.tls_identity = std::move(tls_identity);
   settings.default_workers =
       std::min<std::size_t>(default_workers(options.workers), options.max_workers);
@@ -394,10 +404,10 @@ int serve_command(const ServeOptions& options) {
   }
   if (!options.quiet) {
     std::cerr << fmt::format(
-        "volley serve: listening on {}{} ({} worker(s) per run; {})\n",
+        "volley serve: listening on {}{} ({} worker(s) per run, io {}; {})\n",
         core::format_host_port(endpoint.address().to_string(), server.port()),
         every_address && endpoint.address().is_v6() ? " (IPv6 and IPv4)" : "",
-        settings.default_workers,
+        settings.default_workers, io_name(settings.io),
         settings.key ? "masters must prove they know the key" : "no key: any master is served");
     if (!default_note.empty()) std::cerr << "volley serve: " << default_note << "\n";
   }

@@ -148,6 +148,7 @@ void MasterRun::State::add_slave_reports() {
     report::SideReport side;
     side.role = "slave";
     side.host = s.address.host;
+    side.io = s.io;
     if (s.results) {
       std::string error;
       if (auto r =

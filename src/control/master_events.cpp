@@ -171,6 +171,7 @@ void MasterRun::State::on_slave_message(std::size_t i, const json& m) {
       s.ports = ports_from_json(m.value("ports", json::object()));
       s.shard_ports = loaded_listeners(m);  // a slave spread over processes: one port per process
       s.tls_fingerprint = text_field(m, "tls_fingerprint");
+      if (const std::string io = text_field(m, "io"); io == "uring" || io == "epoll") s.io = io;
       break;
     case MessageType::kRejected:
       fail(fmt::format("slave {} could not set up the run:\n{}", s.address.host,

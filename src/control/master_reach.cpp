@@ -199,6 +199,7 @@ awaitable<void> MasterRun::State::build_local_side() {
   config.record_latency = settings.record_latency;
   config.sample_tcp = settings.sample_tcp;
   config.count_strands = settings.count_strands;
+  config.io = settings.io;
   for (std::size_t i = 0; i < slaves.size(); ++i) {
     const auto& s = slaves[i];
     const auto port = s.ports->count(0) != 0 ? s.ports->at(0) : std::uint16_t{0};
@@ -239,6 +240,7 @@ awaitable<void> MasterRun::State::build_local_side() {
                        settings.sample_tcp};
       load.listen_address = config.listen_address.to_string();
       load.count_strands = settings.count_strands;
+      load.io = settings.io;
       if (settings.max_duration) load.max_duration_ns = settings.max_duration->count();
       load.tls_pins = slave_fingerprints();
       load.tls_ca_file = settings.tls_ca_file;
@@ -260,7 +262,12 @@ awaitable<void> MasterRun::State::build_local_side() {
     config.tls = std::get<std::shared_ptr<const transport::TlsSetup>>(std::move(made));
   }
   rss_before = sampling::resident_bytes();
-  engine = std::make_unique<engine::Engine>(*plan, std::move(config));
+  try {
+    engine = std::make_unique<engine::Engine>(*plan, std::move(config));
+  } catch (const std::exception& e) {  // out of memory or descriptors, no io_uring
+    fail(fmt::format("cannot build the run: {}", e.what()));
+    co_return;
+  }
   if (auto problem = engine->open_listeners(context); !problem.empty()) fail(problem);
 }
 

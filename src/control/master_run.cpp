@@ -61,6 +61,7 @@ void MasterRun::State::begin_report() {
   report.start_unix_ns = unix_now_ns();
   report.master.role = "master";
   report.master.host = "master";
+  report.master.io = settings.io == engine::IoEngine::kUring ? "uring" : "epoll";
   // Before the run, so reading /proc and /sys and running tc does not disturb what is measured.
   report.master.system = sampling::read_system_snapshot();
 }

@@ -115,6 +115,7 @@ struct SlaveSession {
   std::optional<std::uint64_t> connected_to_master = {};
   /// The fingerprint of the certificate its TLS accepts show (from its `loaded`); empty without.
   std::string tls_fingerprint = {};
+  std::string io = {};  ///< the engine the slave said it runs ("loaded"), empty if it did not
 };
 
 struct MasterRun::State {

@@ -104,6 +104,7 @@ json to_json(const LoadRequest& load) {
                               {"file_sets", std::move(files)}});
   if (load.max_duration_ns > 0) out["max_duration_ns"] = load.max_duration_ns;
   if (load.count_strands) out["count_strands"] = true;
+  if (load.io == engine::IoEngine::kUring) out["io"] = "uring";
   if (load.peers != 1) out["peers"] = load.peers;
   if (load.shard_count > 1 || load.master_side || !load.listen_address.empty()) {
     out["shard"] = {{"index", load.shard_index}, {"count", load.shard_count}};
@@ -137,6 +138,14 @@ std::optional<LoadRequest> load_from_json(const json& m, std::string& error) {
     load.record_latency = !m.contains("record_latency") || m.at("record_latency").get<bool>();
     load.sample_tcp = !m.contains("sample_tcp") || m.at("sample_tcp").get<bool>();
     load.count_strands = m.contains("count_strands") && m.at("count_strands").get<bool>();
+    if (m.contains("io")) {
+      const auto io = m.at("io").get<std::string>();
+      if (io != "uring" && io != "epoll") {
+        error = "malformed load message: io must be \"uring\" or \"epoll\"";
+        return std::nullopt;
+      }
+      load.io = io == "uring" ? engine::IoEngine::kUring : engine::IoEngine::kEpoll;
+    }
     if (m.contains("max_duration_ns")) {
       load.max_duration_ns = m.at("max_duration_ns").get<std::int64_t>();
       if (load.max_duration_ns <= 0) {

@@ -238,6 +238,7 @@ asio::awaitable<void> SlaveServer::on_load(Session& s, const json& m) {
                   core::printable(s.run->profile.name), s.run->plan.total_strands));
   json out = message("loaded", {{"ports", ports}});
   if (s.run->tls_identity) out["tls_fingerprint"] = s.run->tls_identity->fingerprint();
+  out["io"] = (child ? load->io : settings_.io) == engine::IoEngine::kUring ? "uring" : "epoll";
   // More than one negotiated listener (a big run, or a child of a run in processes): the master
   // spreads its strands over them.
   if (const auto& listeners = s.run->engine->negotiated_ports(); listeners.size() > 1 || child) {
@@ -282,6 +283,7 @@ std::string SlaveServer::build_engine(Session& s, LoadedRun& run, const LoadRequ
     config.tls = std::get<std::shared_ptr<const transport::TlsSetup>>(std::move(made));
   }
   config.count_strands = load.count_strands;
+  config.io = child ? load.io : settings_.io;
   config.on_txn_done = [this, &s](std::size_t step) {
     asio::post(context_, [&s, step] { s.events.push(LocalStepDone{step}); });
   };
@@ -319,7 +321,8 @@ asio::awaitable<void> SlaveServer::load_children(
     mine.tls_cert_pem = tls_identity->cert_pem();
     mine.tls_key_pem = tls_identity->key_pem();
   }
-  mine.token = load.token ^ s.data_mask;  // the children's channel is a trusted socketpair
+  mine.token = load.token ^ s.data_mask;
+  mine.io = settings_.io;  // the children's channel is a trusted socketpair
   if (auto problem = co_await s.children->load(std::move(mine)); !problem.empty()) {
     log(fmt::format("master {}: {}", s.who, problem));
     {

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -27,6 +28,11 @@ constexpr int kUdpPortAttempts = 8;
 }  // namespace
 
 Engine::Engine(const Plan& plan, EngineConfig config) : plan_(plan), config_(std::move(config)) {
+  if (config_.io == IoEngine::kUring) {
+    if (auto why = transport::Ring::unavailable(); !why.empty()) {
+      throw std::runtime_error("--io uring: " + why);
+    }
+  }
   std::vector<results::TxnWindow> windows(plan.txn_count);
   for (std::size_t t = 0; t < plan.txn_count; ++t) {
     for (const auto& group : plan.groups) {

@@ -145,6 +145,7 @@ std::optional<Plan> compile(const profile::Profile& profile, std::vector<FileSet
         }
         opp.read_stream = read_stream;
         if (const auto* w = std::get_if<profile::WriteOp>(&op.spec)) opp.zerocopy = w->zerocopy;
+        plan.zerocopy = plan.zerocopy || opp.zerocopy;
         largest = std::max(largest, largest_message(op.spec));
         if (const auto* source = profile::file_source(op.spec)) {
           const auto it = std::find_if(plan.file_sets.begin(), plan.file_sets.end(),

@@ -30,9 +30,12 @@
 #include "tcp_ops.hpp"
 #include "tls_ops.hpp"
 #include "udp_ops.hpp"
+#include "uring_tcp_ops.hpp"
 #include "volley/transport/connection.hpp"
 
 namespace volley::engine {
+
+class Worker;
 
 namespace protocol_detail {
 template <class Link, class... Ops>
@@ -63,7 +66,7 @@ struct Registered {
   }
 };
 
-using Protocols = Registered<TcpOps, UdpOps, TlsOps, MemoryOps>;
+using Protocols = Registered<TcpOps, UdpOps, TlsOps, MemoryOps, UringTcpOps>;
 
 /// Any data connection a strand holds, of any registered protocol.
 using AnyConnection = Protocols::AnyLink;
@@ -197,5 +200,9 @@ inline std::optional<boost::asio::awaitable<OpOutcome>> accept(profile::Protocol
 
 /// A disconnect of `c`: its executor's, or the connection's close.
 Started disconnect(StrandCore& s, const OpPlan& op, StrandConnection& c);
+
+/// A plain TCP connection just made or accepted moves to worker `w`'s ring when it has one (the
+/// io_uring engine: see UringTcpOps); otherwise, and for every other kind, nothing happens.
+boost::system::error_code move_to_ring(Worker& w, AnyConnection& link);
 
 }  // namespace volley::engine

@@ -494,9 +494,9 @@ awaitable<OpOutcome> Strand::do_accept(const OpPlan& op, const profile::AcceptOp
       // An emptied box would keep its buffer (a connection's size) for the strand's life.
       if (box->second.empty()) inbox_.erase(box);
       if (inbox_.empty()) inbox_.shrink_to_fit();
-      if (const error_code ec = prepare_arrival(link, &a.connection)) {
-        co_return failure_from(ec, "accepted socket");
-      }
+      error_code ec = prepare_arrival(link, &a.connection);
+      if (!ec && a.connection.protocol == profile::Protocol::kTcp) ec = move_to_ring(worker_, link);
+      if (ec) co_return failure_from(ec, "accepted socket");
       connections_.push_back(Connection{id, std::move(link), next_serial(id, peer), peer});
       worker_.count_connection(true);
       // A protocol over TCP (TLS) begins its own part on the connection as it arrived.

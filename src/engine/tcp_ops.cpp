@@ -151,6 +151,14 @@ awaitable<OpOutcome> TcpOps::connect(StrandCore& s, const OpPlan& op, const prof
     co_return out;
   }
   socket.non_blocking(true, ec);
+  if (!ec && c.connection.protocol == profile::Protocol::kTcp) {
+    ec = move_to_ring(s.worker_, s.connections_.back().link);
+  }
+  if (ec) {
+    OpOutcome out = s.failure_from(ec, "connected socket");
+    s.close(id);
+    co_return out;
+  }
   // Numbered only once connected: a connect that failed opened nothing on the peer's side.
   s.connections_.back().serial = s.next_serial(id, to.host->peer);
   s.connections_.back().peer = to.host->peer;

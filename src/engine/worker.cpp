@@ -62,8 +62,28 @@ void Worker::start() {
   }
   thread_ = std::thread([this] {
     tid_.store(static_cast<int>(::gettid()), std::memory_order_relaxed);
+    if (engine_.config().io == IoEngine::kUring) open_ring();
     context_.run();
+    if (ring_) {
+      // The ring has one issuer, this thread: its connections close through it here, and what
+      // is still in flight is cancelled and collected before the thread goes.
+      for (auto& strand : strands_) strand->close_all();
+      ring_->shutdown();
+    }
   });
+}
+
+void Worker::open_ring() {
+  auto opened = transport::Ring::open(context_);
+  if (auto* ring = std::get_if<std::unique_ptr<transport::Ring>>(&opened)) {
+    ring_ = std::move(*ring);
+    return;
+  }
+  // The engine checked that a ring can be set up before it started (Engine::Engine): a worker
+  // that still cannot have one fails its strands rather than run them on the other engine.
+  note_error("io_uring", std::get<std::string>(opened), true);
+  stopping_ = true;
+  for (auto& strand : strands_) strand->stop();
 }
 
 bool Worker::runnable() const {

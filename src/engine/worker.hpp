@@ -21,6 +21,7 @@
 
 #include "volley/engine/engine.hpp"
 #include "volley/results/slot_stats.hpp"
+#include "volley/transport/ring.hpp"
 #include "volley/engine/step_bytes.hpp"
 #include "connect_gate.hpp"
 #include "protocols.hpp"
@@ -55,6 +56,8 @@ class Worker {
   Worker& operator=(const Worker&) = delete;
 
   boost::asio::io_context& context() { return context_; }
+  /// The worker's io_uring (the io_uring engine), once its thread runs; else null.
+  transport::Ring* ring() { return ring_.get(); }
   /// Before start(): places strand `strand` of group `group` here; returns its local index.
   std::uint32_t add_strand(std::size_t group, std::uint64_t strand);
   [[nodiscard]] std::size_t strand_count() const { return strands_.size(); }
@@ -171,6 +174,8 @@ class Worker {
   void arm_cut_timer(std::size_t txn);
   void cut(std::size_t txn, CutReason reason);
   void fold_interval();
+  /// On the worker's thread, before its loop: the ring of the io_uring engine.
+  void open_ring();
 
   Engine& engine_;
   StepLedger& ledger_;
@@ -182,6 +187,9 @@ class Worker {
   // queuing the read): about 360 of ~2,000 user-space instructions.
   boost::asio::io_context context_{BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO};
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> guard_;
+  /// Set up on the worker's thread and shut down there (one issuer); destroyed after the strands,
+  /// whose connections close through it.
+  std::unique_ptr<transport::Ring> ring_;
   std::thread thread_;
   std::atomic<int> tid_{0};  ///< the thread's kernel id, once it runs (runnable())
   std::vector<std::unique_ptr<Strand>> strands_;

@@ -94,7 +94,8 @@ std::string run_header_section(const RunReport& report) {
   out += fmt::format("  status {}  started {}  duration {:.2f}s\n", to_string(report.status),
                      report.start_unix_ns != 0 ? iso8601_utc_ms(report.start_unix_ns) : "-",
                      std::chrono::duration<double>(report.duration).count());
-  out += fmt::format("  workers {}  seed {}  timed steps {}\n", report.workers, report.seed,
+  out += fmt::format("  workers {}  io {}  seed {}  timed steps {}\n", report.workers,
+                     report.master.io.empty() ? "-" : report.master.io, report.seed,
                      steps_text(report.timed_steps));
   if (report.start_at_unix_ns) {
     const auto offset = start_offset_ns(report);

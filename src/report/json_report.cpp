@@ -339,6 +339,7 @@ json to_json_document(const RunReport& report) {
   doc["command_line"] = report.command_line;
   doc["seed"] = report.seed;
   doc["workers"] = report.workers;
+  doc["io"] = string_or_null(report.master.io);
   doc["start_time"] =
       report.start_unix_ns != 0 ? json(iso8601_utc_ms(report.start_unix_ns)) : json(nullptr);
   doc["start_unix_ns"] = report.start_unix_ns != 0 ? json(report.start_unix_ns) : json(nullptr);
@@ -366,6 +367,7 @@ json to_json_document(const RunReport& report) {
       side["totals"] = nullptr;
     }
     side["host"] = s.host;
+    side["io"] = string_or_null(s.io);
     slaves.push_back(std::move(side));
     cpu_remote.push_back(cpu_side_json(s, master_timed));
     nic_remote.push_back(nic_side_json(s));

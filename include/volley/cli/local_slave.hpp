@@ -10,6 +10,7 @@
 #include <string>
 
 #include "volley/control/auth.hpp"
+#include "volley/engine/io_engine.hpp"
 
 namespace volley::cli {
 
@@ -27,6 +28,8 @@ class LocalSlave {
   /// `executable` is volley itself unless a test runs this from another binary.
   std::string start(std::size_t workers, const std::string& executable = "/proc/self/exe",
                     std::uint32_t processes = 0, const std::string& address = "127.0.0.1");
+  /// Before start(): the engine the slave's runs use (its --io).
+  void use_io(engine::IoEngine io) { io_ = io; }
   [[nodiscard]] std::uint16_t port() const { return port_; }
   /// The loopback address it listens on.
   [[nodiscard]] const std::string& address() const { return address_; }
@@ -38,6 +41,7 @@ class LocalSlave {
 
  private:
   bool quiet_ = true;
+  engine::IoEngine io_ = engine::IoEngine::kEpoll;
   pid_t pid_ = -1;
   std::uint16_t port_ = 0;
   std::string address_ = "127.0.0.1";

@@ -35,6 +35,7 @@ struct RunOnceRequest {
   bool count_strands = false;                            ///< see control::MasterSettings
   std::optional<control::Secret> key;                    ///< see control::MasterSettings
   std::string tls_ca_file;                               ///< see control::MasterSettings
+  engine::IoEngine io = engine::IoEngine::kEpoll;        ///< see control::MasterSettings
   std::optional<std::int64_t> start_at_unix_ns;          ///< --start-at, ns since the Unix epoch
   std::optional<std::chrono::nanoseconds> max_duration;  ///< see control::MasterSettings
   std::function<void(const report::RunReport&, const report::IntervalSample&)> on_interval;

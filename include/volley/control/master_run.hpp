@@ -17,6 +17,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include "volley/control/auth.hpp"
+#include "volley/engine/io_engine.hpp"
 #include "volley/profile/model.hpp"
 #include "volley/report/run_report.hpp"
 
@@ -74,6 +75,8 @@ struct MasterSettings {
   /// --tls-ca: TLS connects verify the slaves' certificates against the CA certificates in this
   /// PEM file, instead of pinning the fingerprints the slaves announce.
   std::string tls_ca_file;
+  /// --io: the engine of the master's side (its child processes' too).
+  engine::IoEngine io = engine::IoEngine::kEpoll;
   /// --max-duration: `profile` has its durations capped at this; the master's child processes,
   /// which parse the profile text again, are told to cap them too.
   std::optional<std::chrono::nanoseconds> max_duration;

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "volley/engine/io_engine.hpp"
 #include "volley/engine/plan.hpp"
 
 namespace volley::control {
@@ -56,6 +57,9 @@ struct LoadRequest {
   std::string tls_cert_pem = {};
   std::string tls_key_pem = {};
   std::string tls_ca_file = {};
+  /// The engine a parent's child process runs (its own --io). Sent only to children: a slave
+  /// runs the engine its own command line chose.
+  engine::IoEngine io = engine::IoEngine::kEpoll;
 };
 
 /// A slave's limits as its hello announces them, so a master can say what is too big before it

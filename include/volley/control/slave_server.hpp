@@ -20,6 +20,7 @@
 
 #include "volley/control/auth.hpp"
 #include "volley/control/session.hpp"
+#include "volley/engine/io_engine.hpp"
 #include "volley/core/throttled_log.hpp"
 #include "volley/transport/source_quota.hpp"
 #include "volley/transport/tls_identity.hpp"
@@ -66,6 +67,8 @@ struct SlaveSettings {
   /// --tls-cert and --tls-key: the certificate TLS accepts show; null: a fresh self-signed one
   /// per run (transport::TlsIdentity::generate).
   std::shared_ptr<const transport::TlsIdentity> tls_identity;
+  /// --io: the engine this slave's runs use (a child process: the one its parent names).
+  engine::IoEngine io = engine::IoEngine::kEpoll;
 };
 
 /// How a slave's run ends with its figures handed over: every step done (the master's `finish`),

@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "volley/engine/io_engine.hpp"
 #include "volley/engine/plan.hpp"
 #include "volley/transport/tls_setup.hpp"
 #include "volley/results/run_result.hpp"
@@ -114,6 +115,7 @@ struct EngineConfig {
   /// token, not a volley header), on the listener's worker thread; the slave throttles them
   /// (core/throttled_log).
   std::function<void(const std::string&)> on_rejected_connection;
+  IoEngine io = IoEngine::kEpoll;
 };
 
 class Engine {

@@ -97,6 +97,9 @@ struct Plan {
   /// walk its flowops for them.
   std::vector<profile::ConnectionSite> connections;
   std::uint64_t total_strands = 0;
+  /// Some write has zerocopy (MSG_ZEROCOPY, which the io_uring engine's connections do not do:
+  /// with it, TCP connections stay on the epoll reactor).
+  bool zerocopy = false;
 };
 
 /// Reads the files behind every sendfile source of `profile` (recursively for `dir=`). Problems

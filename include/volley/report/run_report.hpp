@@ -38,6 +38,9 @@ struct SideReport {
   /// before its results were asked for"). Empty when the side reported. A missing side's
   /// `result` is empty and must be shown as missing, never as zeros.
   std::string missing;
+  /// The engine the side's workers waited with: "epoll" or "uring"; empty when the side did not
+  /// say (a slave of an older volley).
+  std::string io = {};
 };
 
 /// A few percentiles of one latency distribution, ns (0 when `count` is 0).

@@ -1,0 +1,119 @@
+#pragma once
+// One io_uring instance (io_uring(7)) of a worker: the second way a worker waits, beside Asio's
+// epoll reactor. Operations are queued as submission entries and submitted together: at most one
+// io_uring_enter(2) per pass of the worker's event loop carries every operation its strands
+// queued in that pass, and collects every completion that came meanwhile.
+//
+// The worker's loop stays Asio's: the ring's registered eventfd is one descriptor in its epoll
+// set, so timers, posts from other threads and the listeners work as before, and a completion
+// wakes the loop as a socket would. The ring is set up for one issuer with deferred task work
+// (IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN) where the kernel has them: the kernel
+// then finishes completions only when this thread asks (io_uring_enter with GETEVENTS), in a
+// batch, instead of interrupting it for each one.
+//
+// Thread: created on the worker's thread, which alone uses it (SINGLE_ISSUER); unavailable() and
+// the destructor from any thread once that one is gone.
+#include <liburing.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <variant>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/system/error_code.hpp>
+
+namespace volley::transport {
+
+class Ring {
+ public:
+  /// An operation in the ring. complete() is called exactly once, with the completion's result
+  /// (the system call's return value, or -errno; -ECANCELED after a cancel), on the ring's
+  /// thread; drop() instead when the ring goes away first. Either deletes the operation.
+  class Op {
+   public:
+    Op() = default;
+    Op(const Op&) = delete;
+    Op& operator=(const Op&) = delete;
+    virtual void complete(int result) = 0;
+    virtual void drop() = 0;
+
+   protected:
+    virtual ~Op() = default;
+
+   private:
+    friend class Ring;
+    Op* prev_ = nullptr;  // the ring's list of operations in flight (dropped at its end)
+    Op* next_ = nullptr;
+  };
+
+  /// Why no ring can be set up on this machine (io_uring compiled out, disabled by
+  /// kernel.io_uring_disabled, refused by a seccomp filter, over the locked-memory limit): one
+  /// sentence; empty when one can. Sets a ring up and tears it down.
+  static std::string unavailable();
+  /// A ring of `entries` submission entries, on the calling thread, watched by `context` (whose
+  /// thread must be the calling one); or why not (one sentence).
+  static std::variant<std::unique_ptr<Ring>, std::string> open(boost::asio::io_context& context,
+                                                               unsigned entries = 4096);
+  ~Ring();
+  Ring(const Ring&) = delete;
+  Ring& operator=(const Ring&) = delete;
+
+  /// Queues one operation: `prepare(sqe)` fills a submission entry, whose user data becomes `op`
+  /// (in flight from now on). It is submitted before the worker's loop waits again.
+  template <class Prepare>
+  void start(Op& op, Prepare&& prepare) {
+    io_uring_sqe* sqe = next_sqe(1);
+    prepare(sqe);
+    io_uring_sqe_set_data(sqe, &op);
+    link(op);
+  }
+  /// Closes `fd` through the ring: its operations in flight are cancelled first (they complete
+  /// with -ECANCELED), then it is closed; its number stays taken until then, so a later socket
+  /// that gets the same number never has its operations cancelled. After shutdown(), at once.
+  void close_descriptor(int fd);
+  /// Cancels `fd`'s operations in flight (they complete with -ECANCELED).
+  void cancel_descriptor(int fd);
+  /// Submits what is queued and handles the completions that are there (several passes, while
+  /// each finds some: a completion's handler often queues the next operation, and a send or a
+  /// receive of data already there completes during the submission itself).
+  void run();
+  /// Cancels what is in flight, waits (a bounded time) for the cancellations and drops every
+  /// operation still in flight; on the ring's thread. The destructor does it if nobody did.
+  void shutdown();
+  /// Whether the ring defers completions' task work to this thread (IORING_SETUP_DEFER_TASKRUN).
+  [[nodiscard]] bool defers_task_work() const { return defer_taskrun_; }
+  /// Operations in flight.
+  [[nodiscard]] std::size_t in_flight() const { return in_flight_; }
+
+ private:
+  Ring(boost::asio::io_context& context, int eventfd);
+  io_uring_sqe* next_sqe(unsigned together);
+  void watch();
+  /// After run(): the eventfd watched while operations are in flight, and only then.
+  void settle();
+  void run_soon();
+  /// Hands the completions that are there to their operations; how many there were.
+  unsigned complete_ready();
+  void link(Op& op);
+  void unlink(Op& op);
+
+  io_uring ring_{};
+  bool defer_taskrun_ = false;
+  bool run_posted_ = false;
+  bool running_ = false;
+  bool watching_ = false;
+  // inside run(): what is queued now is submitted by its next pass
+  bool shut_ = false;  // shutdown() ran: descriptors close at once
+  std::size_t in_flight_ = 0;
+  Op* first_ = nullptr;  // operations in flight, for drop() at the end
+  boost::asio::io_context& context_;
+  boost::asio::posix::stream_descriptor events_;  // the registered eventfd
+};
+
+/// The error a completion's negative result stands for (-ECANCELED: operation_aborted, as an
+/// Asio operation cancelled or closed under it ends).
+boost::system::error_code ring_error(int result);
+
+}  // namespace volley::transport

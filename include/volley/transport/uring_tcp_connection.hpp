@@ -1,0 +1,54 @@
+#pragma once
+// A TCP data connection whose waits go through its worker's io_uring (ring.hpp) instead of
+// Asio's epoll reactor: a read that must wait is an IORING_OP_RECV into the caller's buffer, a
+// wait for room or for data an IORING_OP_POLL_ADD, and the close a cancel and a close queued
+// together. Reads and writes that need not wait are plain non-blocking system calls, as on a
+// TcpConnection. The socket leaves Asio's reactor when the connection is made (from a connected or
+// accepted TcpConnection), so no epoll event is raised for it.
+// Thread: the ring's (its worker's).
+#include <sys/types.h>
+
+#include <cstddef>
+#include <span>
+
+#include "volley/transport/io_result.hpp"
+#include "volley/transport/ring.hpp"
+#include "volley/transport/tcp_connection.hpp"
+
+namespace volley::transport {
+
+class UringTcpConnection {
+ public:
+  /// Takes `tcp`'s socket out of Asio's reactor; or the error, with `tcp` left as it was.
+  static boost::system::error_code adopt(TcpConnection& tcp, Ring& ring, UringTcpConnection& into);
+  UringTcpConnection() = default;
+  UringTcpConnection(UringTcpConnection&& other) noexcept;
+  UringTcpConnection& operator=(UringTcpConnection&& other) noexcept;
+  UringTcpConnection(const UringTcpConnection&) = delete;
+  UringTcpConnection& operator=(const UringTcpConnection&) = delete;
+  ~UringTcpConnection() { close(); }
+
+  IoResult try_read(std::span<char> into);
+  IoResult try_write(std::span<const char> from);
+  /// Reads what is there, up to into.size(), waiting until something is (IORING_OP_RECV): the
+  /// kernel completes it at once when data is queued, else when some arrives. 0 bytes: eof.
+  ReadAwaitable read(std::span<char> into);
+  [[nodiscard]] bool reads_ahead() const { return true; }
+  IoResult sendfile(int fd, off_t* offset, std::size_t bytes);
+  WaitAwaitable wait(Wait what);
+  /// Ends the read or wait in progress with operation_aborted (through the ring: it completes
+  /// when the ring next runs).
+  void cancel();
+  void close();
+  /// Wakes a waiting reader only once `bytes` are queued (SO_RCVLOWAT), as
+  /// TcpConnection::wake_after does; a system call only when the mark changes.
+  void wake_after(std::size_t bytes);
+  [[nodiscard]] int native_handle() const { return fd_; }
+
+ private:
+  Ring* ring_ = nullptr;
+  int fd_ = -1;
+  int wake_after_ = 1;
+};
+
+}  // namespace volley::transport

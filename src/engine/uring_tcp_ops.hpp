@@ -1,0 +1,27 @@
+#pragma once
+// The executor of TCP connections on the io_uring engine (--io uring): the byte stream's reads and
+// writes (StreamOps) over a UringTcpConnection. A connection is made as on the epoll engine
+// (TcpOps::connect, the listeners' accept, the connection header) and then moves to the ring
+// (on_ring): from there its waits are the ring's. TLS connections, zero-copy writes and the
+// connections the end-of-step drain adopts stay on the epoll reactor.
+// Thread: the strand's worker.
+#include <cstdint>
+
+#include "volley/stats/tcp_summary.hpp"
+#include "volley/transport/uring_tcp_connection.hpp"
+#include "stream_ops.hpp"
+
+namespace volley::engine {
+
+struct UringTcpOps : StreamOps {
+  using Link = transport::UringTcpConnection;
+
+  /// Before a wait to read: as TcpOps::expect (SO_RCVLOWAT for a large message's rest).
+  static void expect(Link& tcp, std::uint64_t bytes);
+  /// The connection's TCP_INFO into `into`.
+  static void sample(Link& tcp, stats::TcpSummary& into);
+  /// The peer closed the connection before any data passed on it (transport::closed_at_header).
+  static bool closed_at_header(Link& tcp);
+};
+
+}  // namespace volley::engine

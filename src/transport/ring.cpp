@@ -1,0 +1,255 @@
+#include "volley/transport/ring.hpp"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <utility>
+
+#include <boost/asio/error.hpp>
+#include <boost/asio/post.hpp>
+#include <fmt/format.h>
+
+namespace volley::transport {
+
+namespace {
+
+/// How many submit-and-collect passes one run() makes before it lets the worker's other handlers
+/// (timers, posts) run: each pass is one io_uring_enter, and a ping-pong needs two or three (the
+/// completions that woke it; the operations their handlers queued).
+constexpr int kPassesPerRun = 8;
+
+/// The flags tried in turn: deferred task work needs a single issuer (Linux 6.1); cooperative
+/// task work (5.19) at least does not interrupt the thread for each completion.
+constexpr unsigned kSetups[] = {IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN,
+                                IORING_SETUP_COOP_TASKRUN, 0};
+
+std::string why_not(int error) {
+  switch (error) {
+    case ENOSYS: return "this kernel has no io_uring (io_uring_setup: not implemented)";
+    case EPERM:
+    case EACCES:
+      return "io_uring is not permitted here (kernel.io_uring_disabled, or a seccomp filter such "
+             "as a container's)";
+    case ENOMEM: return "io_uring could not get its memory (the locked-memory limit, ulimit -l)";
+    default: return fmt::format("io_uring_setup failed: {}", std::strerror(error));
+  }
+}
+
+/// Sets `ring` up with the first of kSetups the kernel takes; -errno of the last refusal.
+int set_up(io_uring& ring, unsigned entries, unsigned& flags) {
+  int rc = -EINVAL;
+  for (const unsigned f : kSetups) {
+    io_uring_params params{};
+    params.flags = f;
+    rc = io_uring_queue_init_params(entries, &ring, &params);
+    if (rc == 0) {
+      flags = f;
+      return 0;
+    }
+    if (rc != -EINVAL) return rc;  // not a flag this kernel lacks: the same for every flag
+  }
+  return rc;
+}
+
+}  // namespace
+
+boost::system::error_code ring_error(int result) {
+  if (result == -ECANCELED) return boost::asio::error::operation_aborted;
+  return {-result, boost::system::system_category()};
+}
+
+std::string Ring::unavailable() {
+  io_uring ring{};
+  unsigned flags = 0;
+  const int rc = set_up(ring, 8, flags);
+  if (rc < 0) return why_not(-rc);
+  io_uring_queue_exit(&ring);
+  return {};
+}
+
+std::variant<std::unique_ptr<Ring>, std::string> Ring::open(boost::asio::io_context& context,
+                                                            unsigned entries) {
+  const int events = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (events < 0) return fmt::format("io_uring: eventfd: {}", std::strerror(errno));
+  std::unique_ptr<Ring> ring(new Ring(context, events));
+  unsigned flags = 0;
+  if (const int rc = set_up(ring->ring_, entries, flags); rc < 0) {
+    ring->ring_.ring_fd = -1;  // nothing to tear down
+    return why_not(-rc);
+  }
+  ring->defer_taskrun_ = (flags & IORING_SETUP_DEFER_TASKRUN) != 0;
+  if (const int rc = io_uring_register_eventfd(&ring->ring_, events); rc < 0) {
+    return fmt::format("io_uring: registering its eventfd: {}", std::strerror(-rc));
+  }
+  return ring;
+}
+
+Ring::Ring(boost::asio::io_context& context, int eventfd)
+    : context_(context), events_(context, eventfd) {
+  ring_.ring_fd = -1;
+}
+
+Ring::~Ring() { shutdown(); }
+
+void Ring::shutdown() {
+  if (shut_ || ring_.ring_fd < 0) return;
+  shut_ = true;
+  watching_ = false;
+  boost::system::error_code ignored;
+  events_.cancel(ignored);
+  // Cancel what is in flight and collect the cancellations, so that no operation writes into
+  // memory after its owner is gone; then drop the handlers of any that did not come back.
+  if (first_ != nullptr) {
+    if (io_uring_sqe* sqe = io_uring_get_sqe(&ring_); sqe != nullptr) {
+      io_uring_prep_cancel64(sqe, 0, IORING_ASYNC_CANCEL_ANY);
+      io_uring_sqe_set_data64(sqe, 0);
+    }
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    while (first_ != nullptr && std::chrono::steady_clock::now() < give_up) {
+      __kernel_timespec wait{0, 50'000'000};
+      io_uring_cqe* cqe = nullptr;
+      const int rc = io_uring_submit_and_wait_timeout(&ring_, &cqe, 1, &wait, nullptr);
+      if (rc < 0 && rc != -ETIME && rc != -EINTR) break;  // another thread: the kernel cancels
+      while (io_uring_peek_cqe(&ring_, &cqe) == 0) {
+        auto* op = reinterpret_cast<Op*>(io_uring_cqe_get_data(cqe));
+        io_uring_cqe_seen(&ring_, cqe);
+        if (op == nullptr) continue;
+        unlink(*op);
+        op->drop();
+      }
+    }
+  } else {
+    io_uring_submit(&ring_);  // closes still queued
+  }
+  while (first_ != nullptr) {
+    Op* op = first_;
+    unlink(*op);
+    op->drop();
+  }
+  io_uring_queue_exit(&ring_);
+}
+
+void Ring::watch() {
+  // The eventfd is in Asio's epoll set: a completion that comes while run() works signals it
+  // again, which wakes the wait queued after it. The wait is queued only while operations are in
+  // flight: a pending wait is work that keeps the worker's loop running. Each wake-up reads the
+  // eventfd's count back to zero: left set, it woke the loop again at once, over and over (on
+  // this kernel a worker then spun through hundreds of thousands of empty wake-ups a second and
+  // starved the peer it waited for).
+  watching_ = true;
+  events_.async_wait(boost::asio::posix::stream_descriptor::wait_read,
+                     [this](const boost::system::error_code& ec) {
+                       if (ec) return;  // cancelled by settle(): watching_ is already false
+                       watching_ = false;
+                       std::uint64_t count = 0;
+                       [[maybe_unused]] const ssize_t n =
+                           ::read(events_.native_handle(), &count, sizeof count);
+                       run();
+                     });
+}
+
+void Ring::settle() {
+  if (in_flight_ > 0 && !watching_) {
+    watch();
+  } else if (in_flight_ == 0 && watching_) {
+    watching_ = false;
+    boost::system::error_code ignored;
+    events_.cancel(ignored);
+  }
+}
+
+void Ring::run_soon() {
+  if (run_posted_) return;
+  run_posted_ = true;
+  boost::asio::post(context_, [this] {
+    run_posted_ = false;
+    run();
+  });
+}
+
+void Ring::run() {
+  running_ = true;
+  for (int pass = 0; pass < kPassesPerRun; ++pass) {
+    // With deferred task work a completion is finished only inside io_uring_enter: the first
+    // pass enters even with nothing to submit.
+    if (io_uring_sq_ready(&ring_) > 0 || (pass == 0 && defer_taskrun_)) {
+      if (defer_taskrun_) {
+        io_uring_submit_and_get_events(&ring_);
+      } else {
+        io_uring_submit(&ring_);
+      }
+    }
+    if (complete_ready() == 0 && io_uring_sq_ready(&ring_) == 0) break;
+  }
+  running_ = false;
+  if (io_uring_sq_ready(&ring_) > 0) run_soon();  // more than the passes allowed: after the others
+  settle();
+}
+
+unsigned Ring::complete_ready() {
+  unsigned n = 0;
+  io_uring_cqe* cqe = nullptr;
+  while (io_uring_peek_cqe(&ring_, &cqe) == 0) {
+    auto* op = reinterpret_cast<Op*>(io_uring_cqe_get_data(cqe));
+    const int result = cqe->res;
+    io_uring_cqe_seen(&ring_, cqe);
+    ++n;
+    if (op == nullptr) continue;  // an unwatched entry's
+    unlink(*op);
+    op->complete(result);
+  }
+  return n;
+}
+
+io_uring_sqe* Ring::next_sqe(unsigned together) {
+  if (io_uring_sq_space_left(&ring_) < together) io_uring_submit(&ring_);  // full: submit now
+  if (!running_) run_soon();  // (inside run(), its next pass submits it)
+  return io_uring_get_sqe(&ring_);
+}
+
+void Ring::link(Op& op) {
+  op.prev_ = nullptr;
+  op.next_ = first_;
+  if (first_ != nullptr) first_->prev_ = &op;
+  first_ = &op;
+  ++in_flight_;
+}
+
+void Ring::unlink(Op& op) {
+  if (op.prev_ != nullptr) {
+    op.prev_->next_ = op.next_;
+  } else {
+    first_ = op.next_;
+  }
+  if (op.next_ != nullptr) op.next_->prev_ = op.prev_;
+  op.prev_ = op.next_ = nullptr;
+  --in_flight_;
+}
+
+void Ring::cancel_descriptor(int fd) {
+  if (shut_) return;
+  io_uring_sqe* cancel = next_sqe(1);
+  io_uring_prep_cancel_fd(cancel, fd, IORING_ASYNC_CANCEL_ALL);
+  io_uring_sqe_set_data64(cancel, 0);
+}
+
+void Ring::close_descriptor(int fd) {
+  if (shut_) {
+    ::close(fd);
+    return;
+  }
+  // Cancel first, hard-linked so that the close runs whether or not anything was cancelled; the
+  // descriptor's number stays taken until then, so no later socket's operations are cancelled.
+  io_uring_sqe* cancel = next_sqe(2);
+  io_uring_prep_cancel_fd(cancel, fd, IORING_ASYNC_CANCEL_ALL);
+  io_uring_sqe_set_data64(cancel, 0);
+  cancel->flags |= IOSQE_IO_HARDLINK;
+  io_uring_sqe* close = io_uring_get_sqe(&ring_);
+  io_uring_prep_close(close, fd);
+  io_uring_sqe_set_data64(close, 0);
+}
+
+}  // namespace volley::transport

@@ -1,0 +1,177 @@
+#include "volley/transport/uring_tcp_connection.hpp"
+
+#include <poll.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <utility>
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/append.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/error.hpp>
+#include <boost/asio/post.hpp>
+
+namespace volley::transport {
+
+namespace {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+
+/// A receive: its completion's byte count, 0 as the end of the stream.
+class RecvOp final : public Ring::Op {
+ public:
+  using Handler = asio::any_completion_handler<void(error_code, std::size_t)>;
+  explicit RecvOp(Handler handler) : handler_(std::move(handler)) {}
+  void complete(int result) override {
+    Handler handler = std::move(handler_);
+    delete this;
+    error_code ec;
+    std::size_t bytes = 0;
+    if (result > 0) {
+      bytes = static_cast<std::size_t>(result);
+    } else if (result == 0) {
+      ec = asio::error::eof;
+    } else {
+      ec = ring_error(result);
+    }
+    // On the ring's thread, which runs the handler's executor: the coroutine resumes here.
+    asio::dispatch(asio::append(std::move(handler), ec, bytes));
+  }
+  void drop() override { delete this; }
+
+ private:
+  ~RecvOp() override = default;
+  Handler handler_;
+};
+
+/// A poll for readiness: ready (with any event, errors included: the next call reports them) or
+/// the error that ended it.
+class PollOp final : public Ring::Op {
+ public:
+  using Handler = asio::any_completion_handler<void(error_code)>;
+  explicit PollOp(Handler handler) : handler_(std::move(handler)) {}
+  void complete(int result) override {
+    Handler handler = std::move(handler_);
+    delete this;
+    asio::dispatch(
+        asio::append(std::move(handler), result < 0 ? ring_error(result) : error_code{}));
+  }
+  void drop() override { delete this; }
+
+ private:
+  ~PollOp() override = default;
+  Handler handler_;
+};
+
+IoResult from_call(ssize_t n) {
+  if (n >= 0) return IoResult{static_cast<std::size_t>(n), {}};
+  return IoResult{0, error_code(errno, boost::system::system_category())};
+}
+
+}  // namespace
+
+error_code UringTcpConnection::adopt(TcpConnection& tcp, Ring& ring, UringTcpConnection& into) {
+  error_code ec;
+  // Non-blocking already (connected and accepted sockets are made so); release() takes the socket
+  // out of the reactor's epoll set.
+  const int fd = tcp.socket().release(ec);
+  if (ec) return ec;
+  into.close();
+  into.ring_ = &ring;
+  into.fd_ = fd;
+  into.wake_after_ = 1;
+  return {};
+}
+
+UringTcpConnection::UringTcpConnection(UringTcpConnection&& other) noexcept
+    : ring_(other.ring_), fd_(std::exchange(other.fd_, -1)), wake_after_(other.wake_after_) {}
+
+UringTcpConnection& UringTcpConnection::operator=(UringTcpConnection&& other) noexcept {
+  if (this != &other) {
+    close();
+    ring_ = other.ring_;
+    fd_ = std::exchange(other.fd_, -1);
+    wake_after_ = other.wake_after_;
+  }
+  return *this;
+}
+
+IoResult UringTcpConnection::try_read(std::span<char> into) {
+  ssize_t n = 0;
+  do {
+    n = ::recv(fd_, into.data(), into.size(), MSG_DONTWAIT);
+  } while (n < 0 && errno == EINTR);
+  IoResult r = from_call(n);
+  if (n == 0 && !into.empty()) r.ec = asio::error::eof;
+  return r;
+}
+
+IoResult UringTcpConnection::try_write(std::span<const char> from) {
+  ssize_t n = 0;
+  do {
+    n = ::send(fd_, from.data(), from.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  } while (n < 0 && errno == EINTR);
+  return from_call(n);
+}
+
+ReadAwaitable UringTcpConnection::read(std::span<char> into) {
+  return asio::async_initiate<decltype(kWaitToken), void(error_code, std::size_t)>(
+      [ring = ring_, fd = fd_, into](auto handler) {
+        if (fd < 0) {
+          asio::post(asio::append(std::move(handler), error_code(asio::error::bad_descriptor),
+                                  std::size_t{0}));
+          return;
+        }
+        auto* op = new RecvOp(std::move(handler));
+        ring->start(*op, [fd, into](io_uring_sqe* sqe) {
+          io_uring_prep_recv(sqe, fd, into.data(), into.size(), 0);
+        });
+      },
+      kWaitToken);
+}
+
+WaitAwaitable UringTcpConnection::wait(Wait what) {
+  return asio::async_initiate<decltype(kWaitToken), void(error_code)>(
+      [ring = ring_, fd = fd_, what](auto handler) {
+        if (fd < 0) {
+          asio::post(asio::append(std::move(handler), error_code(asio::error::bad_descriptor)));
+          return;
+        }
+        auto* op = new PollOp(std::move(handler));
+        ring->start(*op, [fd, what](io_uring_sqe* sqe) {
+          io_uring_prep_poll_add(sqe, fd, what == Wait::kReadable ? POLLIN : POLLOUT);
+        });
+      },
+      kWaitToken);
+}
+
+IoResult UringTcpConnection::sendfile(int fd, off_t* offset, std::size_t bytes) {
+  const ssize_t sent = ::sendfile(fd_, fd, offset, bytes);
+  if (sent >= 0) return IoResult{static_cast<std::size_t>(sent), {}};
+  // EINTR: nothing was sent; wait for room and try again, as for EAGAIN.
+  const int error = errno == EINTR ? EAGAIN : errno;
+  return IoResult{0, error_code(error, boost::system::system_category())};
+}
+
+void UringTcpConnection::cancel() {
+  if (fd_ >= 0) ring_->cancel_descriptor(fd_);
+}
+
+void UringTcpConnection::close() {
+  if (fd_ < 0) return;
+  ring_->close_descriptor(std::exchange(fd_, -1));
+}
+
+void UringTcpConnection::wake_after(std::size_t bytes) {
+  const int mark =
+      static_cast<int>(std::clamp<std::size_t>(bytes, 1, TcpConnection::kMaxWakeAfter));
+  if (mark == wake_after_ || fd_ < 0) return;
+  if (::setsockopt(fd_, SOL_SOCKET, SO_RCVLOWAT, &mark, sizeof mark) == 0) wake_after_ = mark;
+}
+
+}  // namespace volley::transport

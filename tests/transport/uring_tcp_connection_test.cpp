@@ -1,0 +1,243 @@
+// The io_uring engine's TCP connection (transport/uring_tcp_connection.hpp) over a worker's ring
+// (transport/ring.hpp), on a real loopback pair: a read that waits completes when data comes (the
+// ring's eventfd wakes Asio's loop), a cancel or a close ends it with operation_aborted, a close
+// reaches the peer, the loop ends by itself when nothing is in flight, and many reads in flight
+// at once each get their own completion.
+#include <sys/resource.h>
+#include <sys/socket.h>
+
+#include <array>
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+#include <gtest/gtest.h>
+
+#include "volley/transport/ring.hpp"
+#include "volley/transport/uring_tcp_connection.hpp"
+#include "support/tcp_pair.hpp"
+
+namespace volley::transport {
+namespace {
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+
+/// A TcpPair whose `ours` has moved onto a ring of the pair's io_context.
+struct RingPair {
+  test::TcpPair pair;
+  std::unique_ptr<Ring> ring;
+  UringTcpConnection conn;
+
+  RingPair() {
+    auto opened = Ring::open(*pair.io);
+    if (auto* why = std::get_if<std::string>(&opened)) {
+      ADD_FAILURE() << *why;
+      return;
+    }
+    ring = std::move(std::get<std::unique_ptr<Ring>>(opened));
+    EXPECT_FALSE(UringTcpConnection::adopt(*pair.ours, *ring, conn));
+  }
+};
+
+TEST(Ring, CanBeSetUpOnThisMachine) { EXPECT_EQ(Ring::unavailable(), ""); }
+
+TEST(UringTcpConnection, AReadThatWaitsCompletesWhenDataComes) {
+  RingPair p;
+  std::array<char, 4096> buffer{};
+  std::size_t got = 0;
+  boost::system::error_code error;
+  asio::steady_timer later(*p.pair.io, 50ms);
+  later.async_wait([&](auto) { p.pair.send(100); });
+  ASSERT_TRUE(p.pair.run([&]() -> asio::awaitable<void> {
+    auto [ec, n] = co_await p.conn.read(buffer);
+    error = ec;
+    got = n;
+  }));
+  EXPECT_FALSE(error) << error.message();
+  EXPECT_EQ(got, 100U);
+  EXPECT_EQ(p.ring->in_flight(), 0U);
+}
+
+TEST(UringTcpConnection, DataAlreadyThereCompletesTheReadInTheSubmission) {
+  RingPair p;
+  p.pair.send(3000);
+  std::array<char, 1000> buffer{};
+  std::size_t total = 0;
+  ASSERT_TRUE(p.pair.run([&]() -> asio::awaitable<void> {
+    for (int i = 0; i < 3; ++i) {
+      auto [ec, n] = co_await p.conn.read(buffer);
+      EXPECT_FALSE(ec);
+      total += n;
+    }
+  }));
+  EXPECT_EQ(total, 3000U);
+}
+
+TEST(UringTcpConnection, TheEndOfTheStreamIsEof) {
+  RingPair p;
+  p.pair.peer->close();
+  std::array<char, 64> buffer{};
+  boost::system::error_code error;
+  ASSERT_TRUE(p.pair.run([&]() -> asio::awaitable<void> {
+    auto [ec, n] = co_await p.conn.read(buffer);
+    error = ec;
+  }));
+  EXPECT_EQ(error, asio::error::eof);
+}
+
+TEST(UringTcpConnection, CancelEndsAWaitingReadWithOperationAborted) {
+  RingPair p;
+  std::array<char, 64> buffer{};
+  boost::system::error_code error;
+  asio::steady_timer later(*p.pair.io, 50ms);
+  later.async_wait([&](auto) { p.conn.cancel(); });
+  ASSERT_TRUE(p.pair.run([&]() -> asio::awaitable<void> {
+    auto [ec, n] = co_await p.conn.read(buffer);
+    error = ec;
+  }));
+  EXPECT_EQ(error, asio::error::operation_aborted);
+}
+
+TEST(UringTcpConnection, CloseEndsAWaitingReadAndThePeerSeesTheEnd) {
+  RingPair p;
+  std::array<char, 64> buffer{};
+  boost::system::error_code error;
+  asio::steady_timer later(*p.pair.io, 50ms);
+  later.async_wait([&](auto) { p.conn.close(); });
+  ASSERT_TRUE(p.pair.run([&]() -> asio::awaitable<void> {
+    auto [ec, n] = co_await p.conn.read(buffer);
+    error = ec;
+  }));
+  EXPECT_EQ(error, asio::error::operation_aborted);
+  // The socket really closed (the ring held a reference while the read was in flight).
+  char byte = 0;
+  boost::system::error_code peer_error;
+  p.pair.peer->read_some(asio::buffer(&byte, 1), peer_error);
+  EXPECT_EQ(peer_error, asio::error::eof);
+}
+
+TEST(UringTcpConnection, WaitsForRoomThenWritesAndReadsBack) {
+  RingPair p;
+  bool writable = false;
+  ASSERT_TRUE(p.pair.run([&]() -> asio::awaitable<void> {
+    auto [ec] = co_await p.conn.wait(Wait::kWritable);
+    writable = !ec;
+  }));
+  EXPECT_TRUE(writable);
+  const std::string hello = "hello";
+  const IoResult wrote = p.conn.try_write(std::span<const char>(hello.data(), hello.size()));
+  EXPECT_EQ(wrote.bytes, hello.size());
+  std::array<char, 5> echo{};
+  asio::read(*p.pair.peer, asio::buffer(echo));
+  EXPECT_EQ(std::string(echo.data(), echo.size()), hello);
+}
+
+TEST(UringTcpConnection, TheLoopEndsByItselfOnceNothingIsInFlight) {
+  // The ring's eventfd is watched only while operations are in flight: a finished read leaves
+  // no work behind, so io_context::run() returns (a worker's thread ends with its strands).
+  RingPair p;
+  p.pair.send(10);
+  std::array<char, 64> buffer{};
+  bool done = false;
+  asio::co_spawn(
+      *p.pair.io,
+      [&]() -> asio::awaitable<void> {
+        co_await p.conn.read(buffer);
+        done = true;
+      },
+      asio::detached);
+  const auto start = std::chrono::steady_clock::now();
+  p.pair.io->run_for(5s);
+  EXPECT_TRUE(done);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 1s);
+}
+
+/// CPU time this thread has used.
+std::chrono::microseconds thread_cpu() {
+  rusage usage{};
+  ::getrusage(RUSAGE_THREAD, &usage);
+  return std::chrono::seconds(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+         std::chrono::microseconds(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+}
+
+TEST(UringTcpConnection, AWaitingLoopSleepsBetweenCompletions) {
+  // Reads that wait 20 ms each for their data: the loop must sleep in between. A completion
+  // signals the ring's eventfd; left unread, the signal woke the loop again and again, which then
+  // spun on the CPU until the next data came.
+  RingPair p;
+  std::array<char, 64> buffer{};
+  int reads = 0;
+  asio::steady_timer pace(*p.pair.io);
+  const auto cpu_before = thread_cpu();
+  const auto wall_before = std::chrono::steady_clock::now();
+  ASSERT_TRUE(p.pair.run([&]() -> asio::awaitable<void> {
+    for (int i = 0; i < 10; ++i) {
+      pace.expires_after(20ms);
+      pace.async_wait([&](auto) { p.pair.send(8); });
+      auto [ec, n] = co_await p.conn.read(buffer);
+      if (!ec && n > 0) ++reads;
+    }
+  }));
+  const auto cpu = thread_cpu() - cpu_before;
+  const auto wall = std::chrono::steady_clock::now() - wall_before;
+  EXPECT_EQ(reads, 10);
+  EXPECT_LT(cpu * 4, wall) << "the loop spun: " << cpu.count() << " us of CPU in "
+                           << std::chrono::duration_cast<std::chrono::microseconds>(wall).count()
+                           << " us";
+}
+
+TEST(UringTcpConnection, ManyReadsInFlightEachGetTheirOwnCompletion) {
+  // 64 connections, each with a read in flight, answered in reverse order.
+  constexpr std::size_t kConnections = 64;
+  test::TcpPair first;
+  auto opened = Ring::open(*first.io);
+  ASSERT_TRUE(std::holds_alternative<std::unique_ptr<Ring>>(opened));
+  auto ring = std::move(std::get<std::unique_ptr<Ring>>(opened));
+  asio::ip::tcp::acceptor acceptor(*first.io, {asio::ip::make_address("127.0.0.1"), 0});
+  std::vector<asio::ip::tcp::socket> peers;
+  std::vector<UringTcpConnection> conns(kConnections);
+  for (std::size_t i = 0; i < kConnections; ++i) {
+    peers.emplace_back(*first.io).connect(acceptor.local_endpoint());
+    asio::ip::tcp::socket accepted(*first.io);
+    acceptor.accept(accepted);
+    accepted.non_blocking(true);
+    TcpConnection tcp(std::move(accepted));
+    ASSERT_FALSE(UringTcpConnection::adopt(tcp, *ring, conns[i]));
+  }
+  std::vector<std::array<char, 64>> buffers(kConnections);
+  std::vector<std::size_t> got(kConnections, 0);
+  for (std::size_t i = 0; i < kConnections; ++i) {
+    asio::co_spawn(
+        *first.io,
+        [&, i]() -> asio::awaitable<void> {
+          auto [ec, n] = co_await conns[i].read(buffers[i]);
+          got[i] = ec ? 0 : n;
+        },
+        asio::detached);
+  }
+  asio::steady_timer later(*first.io, 50ms);
+  later.async_wait([&](auto) {
+    for (std::size_t i = kConnections; i-- > 0;) {
+      const std::string data(i + 1, 'x');
+      asio::write(peers[i], asio::buffer(data));
+    }
+  });
+  first.io->run_for(5s);
+  for (std::size_t i = 0; i < kConnections; ++i) EXPECT_EQ(got[i], i + 1) << i;
+  EXPECT_EQ(ring->in_flight(), 0U);
+}
+
+}  // namespace
+}  // namespace volley::transport
