@@ -11,24 +11,34 @@ shift || true
 # time so they do not compete for the two cores with each other.
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)" -LE "integration|generated|faults|uperf_profiles"
 # The suites that run real traffic run once per engine (--io: epoll, then io_uring, set for every
-# volley the tests start through VOLLEY_IO). VOLLEY_TEST_IO="epoll" (or "uring") runs one.
-engines=${VOLLEY_TEST_IO:-"epoll uring"}
-for io in $engines; do
-  echo "== suites that run traffic, on the $io engine"
+# volley the tests start through VOLLEY_IO). VOLLEY_TEST_IO="epoll" (or "uring") runs one;
+# VOLLEY_TEST_URING_SUITES narrows the io_uring pass (CI's sanitizer stage runs integration only).
+for io in ${VOLLEY_TEST_IO:-epoll uring}; do
+  suites="integration faults uperf_profiles generated"
+  [ "$io" = uring ] && suites=${VOLLEY_TEST_URING_SUITES:-$suites}
+  echo "== suites that run traffic on the $io engine: $suites"
   export VOLLEY_IO=$io
-  ctest --test-dir "$build" --output-on-failure -L integration
-  # The fault suite (tests/faults, about a minute): malformed sessions, killed masters, idle
-  # connections, a killed or frozen slave; alone, since it watches the slave's memory and files.
-  ctest --test-dir "$build" --output-on-failure -L faults
-  # Each of uperf's profiles for 2 s with its own local slave: independent, so in parallel.
-  ctest --test-dir "$build" --output-on-failure -j "$(nproc)" -L uperf_profiles
-  # The generated-profile suite (tests/generated): one real `volley run --local` per seed, about
-  # a second each, run side by side like the unit tests. 200 seeds in a normal build (the set
-  # takes about 2-3 minutes on two cores), 40 under the sanitizers (CMake picks the count:
-  # -DVOLLEY_GENERATED_SEEDS=N). The long version is bench/generated_profiles_soak.sh (README).
-  # VOLLEY_GENERATED=0 leaves them out (the ThreadSanitizer build, whose runs are too slow).
-  if [ "${VOLLEY_GENERATED:-1}" != 0 ]; then
-    ctest --test-dir "$build" --output-on-failure -j "$(nproc)" -L generated
-  fi
+  for suite in $suites; do
+    case $suite in
+      # One at a time: they start real slaves and measure for a second or two each.
+      integration) ctest --test-dir "$build" --output-on-failure -L integration ;;
+      # The fault suite (tests/faults, about a minute): malformed sessions, killed masters, idle
+      # connections, a killed or frozen slave; alone, since it watches the slave's memory and
+      # files.
+      faults) ctest --test-dir "$build" --output-on-failure -L faults ;;
+      # Each of uperf's profiles for 2 s with its own local slave: independent, so in parallel.
+      uperf_profiles) ctest --test-dir "$build" --output-on-failure -j "$(nproc)" -L uperf_profiles ;;
+      # The generated-profile suite (tests/generated): one real `volley run --local` per seed,
+      # about a second each, side by side like the unit tests. 200 seeds in a normal build (about
+      # 2-3 minutes on two cores), 40 under the sanitizers (CMake picks the count:
+      # -DVOLLEY_GENERATED_SEEDS=N). The long version is bench/generated_profiles_soak.sh (README).
+      # VOLLEY_GENERATED=0 leaves them out (the ThreadSanitizer build, whose runs are too slow).
+      generated)
+        if [ "${VOLLEY_GENERATED:-1}" != 0 ]; then
+          ctest --test-dir "$build" --output-on-failure -j "$(nproc)" -L generated
+        fi
+        ;;
+    esac
+  done
 done
 unset VOLLEY_IO

@@ -176,9 +176,9 @@ int run_command(const RunOptions& options, int argc, char** argv) {
   }
   std::string io_note;
   const auto io = resolve_io(options.io, io_note);
-  if (const auto* why = std::get_if<std::string>(&io)) {
-    std::cerr << "volley: " << *why << "\n";
-    return core::to_int(core::ExitCode::kRunFailed);
+  if (const auto* problem = std::get_if<IoProblem>(&io)) {
+    std::cerr << "volley: " << problem->why << "\n";
+    return core::to_int(problem->code);
   }
   if (!io_note.empty()) std::cerr << "volley: " << io_note << "\n";
   raise_file_limit();

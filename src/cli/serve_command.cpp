@@ -351,9 +351,9 @@ int serve_command(const ServeOptions& options) {
   }
   std::string io_note;
   const auto io = resolve_io(options.io, io_note);
-  if (const auto* why = std::get_if<std::string>(&io)) {
-    std::cerr << "volley serve: " << *why << "\n";
-    return core::to_int(core::ExitCode::kRunFailed);
+  if (const auto* problem = std::get_if<IoProblem>(&io)) {
+    std::cerr << "volley serve: " << problem->why << "\n";
+    return core::to_int(problem->code);
   }
   if (!io_note.empty() && !options.quiet) std::cerr << "volley serve: " << io_note << "\n";
   raise_file_limit();

@@ -3,6 +3,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -22,9 +23,11 @@ namespace {
 constexpr int kPassesPerRun = 8;
 
 /// The flags tried in turn: deferred task work needs a single issuer (Linux 6.1); cooperative
-/// task work (5.19) at least does not interrupt the thread for each completion.
-constexpr unsigned kSetups[] = {IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN,
-                                IORING_SETUP_COOP_TASKRUN, 0};
+/// task work (5.19) at least does not interrupt the thread for each completion. With either,
+/// TASKRUN_FLAG makes the kernel say in the ring when completions wait for this thread.
+constexpr unsigned kSetups[] = {
+    IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_TASKRUN_FLAG,
+    IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG, IORING_SETUP_COOP_TASKRUN, 0};
 
 std::string why_not(int error) {
   switch (error) {
@@ -172,20 +175,29 @@ void Ring::run_soon() {
 
 void Ring::run() {
   running_ = true;
+  // No eventfd signal while this thread collects completions itself: each enter that posts some
+  // would otherwise signal it, and wake the loop once more for nothing.
+  io_uring_cq_eventfd_toggle(&ring_, false);
   for (int pass = 0; pass < kPassesPerRun; ++pass) {
     // With deferred task work a completion is finished only inside io_uring_enter: the first
-    // pass enters even with nothing to submit.
-    if (io_uring_sq_ready(&ring_) > 0 || (pass == 0 && defer_taskrun_)) {
-      if (defer_taskrun_) {
-        io_uring_submit_and_get_events(&ring_);
-      } else {
-        io_uring_submit(&ring_);
-      }
+    // pass enters even with nothing to submit, as does any pass the kernel flags.
+    const bool flagged = (IO_URING_READ_ONCE(*ring_.sq.kflags) & IORING_SQ_TASKRUN) != 0;
+    if ((pass == 0 && defer_taskrun_) || flagged) {
+      io_uring_submit_and_get_events(&ring_);
+    } else if (io_uring_sq_ready(&ring_) > 0) {
+      io_uring_submit(&ring_);
     }
     if (complete_ready() == 0 && io_uring_sq_ready(&ring_) == 0) break;
   }
   running_ = false;
-  if (io_uring_sq_ready(&ring_) > 0) run_soon();  // more than the passes allowed: after the others
+  io_uring_cq_eventfd_toggle(&ring_, true);
+  // What completed between the last pass and the signal's return (the kernel's flag says so; the
+  // fence orders this read after the store above, as the kernel's side is ordered) and what the
+  // passes left: after the worker's other handlers.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  const bool waiting = (IO_URING_READ_ONCE(*ring_.sq.kflags) & IORING_SQ_TASKRUN) != 0 ||
+                       io_uring_cq_ready(&ring_) > 0;
+  if (io_uring_sq_ready(&ring_) > 0 || waiting) run_soon();
   settle();
 }
 

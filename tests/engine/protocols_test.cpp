@@ -20,7 +20,8 @@ static_assert(std::is_same_v<OpsFor<transport::UdpConnection>, UdpOps>);
 static_assert(std::is_same_v<OpsFor<transport::MemoryConnection>, MemoryOps>);
 static_assert(std::is_same_v<OpsFor<transport::TlsConnection>, TlsOps>);
 static_assert(std::is_same_v<OpsFor<const transport::TcpConnection&>, TcpOps>);
-static_assert(std::variant_size_v<AnyConnection> == 4);
+static_assert(std::is_same_v<OpsFor<transport::UringTcpConnection>, UringTcpOps>);
+static_assert(std::variant_size_v<AnyConnection> == 5);
 
 struct Links {
   boost::asio::io_context io;
@@ -30,6 +31,7 @@ struct Links {
                                                    std::make_shared<transport::FaultTally>())};
   AnyConnection tls{
       transport::TlsConnection(transport::TcpConnection(boost::asio::ip::tcp::socket(io)))};
+  AnyConnection uring{transport::UringTcpConnection()};
 };
 
 TEST(Protocols, WhatThePeerWroteIsBoundToArriveExceptOnUdp) {
@@ -37,6 +39,7 @@ TEST(Protocols, WhatThePeerWroteIsBoundToArriveExceptOnUdp) {
   EXPECT_TRUE(reliable(links.tcp));
   EXPECT_FALSE(reliable(links.udp));
   EXPECT_TRUE(reliable(links.memory));  // no kReliable: the default
+  EXPECT_TRUE(reliable(links.uring));
 }
 
 TEST(Protocols, OnlyUdpReadsHaveATimeoutOfTheirOwn) {
@@ -51,6 +54,7 @@ TEST(Protocols, ByteStreamsAreTheStreamExecutorsAndOnlyUdpBursts) {
   EXPECT_TRUE(is_stream(links.tcp));
   EXPECT_TRUE(is_stream(links.memory));
   EXPECT_TRUE(is_stream(links.tls));
+  EXPECT_TRUE(is_stream(links.uring));
   EXPECT_FALSE(is_stream(links.udp));
   EXPECT_TRUE(bursts(links.udp));
   EXPECT_FALSE(bursts(links.tcp));

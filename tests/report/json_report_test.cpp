@@ -403,10 +403,11 @@ TEST(JsonReportStatus, EmptyReportIsCompleteAndValid) {
                           "connections_established",
                           "failed_strands",
                           "error_samples",
-                          "processes"}) {
+                          "processes",
+                          "io"}) {
     EXPECT_TRUE(doc.contains(key)) << key;
   }
-  EXPECT_EQ(doc.size(), 30u);
+  EXPECT_EQ(doc.size(), 31u);
   EXPECT_TRUE(doc["start_at"].is_null());
   EXPECT_TRUE(doc["system"]["local"].is_null());
   EXPECT_TRUE(doc["system"]["remote"].is_array() && doc["system"]["remote"].empty());
