@@ -9,9 +9,9 @@
 #
 # Placement: each program's sender runs on one CPU and its reader on another, the same two for
 # both programs (every thread of the sending process, then of the reading one, with taskset).
-# Left to the scheduler, the reader sometimes shares the sender's CPU after a wake-up and stays
-# there, and a stream on one CPU moves half as much (docs/performance.md, "Bulk, one stream"):
-# a round's ratio would say which program the scheduler placed badly. The sender's CPU is the
+# Left to the scheduler, the two ends may share one CPU, and a stream on one CPU moves half as
+# much (docs/performance.md, "Bulk, one stream"): a round's ratio would say which program the
+# scheduler placed badly. The sender's CPU is the
 # first this script may use, the reader's the second; BENCH_CPUS="S R" names them, and
 # BENCH_CPUS=none leaves placement to the scheduler (the figures of an unpinned program).
 #
@@ -49,7 +49,10 @@ if [[ ${BENCH_CPUS:-} == none ]]; then
 else
   [[ -n ${BENCH_RT:-} ]] && rt=(chrt -r 5)
   read -r -a cpus <<<"${BENCH_CPUS:-$(python3 -c 'import os; print(*sorted(os.sched_getaffinity(0))[:2])')}"
-  ((${#cpus[@]} == 2)) || { echo "BENCH_CPUS: two CPUs, or none (this machine gives ${cpus[*]})" >&2; exit 2; }
+  ((${#cpus[@]} == 2)) || {
+    echo "BENCH_CPUS: the sender's CPU and the reader's (got \"${cpus[*]}\"), or none" >&2
+    exit 2
+  }
   placement="sender on CPU ${cpus[0]}, reader on CPU ${cpus[1]}"
 fi
 
