@@ -70,10 +70,10 @@ std::string LocalSlave::start(std::size_t workers, const std::string& executable
       "--max-strands", std::to_string(core::kMaxRunSize), "--max-connections",
       std::to_string(core::kMaxRunSize)};
   if (quiet_) args.emplace_back("--quiet");
-  if (io_ == engine::IoEngine::kUring) {
-    args.emplace_back("--io");
-    args.emplace_back("uring");
-  }
+  // Always said: the slave would otherwise take VOLLEY_IO from the environment, which the master
+  // has already resolved (an `auto` that fell back to epoll included).
+  args.emplace_back("--io");
+  args.emplace_back(io_ == engine::IoEngine::kUring ? "uring" : "epoll");
   if (processes > 0) {
     args.emplace_back("--processes");
     args.push_back(std::to_string(processes));
