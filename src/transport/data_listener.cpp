@@ -179,7 +179,8 @@ void DataListener::accept_later(std::chrono::milliseconds pause) {
 }
 
 int DataListener::lowest_free_descriptor() const {
-  const int probe = ::fcntl(acceptor_.native_handle(), F_DUPFD_CLOEXEC, 0);
+  const int listening = fd_.load(std::memory_order_relaxed);
+  const int probe = listening < 0 ? -1 : ::fcntl(listening, F_DUPFD_CLOEXEC, 0);
   if (probe < 0) return std::numeric_limits<int>::max();
   ::close(probe);
   return probe;

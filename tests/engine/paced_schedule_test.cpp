@@ -59,7 +59,9 @@ TEST(PacedSchedule, TheCountMatchesTheOffsetsAtAwkwardRates) {
       const PacedSchedule s(rate, k, 7);
       const nanoseconds length = milliseconds(300);
       const std::uint64_t n = s.intended_before(length);
-      if (n > 0) EXPECT_LT(s.offset(n - 1), length) << rate << " " << k;
+      if (n > 0) {
+        EXPECT_LT(s.offset(n - 1), length) << rate << " " << k;
+      }
       EXPECT_GE(s.offset(n), length) << rate << " " << k;
     }
   }
