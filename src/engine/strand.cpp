@@ -175,6 +175,9 @@ awaitable<void> Strand::run_txn(const TxnPlan& txn) {
       // Intended start times come from the schedule, not from when the last one ended, so a
       // slow response does not hide the requests that should have been sent meanwhile (wrk2).
       intended = loop.start + loop.schedule->offset(i);
+      // Only starts before the step's end are the step's (PacedSchedule::intended_before): one
+      // intended at the very deadline is not run.
+      if (deadline_ && intended >= *deadline_) break;
       if (intended > now) {
         if (!co_await sleep_until(intended)) break;
         started = Clock::now();

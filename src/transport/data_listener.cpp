@@ -143,22 +143,25 @@ void DataListener::accept_next() {
                                                 tcp::socket socket) {
     if (!*alive) return;
     if (ec == asio::error::operation_aborted) return;
-    bool at_ceiling = false;
     if (!ec) {
-      // Numbered from the lowest free one: at the ceiling, the process holds that many.
-      at_ceiling = socket.native_handle() >= descriptor_ceiling_;
+      // Numbered from the lowest free one: one just below the ceiling means the process holds
+      // nearly that many. From then on each accept first looks whether a descriptor below the
+      // ceiling is free (two system calls): whether the next one would land below it cannot be
+      // told from this number once connections close and leave gaps below it.
+      if (socket.native_handle() + 1 >= descriptor_ceiling_) pressed_ = true;
       read_header(std::move(socket));
-    }
-    if (at_ceiling) {
-      accept_later(kCeilingRecheck);
-      return;
     }
     // EMFILE and friends (descriptors another part of the process took): keep accepting, but
     // after a pause: the connection waits in the backlog, and retrying at once would spin on
     // the same error.
     if (ec == asio::error::no_descriptors || ec == asio::error::no_buffer_space ||
         ec == boost::system::errc::too_many_files_open_in_system || ec == asio::error::no_memory) {
+      pressed_ = true;
       accept_later(kAcceptBackoff);
+      return;
+    }
+    if (pressed_ && lowest_free_descriptor() >= descriptor_ceiling_) {
+      accept_later(kCeilingRecheck);
       return;
     }
     accept_next();

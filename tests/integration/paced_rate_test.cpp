@@ -38,11 +38,12 @@ std::string paced_rate_profile(int strands, const std::string& duration, const s
                      strands, duration, rate, thinking);
 }
 
-// 50,000 iterations a second per strand, each thinking 2 ms: at most 500 a second are possible.
-// The run measured what it did, and fails naming the transaction and how far behind it was.
+// 50,000 iterations a second per strand (rate="50k" would be 51,200: k is 1,024), each thinking 2
+// ms: at most 500 a second are possible. The run measured what it did, and fails naming the
+// transaction and how far behind it was.
 TEST(PacedRate, ARateThatCannotBeKeptFailsSayingSo) {
   TempDir dir;
-  const LocalRun run = run_local(dir, paced_rate_profile(2, "1s", "50k", "2ms"));
+  const LocalRun run = run_local(dir, paced_rate_profile(2, "1s", "50000", "2ms"));
   ASSERT_FALSE(run.process.timed_out) << run.process.err;
   EXPECT_EQ(run.process.exit_code, 1) << run.process.err;
   ASSERT_TRUE(run.doc.is_object()) << run.process.err;

@@ -87,11 +87,11 @@ class DataListener {
   [[nodiscard]] std::size_t queued() const;
   /// Connections rejected for a bad or foreign header.
   [[nodiscard]] std::uint64_t rejected() const { return rejected_; }
-  /// The lowest descriptor number at which the listener stops accepting: kDescriptorReserve
-  /// below this process's limit (RLIMIT_NOFILE) by default. Descriptors are numbered from the
-  /// lowest free one, so an accepted connection numbered at or above it means the process holds
-  /// at least that many; the listener then waits, looking again every kCeilingRecheck, until
-  /// the lowest free descriptor is below it.
+  /// The descriptor number the listener never accepts at or above: kDescriptorReserve below this
+  /// process's limit (RLIMIT_NOFILE) by default. Descriptors are numbered from the lowest free
+  /// one, so a connection accepted just below it means the process holds nearly that many; from
+  /// then on the listener accepts only while a descriptor below it is free, and otherwise waits,
+  /// looking again every kCeilingRecheck.
   void set_descriptor_ceiling(int ceiling) { descriptor_ceiling_ = ceiling; }
   [[nodiscard]] int descriptor_ceiling() const { return descriptor_ceiling_; }
   static constexpr std::chrono::milliseconds kCeilingRecheck{10};
@@ -135,6 +135,9 @@ class DataListener {
   std::shared_ptr<bool> alive_;  // lets in-flight header reads notice close()
   std::uint64_t rejected_ = 0;
   int descriptor_ceiling_;
+  /// An accepted descriptor came within one of the ceiling (or accept failed for want of
+  /// descriptors): each accept now first looks for a free one below the ceiling.
+  bool pressed_ = false;
 };
 
 /// This process's descriptor limit (RLIMIT_NOFILE, soft) less DataListener::kDescriptorReserve;
