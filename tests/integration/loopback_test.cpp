@@ -741,8 +741,9 @@ TEST(Loopback, ConnectionsStillOnTheirWayAtAStepsEndAreThatStepsNotTheNexts) {
   EXPECT_EQ(doc["groups"][0]["transactions"][1]["transactions"], 80);
 }
 
-// The same with far more connections on their way: the master accepts at a paced 1,024 a second
-// per strand (a rate it keeps under the sanitizers too, as the rate rule asks) while the slave's
+// The same with far more connections on their way: the master accepts at a paced 20 a second per
+// strand (a rate it keeps under the sanitizers on a loaded machine too, as the rate rule asks:
+// at 2k its strands, sharing the CPU with the storm's accepts, ended 2% short) while the slave's
 // mirror (which keeps no rate: it waits for nothing of the master's) connects, writes and
 // disconnects as fast as it can. At the step's end thousands of connections are still to come, more
 // than the master may hold open (its descriptors are limited to 4,096 here). The drain takes them
@@ -752,7 +753,7 @@ TEST(Loopback, AStormOfConnectionsStillToComeIsTakenWithoutHoldingThemAllOpen) {
   const auto profile = dir.write("paced-accepts.xml", R"XML(<?xml version="1.0"?>
 <profile name="paced accepts of an unpaced storm">
   <group nthreads="4">
-    <transaction duration="300ms" rate="1k">
+    <transaction duration="300ms" rate="20">
       <flowop type="accept" options="remotehost=$h protocol=tcp conn=2"/>
       <flowop type="recv" options="size=64 conn=2"/>
       <flowop type="disconnect" options="conn=2"/>
