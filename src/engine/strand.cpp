@@ -119,7 +119,18 @@ Strand::TxnLoop Strand::begin_txn(const TxnPlan& txn) {
   // Nothing to answer (no flowops, or only think and nop): no data from the master paces this
   // mirror, so looping would only burn the slave's CPU.
   loop.idle = !moves_data && loop.duration && slave;
-  if (txn.rate_per_s && !slave) loop.period = std::chrono::duration<double>(1.0 / *txn.rate_per_s);
+  // (A slave's mirror has no rate: it follows the master's data, whatever its pace.)
+  if (txn.rate_per_s && !slave) {
+    // Strand index_ of the group's strands over all processes: each process phases its share as
+    // the others do, so the group's iterations are spread evenly however it is spread.
+    loop.schedule.emplace(*txn.rate_per_s, index_, worker_.plan().groups[group_].strands);
+    // What the schedule asks for within a duration step, which the run's rate rule compares
+    // the iterations done with (report::paced_fell_behind).
+    if (loop.duration) {
+      worker_.slot(txn.slot).counters.scheduled +=
+          loop.schedule->intended_before(std::get<profile::Duration>(txn.bound).length);
+    }
+  }
   loop.limit = loop.duration ? std::numeric_limits<std::uint64_t>::max()
                              : std::get<profile::Iterations>(txn.bound).count;
   // One clock read per operation: each operation's end is the next one's start, and the last
@@ -160,11 +171,13 @@ awaitable<void> Strand::run_txn(const TxnPlan& txn) {
     if (deadline_ && now >= *deadline_) break;
     auto intended = now;
     auto started = now;
-    if (loop.period) {
+    if (loop.schedule) {
       // Intended start times come from the schedule, not from when the last one ended, so a
       // slow response does not hide the requests that should have been sent meanwhile (wrk2).
-      intended = loop.start +
-                 std::chrono::duration_cast<Clock::duration>(*loop.period * static_cast<double>(i));
+      intended = loop.start + loop.schedule->offset(i);
+      // Only starts before the step's end are the step's (PacedSchedule::intended_before): one
+      // intended at the very deadline is not run.
+      if (deadline_ && intended >= *deadline_) break;
       if (intended > now) {
         if (!co_await sleep_until(intended)) break;
         started = Clock::now();

@@ -18,6 +18,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "paced_schedule.hpp"
 #include "strand_core.hpp"
 
 namespace volley::engine {
@@ -115,11 +116,11 @@ class Strand : private StrandCore {
   boost::asio::awaitable<void> run_txn(const TxnPlan& txn);
   /// How run_txn loops over a transaction: what begin_txn found once, at its start.
   struct TxnLoop {
-    Clock::time_point start;                              ///< the step's release
-    std::uint64_t limit = 0;                              ///< iterations (a duration's: no limit)
-    std::optional<std::chrono::duration<double>> period;  ///< paced: between intended starts
-    const OpPlan* bursting = nullptr;                     ///< see burst_op
-    bool duration = false;                                ///< bound by a duration, not iterations
+    Clock::time_point start;                ///< the step's release
+    std::uint64_t limit = 0;                ///< iterations (a duration's: no limit)
+    std::optional<PacedSchedule> schedule;  ///< paced (the master's side): intended starts
+    const OpPlan* bursting = nullptr;       ///< see burst_op
+    bool duration = false;                  ///< bound by a duration, not iterations
     bool idle = false;    ///< a slave's mirror with nothing to answer: waits for the step's end
     bool timing = false;  ///< latencies are recorded
   };

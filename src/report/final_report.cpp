@@ -139,6 +139,24 @@ std::string read_exactly_line(const RunReport& report) {
   return fmt::format("  read exactly  on {} connections by the slave{}, {} by the master\n",
                      by_slaves, report.slaves.size() == 1 ? "" : "s", by_master);
 }
+/// Each paced transaction of the master with a schedule in a duration step: the iterations its
+/// strands completed of those their schedules asked for within the step (the rate rule's
+/// figures, docs/results.md). Empty without any.
+std::string paced_lines(const results::RunResult& master) {
+  std::string out;
+  for (std::size_t g = 0; g < master.groups.size(); ++g) {
+    const auto& txns = master.groups[g].transactions;
+    for (std::size_t t = 0; t < txns.size(); ++t) {
+      const results::SlotCounters& c = txns[t].stats.counters;
+      if (c.scheduled == 0) continue;
+      out += fmt::format(
+          "  paced         group {} transaction {}: {} of {} scheduled iterations ({:.1f}%)\n", g,
+          t, format_grouped(c.ops), format_grouped(c.scheduled),
+          100.0 * static_cast<double>(c.ops) / static_cast<double>(c.scheduled));
+    }
+  }
+  return out;
+}
 }  // namespace
 
 std::string totals_section(const RunReport& report) {
@@ -166,6 +184,7 @@ std::string totals_section(const RunReport& report) {
   for (const auto& slave : report.slaves) add_memory("slave " + slave.host, slave.result);
   if (!memory.empty()) out += fmt::format("  memory        {}\n", fmt::join(memory, "; "));
   out += read_exactly_line(report);
+  out += paced_lines(r);
   std::vector<std::string> kinds;
   for (std::size_t k = 0; k < results::kErrorKindCount; ++k) {
     if (t.errors[k] == 0) continue;

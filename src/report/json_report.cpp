@@ -94,6 +94,12 @@ void add_transaction_figures(json& j, const results::TxnResult& t, std::size_t s
     add_latency_figures(j["latency_uncorrected_ns"], *t.uncorrected_latency);
   }
   if (!t.stats.tcp.empty()) add_tcp_figures(j["tcp"], t.stats.tcp);
+  if (const std::uint64_t scheduled = t.stats.counters.scheduled; scheduled != 0) {
+    j["schedule"] = json{{"scheduled", scheduled},
+                         {"done", t.stats.counters.ops},
+                         {"done_pct", 100.0 * static_cast<double>(t.stats.counters.ops) /
+                                          static_cast<double>(scheduled)}};
+  }
   for (std::size_t f = 0; f < t.flowops.size(); ++f) {
     add_flowop_figures(j["flowops"][f], t.flowops[f], seconds);
   }

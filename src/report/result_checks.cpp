@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "volley/report/comparison.hpp"
+#include "volley/report/units_format.hpp"
 
 namespace volley::report {
 namespace {
@@ -223,7 +224,32 @@ std::string find_operation_disagreement(const RunReport& report) {
             b.ops, a.expired, b.expired);
       });
 }
+
+/// The rate rule, per paced transaction of the master (rate=, bound by a duration): its strands
+/// completed the iterations their schedules asked for within the step (intended starts before
+/// its end), all but at most kPacedSlackPerStrand per strand and kPacedSlackPct percent of them.
+std::string find_paced_shortfall(const RunReport& report) {
+  const results::RunResult& r = report.master.result;
+  for (std::size_t g = 0; g < r.groups.size(); ++g) {
+    const results::GroupResult& group = r.groups[g];
+    for (std::size_t t = 0; t < group.transactions.size(); ++t) {
+      const results::SlotCounters& c = group.transactions[t].stats.counters;
+      if (!paced_fell_behind(c.scheduled, c.ops, group.strands)) continue;
+      return fmt::format(
+          "group {} transaction {} fell behind its rate: {} of {} scheduled iterations ({:.1f}%)",
+          g, t, format_grouped(c.ops), format_grouped(c.scheduled),
+          100.0 * static_cast<double>(c.ops) / static_cast<double>(c.scheduled));
+    }
+  }
+  return {};
+}
 }  // namespace
+
+bool paced_fell_behind(std::uint64_t scheduled, std::uint64_t done, std::uint64_t strands) {
+  if (done >= scheduled) return false;
+  const std::uint64_t slack = strands * kPacedSlackPerStrand + scheduled * kPacedSlackPct / 100;
+  return scheduled - done > slack;
+}
 
 std::string find_stopped_strands(const RunReport& report) {
   const auto stopped = [](const std::string& side, const results::RunResult& r) -> std::string {
@@ -274,7 +300,8 @@ std::string find_result_problem(const RunReport& report, bool allow_empty) {
   if (std::string problem = find_byte_disagreement(report); !problem.empty()) return problem;
   if (std::string problem = find_connection_disagreement(report); !problem.empty()) return problem;
   if (std::string problem = find_operation_disagreement(report); !problem.empty()) return problem;
-  return find_datagram_excess(report);
+  if (std::string problem = find_datagram_excess(report); !problem.empty()) return problem;
+  return find_paced_shortfall(report);
 }
 
 void judge(RunReport& report, bool allow_empty) {

@@ -22,6 +22,7 @@ void put_counters(json& j, const SlotCounters& c) {
   j["errors"] = errors_to_json(c);
   if (c.datagrams.any()) j["datagrams"] = datagrams_to_json(c.datagrams);
   if (c.zerocopy.any()) j["zerocopy"] = zerocopy_to_json(c.zerocopy);
+  if (c.scheduled != 0) j["scheduled"] = c.scheduled;
 }
 
 json latency_to_json(const stats::LatencyHistogram& h) { return json{{"histogram", h}}; }
@@ -225,6 +226,7 @@ SlotCounters read_counters(const json& j, const std::string& path) {
     c.datagrams = read_datagrams(j.at("datagrams"), child(path, "datagrams"));
   }
   if (j.contains("zerocopy")) c.zerocopy = read_zerocopy(j.at("zerocopy"), child(path, "zerocopy"));
+  if (j.contains("scheduled")) c.scheduled = read_uint(j, path, "scheduled");
   return c;
 }
 

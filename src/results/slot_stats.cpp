@@ -17,6 +17,7 @@ void SlotCounters::merge(const SlotCounters& other) {
   for (std::size_t i = 0; i < errors.size(); ++i) errors[i] += other.errors[i];
   datagrams.merge(other.datagrams);
   zerocopy.merge(other.zerocopy);
+  scheduled += other.scheduled;
 }
 
 void ZeroCopyCounters::merge(const ZeroCopyCounters& other) {

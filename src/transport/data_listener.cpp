@@ -3,11 +3,16 @@
 #include <boost/asio/read.hpp>
 #include <fmt/format.h>
 
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
+#include <limits>
 #include <utility>
 
 #include "volley/core/host_port.hpp"
@@ -20,6 +25,15 @@ std::uint64_t accept_backlog() {
   std::ifstream in("/proc/sys/net/core/somaxconn");
   std::uint64_t n = 0;
   return (in >> n) && n > 0 ? n : 4096;
+}
+
+int default_descriptor_ceiling() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY ||
+      limit.rlim_cur >= static_cast<rlim_t>(std::numeric_limits<int>::max())) {
+    return std::numeric_limits<int>::max();
+  }
+  return std::max(1, static_cast<int>(limit.rlim_cur) - DataListener::kDescriptorReserve);
 }
 
 namespace asio = boost::asio;
@@ -54,7 +68,8 @@ DataListener::DataListener(asio::io_context& context, RunTokens tokens, Route ro
       acceptor_(context),
       backoff_(context),
       quota_(pending_limits),
-      alive_(std::make_shared<bool>(true)) {}
+      alive_(std::make_shared<bool>(true)),
+      descriptor_ceiling_(default_descriptor_ceiling()) {}
 
 DataListener::~DataListener() { close(); }
 
@@ -128,19 +143,50 @@ void DataListener::accept_next() {
                                                 tcp::socket socket) {
     if (!*alive) return;
     if (ec == asio::error::operation_aborted) return;
-    if (!ec) read_header(std::move(socket));
-    // EMFILE and friends: keep accepting, but after a pause: the connection waits in the
-    // backlog, and retrying at once would spin on the same error.
+    if (!ec) {
+      // Numbered from the lowest free one: one just below the ceiling means the process holds
+      // nearly that many. From then on each accept first looks whether a descriptor below the
+      // ceiling is free (two system calls): whether the next one would land below it cannot be
+      // told from this number once connections close and leave gaps below it.
+      if (socket.native_handle() + 1 >= descriptor_ceiling_) pressed_ = true;
+      read_header(std::move(socket));
+    }
+    // EMFILE and friends (descriptors another part of the process took): keep accepting, but
+    // after a pause: the connection waits in the backlog, and retrying at once would spin on
+    // the same error.
     if (ec == asio::error::no_descriptors || ec == asio::error::no_buffer_space ||
         ec == boost::system::errc::too_many_files_open_in_system || ec == asio::error::no_memory) {
-      backoff_.expires_after(kAcceptBackoff);
-      backoff_.async_wait([this, alive](const boost::system::error_code& wait_ec) {
-        if (!wait_ec && *alive) accept_next();
-      });
+      pressed_ = true;
+      accept_later(kAcceptBackoff);
+      return;
+    }
+    if (pressed_ && lowest_free_descriptor() >= descriptor_ceiling_) {
+      accept_later(kCeilingRecheck);
       return;
     }
     accept_next();
   });
+}
+
+void DataListener::accept_later(std::chrono::milliseconds pause) {
+  backoff_.expires_after(pause);
+  backoff_.async_wait([this, alive = alive_](const boost::system::error_code& wait_ec) {
+    if (wait_ec || !*alive) return;
+    // Still at the ceiling (no connection of the step closed yet): look again shortly.
+    if (lowest_free_descriptor() >= descriptor_ceiling_) {
+      accept_later(kCeilingRecheck);
+      return;
+    }
+    accept_next();
+  });
+}
+
+int DataListener::lowest_free_descriptor() const {
+  const int listening = fd_.load(std::memory_order_relaxed);
+  const int probe = listening < 0 ? -1 : ::fcntl(listening, F_DUPFD_CLOEXEC, 0);
+  if (probe < 0) return std::numeric_limits<int>::max();
+  ::close(probe);
+  return probe;
 }
 
 void DataListener::arm_deadline(const std::shared_ptr<Pending>& pending,

@@ -246,6 +246,42 @@ TEST(ResultChecks, AFlowopTheSlaveCompletedFewerTimesIsNotOk) {
   EXPECT_EQ(find_result_problem(timed, false), "");
 }
 
+TEST(ResultChecks, APacedTransactionFarBehindItsScheduleFails) {
+  RunReport r = correct_run();
+  // g0's rr (4 strands, 1,000 iterations done) was paced and asked for 1,125.
+  r.master.result.groups[0].transactions[1].stats.counters.scheduled = 1125;
+  EXPECT_EQ(find_result_problem(r, false),
+            "group 0 transaction 1 fell behind its rate: 1,000 of 1,125 scheduled iterations "
+            "(88.9%)");
+  // --allow-empty does not excuse it.
+  EXPECT_EQ(find_result_problem(r, true), find_result_problem(r, false));
+  RunReport judged = r;
+  judge(judged, false);
+  EXPECT_EQ(judged.status, RunStatus::kFailed);
+  EXPECT_EQ(judged.failure, find_result_problem(r, false));
+}
+
+TEST(ResultChecks, APacedTransactionWithinItsSlackPasses) {
+  RunReport r = correct_run();
+  // One iteration per strand (4) and 2% of 1,024 (20): 1,000 done of 1,024 is on schedule.
+  r.master.result.groups[0].transactions[1].stats.counters.scheduled = 1024;
+  EXPECT_EQ(find_result_problem(r, false), "");
+  r.master.result.groups[0].transactions[1].stats.counters.scheduled = 1025;
+  EXPECT_NE(find_result_problem(r, false), "");
+}
+
+TEST(PacedFellBehind, AllowsOneIterationPerStrandAndTwoPercent) {
+  EXPECT_FALSE(paced_fell_behind(0, 0, 10));  // not paced, or no schedule within the step
+  EXPECT_FALSE(paced_fell_behind(100, 100, 10));
+  EXPECT_FALSE(paced_fell_behind(100, 120, 10));  // ahead: never behind
+  EXPECT_FALSE(paced_fell_behind(100, 90, 10));   // 10 strands, one short each
+  EXPECT_FALSE(paced_fell_behind(100, 88, 10));   // and 2 (2%)
+  EXPECT_TRUE(paced_fell_behind(100, 87, 10));
+  // 200,000 strands at 0.2 a second for 60 s: 12 each, 2,400,000 in all.
+  EXPECT_FALSE(paced_fell_behind(2'400'000, 2'152'000, 200'000));
+  EXPECT_TRUE(paced_fell_behind(2'400'000, 2'151'999, 200'000));
+}
+
 TEST(StoppedStrands, NoneInACorrectRun) { EXPECT_EQ(find_stopped_strands(correct_run()), ""); }
 
 TEST(StoppedStrands, TheMastersNameTheirFirstStoppingError) {

@@ -59,6 +59,10 @@ struct SlotCounters {
   std::array<std::uint64_t, kErrorKindCount> errors{};
   DatagramCounters datagrams;
   ZeroCopyCounters zerocopy = {};
+  /// A paced transaction's slot (rate=, bound by a duration): the iterations its strands'
+  /// schedules asked for within the step (intended starts before its end, engine::PacedSchedule),
+  /// counted as each strand enters the step. `ops` is what they did. Zero elsewhere.
+  std::uint64_t scheduled = {};
 
   [[nodiscard]] std::uint64_t error_total() const;
   [[nodiscard]] std::uint64_t bytes() const { return bytes_read + bytes_written; }

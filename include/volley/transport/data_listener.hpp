@@ -2,8 +2,10 @@
 // The accepting side's data listener: accepts connections, reads each one's ConnectionHeader, and
 // hands the socket to whoever routes it to the owning strand. The engine opens one per worker on
 // each data port (the workers of a port share it with SO_REUSEPORT, or have a port each), so
-// accepts and header reads run on every core. Thread: runs on the io_context it was opened with;
-// close() on that thread; queued() and pending() from any thread.
+// accepts and header reads run on every core. It never takes a process's last descriptors: at
+// its descriptor ceiling (kDescriptorReserve below the process's limit) it stops accepting, and
+// the connections wait in the accept queue until descriptors are free again. Thread: runs on the
+// io_context it was opened with; close() on that thread; queued() and pending() from any thread.
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -47,6 +49,11 @@ class DataListener {
   /// address that holds the most (SourceQuota): a real header arrives within a round trip of
   /// its connect, so it is read long before it would be the oldest.
   static constexpr SourceQuota::Limits kPendingLimits{1024, 4096};
+  /// Descriptors the listener leaves free for the rest of its process (the control link,
+  /// /proc and output files, a worker's wake-ups, a sanitizer's probes): a storm of connections
+  /// waiting to be read must not leave a process unable to open anything else, where every
+  /// open(2), pipe(2) and socket(2) fails with EMFILE.
+  static constexpr int kDescriptorReserve = 128;
 
   DataListener(boost::asio::io_context& context, RunTokens tokens, Route route,
                std::chrono::milliseconds header_timeout = kHeaderTimeout, Reject reject = {},
@@ -74,15 +81,28 @@ class DataListener {
   /// queue, from TCP_INFO). Not those whose header is still being read: until its header is
   /// read a connection may be anyone's, so it is no sign that the run has work on its way (a
   /// stranger holding one open must not hold a step open). The listener accepts without pause
-  /// (the limits above replace connections rather than leave them queued), so the queue is only
-  /// ever what arrived since the last accept.
+  /// (the limits above replace connections rather than leave them queued) until its descriptor
+  /// ceiling, so the queue is what arrived since the last accept, or what waits for descriptors
+  /// to be free (work still on its way all the same).
   [[nodiscard]] std::size_t queued() const;
   /// Connections rejected for a bad or foreign header.
   [[nodiscard]] std::uint64_t rejected() const { return rejected_; }
+  /// The descriptor number the listener never accepts at or above: kDescriptorReserve below this
+  /// process's limit (RLIMIT_NOFILE) by default. Descriptors are numbered from the lowest free
+  /// one, so a connection accepted just below it means the process holds nearly that many; from
+  /// then on the listener accepts only while a descriptor below it is free, and otherwise waits,
+  /// looking again every kCeilingRecheck.
+  void set_descriptor_ceiling(int ceiling) { descriptor_ceiling_ = ceiling; }
+  [[nodiscard]] int descriptor_ceiling() const { return descriptor_ceiling_; }
+  static constexpr std::chrono::milliseconds kCeilingRecheck{10};
 
  private:
   struct Pending;
   void accept_next();
+  /// Accepts again after `pause`, once the process has descriptors below the ceiling.
+  void accept_later(std::chrono::milliseconds pause);
+  /// The lowest descriptor number free in this process (INT_MAX when none is).
+  [[nodiscard]] int lowest_free_descriptor() const;
   void read_header(boost::asio::ip::tcp::socket socket);
   /// Closes connection `id`'s socket to make room for a newcomer (`why`: which place it takes);
   /// its read then ends and refuses it.
@@ -114,6 +134,14 @@ class DataListener {
   SourceQuota quota_;
   std::shared_ptr<bool> alive_;  // lets in-flight header reads notice close()
   std::uint64_t rejected_ = 0;
+  int descriptor_ceiling_;
+  /// An accepted descriptor came within one of the ceiling (or accept failed for want of
+  /// descriptors): each accept now first looks for a free one below the ceiling.
+  bool pressed_ = false;
 };
+
+/// This process's descriptor limit (RLIMIT_NOFILE, soft) less DataListener::kDescriptorReserve;
+/// INT_MAX without a limit.
+int default_descriptor_ceiling();
 
 }  // namespace volley::transport
