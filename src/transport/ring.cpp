@@ -249,19 +249,17 @@ void Ring::cancel_descriptor(int fd) {
 }
 
 void Ring::close_descriptor(int fd) {
-  if (shut_) {
-    ::close(fd);
-    return;
+  // The cancel is submitted before the close, so that it finds the descriptor's operations by its
+  // number before another socket can get that number. A close linked after it in the ring would
+  // save the submission, but with deferred task work it runs only at a later io_uring_enter that
+  // collects completions, and a ring shut down before that never closes the socket.
+  if (!shut_) {
+    io_uring_sqe* cancel = next_sqe(1);
+    io_uring_prep_cancel_fd(cancel, fd, IORING_ASYNC_CANCEL_ALL);
+    io_uring_sqe_set_data64(cancel, 0);
+    io_uring_submit(&ring_);
   }
-  // Cancel first, hard-linked so that the close runs whether or not anything was cancelled; the
-  // descriptor's number stays taken until then, so no later socket's operations are cancelled.
-  io_uring_sqe* cancel = next_sqe(2);
-  io_uring_prep_cancel_fd(cancel, fd, IORING_ASYNC_CANCEL_ALL);
-  io_uring_sqe_set_data64(cancel, 0);
-  cancel->flags |= IOSQE_IO_HARDLINK;
-  io_uring_sqe* close = io_uring_get_sqe(&ring_);
-  io_uring_prep_close(close, fd);
-  io_uring_sqe_set_data64(close, 0);
+  ::close(fd);
 }
 
 }  // namespace volley::transport

@@ -3,6 +3,7 @@
 // ring's eventfd wakes Asio's loop), a cancel or a close ends it with operation_aborted, a close
 // reaches the peer, the loop ends by itself when nothing is in flight, and many reads in flight
 // at once each get their own completion.
+#include <poll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 
@@ -122,6 +123,20 @@ TEST(UringTcpConnection, CloseEndsAWaitingReadAndThePeerSeesTheEnd) {
   }));
   EXPECT_EQ(error, asio::error::operation_aborted);
   // The socket really closed (the ring held a reference while the read was in flight).
+  char byte = 0;
+  boost::system::error_code peer_error;
+  p.pair.peer->read_some(asio::buffer(&byte, 1), peer_error);
+  EXPECT_EQ(peer_error, asio::error::eof);
+}
+
+TEST(UringTcpConnection, AConnectionClosedJustBeforeTheRingShutsDownIsClosed) {
+  // What a worker does at its end: its strands' connections close, then its ring shuts down. The
+  // peer must see the end of the stream: no close may wait for a later pass of the ring.
+  RingPair p;
+  p.conn.close();
+  p.ring->shutdown();
+  pollfd peer{p.pair.peer->native_handle(), POLLIN, 0};
+  ASSERT_EQ(::poll(&peer, 1, 2000), 1) << "the socket stayed open";
   char byte = 0;
   boost::system::error_code peer_error;
   p.pair.peer->read_some(asio::buffer(&byte, 1), peer_error);

@@ -69,9 +69,10 @@ class Ring {
     io_uring_sqe_set_data(sqe, &op);
     link(op);
   }
-  /// Closes `fd` through the ring: its operations in flight are cancelled first (they complete
-  /// with -ECANCELED), then it is closed; its number stays taken until then, so a later socket
-  /// that gets the same number never has its operations cancelled. After shutdown(), at once.
+  /// Closes `fd`: its operations in flight are cancelled first (they complete with -ECANCELED
+  /// when the ring next runs), submitted at once, then the descriptor is closed. After shutdown()
+  /// (or on another thread than the ring's, where the kernel refuses the submission and tears the
+  /// operations down with the ring), only the close.
   void close_descriptor(int fd);
   /// Cancels `fd`'s operations in flight (they complete with -ECANCELED).
   void cancel_descriptor(int fd);

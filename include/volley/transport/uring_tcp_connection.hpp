@@ -1,11 +1,11 @@
 #pragma once
 // A TCP data connection whose waits go through its worker's io_uring (ring.hpp) instead of
 // Asio's epoll reactor: a read that must wait is an IORING_OP_RECV into the caller's buffer, a
-// wait for room or for data an IORING_OP_POLL_ADD, and the close a cancel and a close queued
-// together. Reads and writes that need not wait are plain non-blocking system calls, as on a
-// TcpConnection. The socket leaves Asio's reactor when the connection is made (from a connected or
-// accepted TcpConnection), so no epoll event is raised for it.
-// Thread: the ring's (its worker's).
+// wait for room or for data an IORING_OP_POLL_ADD, and the close a cancel of what is in flight
+// on it, then close(2) (Ring::close_descriptor). Reads and writes that need not wait are plain
+// non-blocking system calls, as on a TcpConnection. The socket leaves Asio's reactor when the
+// connection is made (from a connected or accepted TcpConnection), so no epoll event is raised for
+// it. Thread: the ring's (its worker's).
 #include <sys/types.h>
 
 #include <cstddef>
