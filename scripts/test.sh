@@ -12,7 +12,7 @@ shift || true
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)" -LE "integration|generated|faults|uperf_profiles"
 # The suites that run real traffic run once per engine (--io: epoll, then io_uring, set for every
 # volley the tests start through VOLLEY_IO). VOLLEY_TEST_IO="epoll" (or "uring") runs one;
-# VOLLEY_TEST_URING_SUITES narrows the io_uring pass (CI's sanitizer stage runs integration only).
+# VOLLEY_TEST_URING_SUITES narrows the io_uring pass to some of them.
 for io in ${VOLLEY_TEST_IO:-epoll uring}; do
   suites="integration faults uperf_profiles generated"
   [ "$io" = uring ] && suites=${VOLLEY_TEST_URING_SUITES:-$suites}
