@@ -167,13 +167,16 @@ TEST(Liveness, BusyStrandDoesNotStarveAnotherGroupOnOneWorker) {
 
 TEST(Liveness, TimedOutLargeWriteCountsItsBytesOnBothSides) {
   // The slave does not pace (rate= is the master's): with its own timeout= it would run its
-  // three reads back to back, stop reading, and count fewer bytes than the master sent.
+  // three reads back to back, stop reading, and count fewer bytes than the master sent. The three
+  // writes, cut after 20 ms each, must together send less than one message (at 4 GB/s, 240 MB of
+  // 1 GiB), or the slave's first read completes and the sides' operation counts differ (50 ms
+  // writes of 512 MiB did: 597 MB in all on a fast run).
   TempDir dir;
   const json doc = run_ok(dir, R"XML(<?xml version="1.0"?>
 <profile name="timeout">
   <group nthreads="1">
     <transaction iterations="1"><flowop type="connect" options="remotehost=$h protocol=tcp wndsz=64k"/></transaction>
-    <transaction iterations="3" rate="5"><flowop type="write" options="size=512m timeout=50ms canfail"/></transaction>
+    <transaction iterations="3" rate="5"><flowop type="write" options="size=1g timeout=20ms canfail"/></transaction>
     <transaction iterations="1"><flowop type="disconnect"/></transaction>
   </group>
 </profile>
