@@ -40,7 +40,7 @@ struct RunOptions {
   std::string uperf_output;  ///< --uperf-output: uperf's statistics letters
   std::string key_file;      ///< --key-file (or VOLLEY_KEY_FILE)
   std::string tls_ca;        ///< --tls-ca FILE: verify the slaves' TLS certificates against it
-  std::string io;  ///< --io: epoll, uring or auto; empty: $VOLLEY_IO (cli/io_choice.hpp)
+  std::string io;            ///< --io: epoll, uring or auto; empty: $VOLLEY_IO (cli/io_choice.hpp)
 };
 
 /// `volley serve` (and uperf's `volley -s`).
@@ -52,12 +52,12 @@ struct ServeOptions {
   int child_fd = -1;              ///< --child-fd: serve one session of the parent there
   std::uint32_t processes = 0;    ///< --processes: per run, 0 = decide (nprocs)
   bool quiet = false;
-  std::string key_file;      ///< --key-file (or VOLLEY_KEY_FILE): the pre-shared key
-  int key_fd = -1;           ///< --key-fd (for --local): read the key from here
-  bool insecure = false;     ///< --insecure: no key on a non-loopback address
-  std::string tls_cert;      ///< --tls-cert: the certificate TLS accepts show (PEM)
-  std::string tls_key;       ///< --tls-key: its private key (PEM)
-  std::string io;  ///< --io: epoll, uring or auto; empty: $VOLLEY_IO (cli/io_choice.hpp)
+  std::string key_file;   ///< --key-file (or VOLLEY_KEY_FILE): the pre-shared key
+  int key_fd = -1;        ///< --key-fd (for --local): read the key from here
+  bool insecure = false;  ///< --insecure: no key on a non-loopback address
+  std::string tls_cert;   ///< --tls-cert: the certificate TLS accepts show (PEM)
+  std::string tls_key;    ///< --tls-key: its private key (PEM)
+  std::string io;         ///< --io: epoll, uring or auto; empty: $VOLLEY_IO (cli/io_choice.hpp)
   // Limits (control::SlaveLimits holds the defaults).
   std::size_t max_sessions = 16;
   std::uint64_t max_strands = 100000;
