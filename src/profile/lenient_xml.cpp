@@ -6,6 +6,7 @@
 #include <array>
 #include <cctype>
 
+#include "volley/core/grouped_count.hpp"
 #include "volley/core/suggest.hpp"
 
 namespace volley::profile::detail {
@@ -42,6 +43,40 @@ struct OpenTag {
 std::size_t line_of(std::string_view text, std::size_t offset) {
   return 1 + static_cast<std::size_t>(std::count(
                  text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
+}
+
+/// Something a file left open: a phrase naming it and the offset where it starts.
+struct Unclosed {
+  std::string what;
+  std::size_t offset = 0;
+};
+
+/// "the file ended early: X (opened at line L) is not closed; nor are ...", innermost first. Past
+/// kListed, the middle is counted, not listed: a file can leave thousands open, and each line
+/// number costs a scan of the file.
+std::string describe_unclosed(std::string_view text, const std::vector<Unclosed>& items) {
+  constexpr std::size_t kListed = 6;
+  std::vector<std::string> named;  // what the message lists after the first, each with its line
+  const auto name = [&](const Unclosed& u) {
+    return fmt::format("{} (line {})", u.what, line_of(text, u.offset));
+  };
+  if (items.size() <= kListed) {
+    for (std::size_t k = 1; k < items.size(); ++k) named.push_back(name(items[k]));
+  } else {
+    for (std::size_t k = 1; k + 1 < kListed; ++k) named.push_back(name(items[k]));
+    named.back() += fmt::format(" and {} more, the outermost {}",
+                                core::format_grouped(items.size() - kListed), name(items.back()));
+  }
+  std::string message = fmt::format("the file ended early: {} (opened at line {}) is not closed",
+                                    items.front().what, line_of(text, items.front().offset));
+  for (std::size_t k = 0; k < named.size(); ++k) {
+    if (k == 0)
+      message += items.size() == 2 ? "; nor is " : "; nor are ";
+    else
+      message += k + 1 == named.size() && items.size() <= kListed ? " and " : ", ";
+    message += named[k];
+  }
+  return message;
 }
 
 }  // namespace
@@ -253,25 +288,12 @@ std::optional<EarlyEnd> explain_early_end(std::string_view text) {
   }
   if (cut.empty() && open.empty()) return std::nullopt;
   // Innermost first: what was cut, then each element still open.
-  std::vector<std::string> items;
-  std::vector<std::size_t> lines;
-  if (!cut.empty()) {
-    items.push_back(cut);
-    lines.push_back(line_of(text, cut_at));
-  }
+  std::vector<Unclosed> items;
+  if (!cut.empty()) items.push_back({cut, cut_at});
   for (auto it = open.rbegin(); it != open.rend(); ++it) {
-    items.push_back(fmt::format("<{}>", it->name));
-    lines.push_back(line_of(text, it->offset));
+    items.push_back({fmt::format("<{}>", it->name), it->offset});
   }
-  std::string message = fmt::format("the file ended early: {} (opened at line {}) is not closed",
-                                    items.front(), lines.front());
-  for (std::size_t k = 1; k < items.size(); ++k) {
-    if (k == 1)
-      message += items.size() == 2 ? "; nor is " : "; nor are ";
-    else
-      message += k + 1 == items.size() ? " and " : ", ";
-    message += fmt::format("{} (line {})", items[k], lines[k]);
-  }
+  std::string message = describe_unclosed(text, items);
   return EarlyEnd{std::move(message), cut.empty() ? tail : cut_at};
 }
 

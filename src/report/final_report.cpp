@@ -10,6 +10,7 @@
 #include "volley/report/json_report.hpp"
 #include "volley/report/result_checks.hpp"
 #include "volley/report/text_report.hpp"
+#include "volley/core/grouped_count.hpp"
 #include "volley/report/units_format.hpp"
 
 namespace volley::report {
@@ -151,7 +152,7 @@ std::string paced_lines(const results::RunResult& master) {
       if (c.scheduled == 0) continue;
       out += fmt::format(
           "  paced         group {} transaction {}: {} of {} scheduled iterations ({:.1f}%)\n", g,
-          t, format_grouped(c.ops), format_grouped(c.scheduled),
+          t, core::format_grouped(c.ops), core::format_grouped(c.scheduled),
           100.0 * static_cast<double>(c.ops) / static_cast<double>(c.scheduled));
     }
   }

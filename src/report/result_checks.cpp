@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "volley/report/comparison.hpp"
+#include "volley/core/grouped_count.hpp"
 #include "volley/report/units_format.hpp"
 
 namespace volley::report {
@@ -237,7 +238,7 @@ std::string find_paced_shortfall(const RunReport& report) {
       if (!paced_fell_behind(c.scheduled, c.ops, group.strands)) continue;
       return fmt::format(
           "group {} transaction {} fell behind its rate: {} of {} scheduled iterations ({:.1f}%)",
-          g, t, format_grouped(c.ops), format_grouped(c.scheduled),
+          g, t, core::format_grouped(c.ops), core::format_grouped(c.scheduled),
           100.0 * static_cast<double>(c.ops) / static_cast<double>(c.scheduled));
     }
   }

@@ -58,14 +58,6 @@ std::string format_count(double count) {
   return fmt::format("{:.2f}{}", s.value, s.prefix);
 }
 
-std::string format_grouped(std::uint64_t count) {
-  std::string digits = std::to_string(count);
-  for (auto at = static_cast<std::ptrdiff_t>(digits.size()) - 3; at > 0; at -= 3) {
-    digits.insert(static_cast<std::size_t>(at), ",");
-  }
-  return digits;
-}
-
 std::string format_ns(double ns) {
   const double v = sanitize(ns);
   if (v < 999.5) return fmt::format("{:.0f}ns", v);

@@ -368,6 +368,22 @@ TEST(ParserEarlyEnd, MidTagAndMidAttribute) {
             "the file ended early: the comment (opened at line 2) is not closed");
 }
 
+// However deep the nesting left open, the message names the innermost few and counts the rest,
+// and only the lines it names are looked up.
+TEST(ParserEarlyEnd, ManyOpenElementsAreCountedNotListed) {
+  std::string deep;
+  for (int i = 0; i < 50000; ++i) deep += "<group>\n";
+  const auto start = std::chrono::steady_clock::now();
+  const auto errors = errors_of("<profile>\n" + deep);
+  const auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_EQ(errors.size(), 1U);
+  EXPECT_EQ(errors[0].message,
+            "the file ended early: <group> (opened at line 50001) is not closed; nor are "
+            "<group> (line 50000), <group> (line 49999), <group> (line 49998), "
+            "<group> (line 49997) and 49,995 more, the outermost <profile> (line 1)");
+  EXPECT_LT(took, std::chrono::seconds(5));  // took 8 s when each line was a scan from the start
+}
+
 TEST(ParserEarlyEnd, EmptyFile) {
   for (const std::string text : {"", "\n", "  \n\t\n"}) {
     const auto errors = errors_of(text);

@@ -23,9 +23,6 @@ namespace volley::report {
 /// "1.23M", "4.56G" (at most 7 characters below 1000 T). Negative or NaN input reads as 0.
 [[nodiscard]] std::string format_count(double count);
 
-/// An exact count with a comma between groups of three digits: "0", "999", "2,310,659".
-[[nodiscard]] std::string format_grouped(std::uint64_t count);
-
 /// A duration in ns with an adaptive unit and three significant digits: "881ns", "27.1us",
 /// "393us", "3.97ms", "7.31s", "1234s" (at most 6 characters below 100000 s).
 [[nodiscard]] std::string format_ns(double ns);
