@@ -171,11 +171,11 @@ class StrandCore {
   /// of the time at 4,096 connections: the peer answers in the order it was asked), so each strand
   /// keeps where the state of the strand that came after it last time lies, and prefetches it
   /// when its own read completes: its own work (a system call or two) covers the fetch
-  /// (TcpOps::resumed).
+  /// (prefetch_successor).
   struct Successor {
     const void* strand = nullptr;
     const void* connection = nullptr;
-    const void* reactor_state = nullptr;
+    const void* link_state = nullptr;  // the connection's event-loop state, if it has one
     const void* frame = nullptr;
     const void* read_op = nullptr;
     const void* entry_frame = nullptr;

@@ -7,6 +7,7 @@
 #include <boost/asio/write.hpp>
 #include <fmt/format.h>
 
+#include "read_successor.hpp"
 #include "source_address.hpp"
 #include "strand_core.hpp"
 #include "volley/transport/closed_at_header.hpp"
@@ -26,26 +27,6 @@ namespace {
 /// they are there (or kMaxWakeAfter of them), not at each arrival: see TcpOps::expect. Below it
 /// (a ping-pong's messages) the mark stays at 1 and costs no system call.
 constexpr std::uint64_t kWakeFrom = StreamOps::kLargeMessage;
-
-/// Asks for the cache lines of [address, address + Bytes) ahead of use, unrolled (a fixed
-/// number of prefetch instructions, no loop). A hint: an address that is stale (a strand's
-/// connection or frame that went away) costs a wasted fetch, never a fault.
-template <std::size_t Bytes>
-void prefetch(const void* address) {
-  // Addresses computed as integers on purpose: a prefetch only needs the cache line.
-  const auto at = reinterpret_cast<std::uintptr_t>(address);
-  [&]<std::size_t... Line>(std::index_sequence<Line...>) {
-    // NOLINTNEXTLINE(performance-no-int-to-ptr)
-    (__builtin_prefetch(reinterpret_cast<const void*>(at + Line * 64)), ...);
-  }
-  (std::make_index_sequence<(Bytes + 63) / 64>());
-  // Its last line. NOLINTNEXTLINE(performance-no-int-to-ptr)
-  __builtin_prefetch(reinterpret_cast<const void*>(at + Bytes - 1));
-}
-
-/// Below this many strands on a worker their state stays in the cache (about 2 KiB each, against
-/// a 1 MiB second level), and the prefetch would only cost its ~60 instructions.
-constexpr std::size_t kPrefetchFromStrands = 256;
 
 /// Waits for one of the worker's connect slots when none was free (see ConnectGate); false when
 /// cut first.
@@ -202,33 +183,7 @@ void TcpOps::expect(Link& tcp, std::uint64_t bytes) {
 
 void TcpOps::resumed(StrandCore& s, StrandConnection& c, Link& tcp, const void* frame,
                      const transport::ReadResult& got) {
-  if (s.worker_.strand_count() < kPrefetchFromStrands) return;
-  if (StrandCore* before = s.worker_.exchange_last_resumed(&s); before != nullptr && before != &s) {
-    before->successor_ = {&s, &c, tcp.reactor_state(), frame, got.op, got.entry_frame};
-  }
-  const StrandCore::Successor& next = s.successor_;
-  if (next.strand == nullptr) return;
-  // The spans: the strand's fields touched per operation (its first lines), a connection,
-  // Asio 1.81's descriptor_state (168 bytes), the read's operation and the coroutine's entry frame
-  // (each under 192), and Strand::run_txn's whole frame. GCC 12 allocates that frame in one block
-  // (the constant run_txn's ramp passes to awaitable_frame_base::operator new) and puts `limit`,
-  // whose address is `frame`, near its start; the locals and temporaries a round trip touches lie
-  // all over it (perf annotate at 1,024 connections), so the window covers the whole frame, from
-  // 2 lines before `limit`: a smaller window around `limit` misses part of it whenever the layout
-  // moves. perf still samples loads at those offsets; without hardware counters this VM cannot
-  // tell whether they miss or the samples skid. To check the window after run_txn changes:
-  // objdump the ramp's frame size and the offset of the `frame` argument at the call of
-  // StreamOps::resumed.
-  constexpr std::size_t kAsioState = 192;
-  constexpr std::uintptr_t kFrameBefore = 128;
-  constexpr std::size_t kFrameBytes = 1152;
-  prefetch<160>(next.strand);
-  prefetch<sizeof(StrandConnection)>(next.connection);
-  prefetch<kAsioState>(next.reactor_state);
-  prefetch<kAsioState>(next.read_op);
-  prefetch<kAsioState>(next.entry_frame);
-  prefetch<kFrameBytes>(reinterpret_cast<const void*>(  // NOLINT(performance-no-int-to-ptr)
-      reinterpret_cast<std::uintptr_t>(next.frame) - kFrameBefore));
+  prefetch_successor(s, c, tcp.reactor_state(), frame, got);
 }
 
 void TcpOps::sample(Link& tcp, stats::TcpSummary& into) {

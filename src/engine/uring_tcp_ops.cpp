@@ -6,6 +6,7 @@
 #include "volley/transport/tcp_info.hpp"
 #include "volley/transport/tcp_connection.hpp"
 #include "protocols.hpp"
+#include "read_successor.hpp"
 #include "worker.hpp"
 
 namespace volley::engine {
@@ -14,6 +15,11 @@ void UringTcpOps::expect(Link& tcp, std::uint64_t bytes) {
   tcp.wake_after(bytes >= kLargeMessage ? static_cast<std::size_t>(std::min<std::uint64_t>(
                                               bytes, transport::TcpConnection::kMaxWakeAfter))
                                         : 1);
+}
+
+void UringTcpOps::resumed(StrandCore& s, StrandConnection& c, Link& /*tcp*/, const void* frame,
+                          const transport::ReadResult& got) {
+  prefetch_successor(s, c, nullptr, frame, got);
 }
 
 void UringTcpOps::sample(Link& tcp, stats::TcpSummary& into) {

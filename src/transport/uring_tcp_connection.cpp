@@ -49,6 +49,33 @@ class RecvOp final : public Ring::Op {
   Handler handler_;
 };
 
+/// A receive a strand's coroutine awaits (read_resuming): its completion resumes the coroutine in
+/// place, with the byte count (0 as the end of the stream) and, for the prefetch of the strand's
+/// next read, where this operation lay (the next one's allocation usually gets the block back).
+class ResumingRecvOp final : public Ring::Op {
+ public:
+  explicit ResumingRecvOp(ResumingHandler& handler) : handler_(std::move(handler)) {}
+  void complete(int result) override {
+    ResumingHandler handler(std::move(handler_));
+    ReadResult got{{}, 0, this, handler.entry_point()};
+    if (result > 0) {
+      got.bytes = static_cast<std::size_t>(result);
+    } else if (result == 0) {
+      got.ec = asio::error::eof;
+    } else {
+      got.ec = ring_error(result);
+    }
+    delete this;
+    handler(got);  // on the ring's thread, which runs the coroutine's io_context
+  }
+  /// The ring went away first: the handler's destructor unwinds the coroutine.
+  void drop() override { delete this; }
+
+ private:
+  ~ResumingRecvOp() override = default;
+  ResumingHandler handler_;
+};
+
 /// A poll for readiness: ready (with any event, errors included: the next call reports them) or
 /// the error that ended it.
 class PollOp final : public Ring::Op {
@@ -133,6 +160,21 @@ ReadAwaitable UringTcpConnection::read(std::span<char> into) {
         });
       },
       kWaitToken);
+}
+
+void UringTcpConnection::start_read(const ResumingRead& read, ResumingHandler& handler) {
+  auto& self = *static_cast<UringTcpConnection*>(read.connection);
+  if (self.fd_ < 0) {
+    const auto executor = handler.get_executor();
+    asio::post(executor, [h = std::move(handler)]() mutable {
+      h(ReadResult{asio::error::bad_descriptor, 0, nullptr, nullptr});
+    });
+    return;
+  }
+  auto* op = new ResumingRecvOp(handler);
+  self.ring_->start(*op, [fd = self.fd_, into = read.buffer](io_uring_sqe* sqe) {
+    io_uring_prep_recv(sqe, fd, into.data(), into.size(), 0);
+  });
 }
 
 WaitAwaitable UringTcpConnection::wait(Wait what) {

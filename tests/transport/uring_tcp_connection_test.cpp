@@ -254,5 +254,77 @@ TEST(UringTcpConnection, ManyReadsInFlightEachGetTheirOwnCompletion) {
   EXPECT_EQ(ring->in_flight(), 0U);
 }
 
+// The resuming read (read_resuming, as the engine's strands co_await it): the completion resumes
+// the coroutine in place with what came, the end of the stream, a cancel, or a closed connection.
+TEST(UringResumingRead, ReadsWhatIsThereAndWaitsForWhatComesLater) {
+  RingPair p;
+  std::array<char, 64> buf{};
+  ReadResult first, second, third, fourth;
+  asio::steady_timer later(*p.pair.io);
+  ASSERT_TRUE(p.pair.run([&]() -> asio::awaitable<void> {
+    p.pair.send(10);
+    first = co_await p.conn.read_resuming(buf);
+    later.expires_after(20ms);  // data that arrives while the receive is in the ring
+    later.async_wait([&](const boost::system::error_code&) { p.pair.send(100); });
+    second = co_await p.conn.read_resuming(buf);  // fills the buffer: the rest stays
+    third = co_await p.conn.read_resuming(buf);
+    p.pair.peer->close();
+    fourth = co_await p.conn.read_resuming(buf);
+  }));
+  EXPECT_FALSE(first.ec);
+  EXPECT_EQ(first.bytes, 10U);
+  EXPECT_NE(first.op, nullptr);  // where the operation lay, for the prefetch
+  EXPECT_EQ(second.bytes, 64U);
+  EXPECT_EQ(third.bytes, 36U);
+  EXPECT_FALSE(third.ec);
+  EXPECT_EQ(fourth.ec, asio::error::eof);
+  EXPECT_EQ(p.ring->in_flight(), 0U);
+}
+
+TEST(UringResumingRead, CancelAndCloseEndItWithOperationAborted) {
+  for (const bool close : {false, true}) {
+    RingPair p;
+    std::array<char, 64> buf{};
+    ReadResult got;
+    asio::steady_timer later(*p.pair.io, 30ms);
+    later.async_wait([&](auto) { close ? p.conn.close() : p.conn.cancel(); });
+    ASSERT_TRUE(
+        p.pair.run([&]() -> asio::awaitable<void> { got = co_await p.conn.read_resuming(buf); }));
+    EXPECT_EQ(got.ec, asio::error::operation_aborted) << (close ? "close" : "cancel");
+  }
+}
+
+TEST(UringResumingRead, OnAClosedConnectionItFailsWithoutTheRing) {
+  RingPair p;
+  p.conn.close();
+  std::array<char, 64> buf{};
+  ReadResult got;
+  ASSERT_TRUE(
+      p.pair.run([&]() -> asio::awaitable<void> { got = co_await p.conn.read_resuming(buf); }));
+  EXPECT_EQ(got.ec, asio::error::bad_descriptor);
+}
+
+// A receive still in the ring when it shuts down is dropped: its coroutine is destroyed, never
+// resumed, and nothing leaks (the sanitizer build checks that).
+TEST(UringResumingRead, AReadInFlightWhenTheRingShutsDownIsDropped) {
+  RingPair p;
+  std::array<char, 64> buf{};
+  bool resumed = false;
+  auto frames = std::make_shared<int>(0);
+  asio::co_spawn(
+      *p.pair.io,
+      [&, keep = frames]() -> asio::awaitable<void> {
+        (void)co_await p.conn.read_resuming(buf);
+        resumed = true;
+      },
+      asio::detached);
+  p.pair.io->run_for(50ms);
+  EXPECT_EQ(p.ring->in_flight(), 1U);
+  p.ring->shutdown();
+  p.pair.io->run_for(50ms);
+  EXPECT_FALSE(resumed);
+  EXPECT_EQ(frames.use_count(), 1) << "the coroutine's frame was not destroyed";
+}
+
 }  // namespace
 }  // namespace volley::transport

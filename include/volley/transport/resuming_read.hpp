@@ -19,10 +19,16 @@
 // (co_spawned on their worker's context); the static_assert below keeps any other handler out.
 // Asio's awaitable_async_op_handler is a detail of Boost 1.81's awaitable (impl/awaitable.hpp):
 // pinned, with the rest, by drained_read.hpp's static_assert on the Boost version.
+//
+// A connection type offers the operation by a start function (ResumingRead::start): the TCP
+// connection's queues a drained read on Asio's reactor (start_resuming_read below); the io_uring
+// connection's a receive in its ring (UringTcpConnection::read_resuming). The handler is one
+// type, the coroutine's, so neither needs a template and the strand's loop one co_await.
 // Thread: the socket's io_context's.
 #include <cstddef>
 #include <type_traits>
 
+#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/buffer.hpp>
@@ -43,24 +49,20 @@ struct ReadResult {
   const void* entry_frame = nullptr;
 };
 
+/// The handler a strand's coroutine (boost::asio::awaitable<T>, any_io_executor) gives an
+/// operation it co_awaits whose completion is void(ReadResult). Calling it resumes the coroutine.
+using ResumingHandler =
+    boost::asio::detail::awaitable_async_op_handler<void(ReadResult), boost::asio::any_io_executor>;
+
 namespace resuming_detail {
 
 namespace ad = boost::asio::detail;
 
-template <class Handler>
-struct IsCoroutineHandler : std::false_type {};
-template <class Executor>
-struct IsCoroutineHandler<ad::awaitable_async_op_handler<void(ReadResult), Executor>>
-    : std::true_type {};
-
 /// drained_read.hpp's receive operation (a read that left nothing is "done and exhausted"),
 /// completing by calling the coroutine's handler in place.
-template <class Handler>
 class ResumingRecvOp : public drained_detail::RecvOpBase {
  public:
-  static_assert(IsCoroutineHandler<Handler>::value,
-                "ResumingRecvOp calls its handler in place: only for a coroutine on the socket's "
-                "own io_context (co_await ResumingRead)");
+  using Handler = ResumingHandler;
   BOOST_ASIO_DEFINE_HANDLER_PTR(ResumingRecvOp);
 
   ResumingRecvOp(ad::socket_type socket, drained_detail::State* state,
@@ -89,15 +91,16 @@ class ResumingRecvOp : public drained_detail::RecvOpBase {
 
 }  // namespace resuming_detail
 
-/// `ReadResult r = co_await ResumingRead{...};` inside a boost::asio::awaitable coroutine that
-/// runs on `socket`'s io_context: reads into `buffer` what is there, waiting until something is,
-/// as async_read_drained does (no EAGAIN read, no epoll_ctl). cancel() on the socket ends it
-/// with operation_aborted.
+/// `ReadResult r = co_await link.read_resuming(into);` inside a boost::asio::awaitable coroutine
+/// that runs on the connection's io_context: reads into `buffer` what is there, waiting until
+/// something is. cancel() on the connection ends it with operation_aborted.
 struct ResumingRead {
-  drained_detail::Socket& socket;
-  boost::asio::detail::reactor& reactor;
+  /// Starts the read of `read` with the coroutine's handler (taking it), to be called once it
+  /// completes; never before start() returns.
+  using Start = void (*)(const ResumingRead& read, ResumingHandler& handler);
+  Start start = nullptr;
+  void* connection = nullptr;  ///< what start() reads from
   boost::asio::mutable_buffer buffer;
-  DrainRule rule = DrainRule::kShortRead;
 
   /// An asynchronous operation (Asio's is_async_operation): the coroutine's await_transform
   /// calls this with its own handler. (Constrained: await_transform also probes whether this is
@@ -107,23 +110,34 @@ struct ResumingRead {
   auto operator()(Token&& token) const {
     return boost::asio::async_initiate<Token, void(ReadResult)>(
         [this](auto handler) {
-          namespace ad = boost::asio::detail;
-          using Op = resuming_detail::ResumingRecvOp<decltype(handler)>;
-          auto& impl = drained_detail::SocketAccess::implementation(socket);
-          typename Op::ptr p = {ad::addressof(handler), Op::ptr::allocate(handler), nullptr};
-          p.p = new (p.v) Op(impl.socket_, impl.reactor_data_, buffer, rule, handler);
-          if (buffer.size() != 0 && ((impl.state_ & ad::socket_ops::non_blocking) != 0 ||
-                                     ad::socket_ops::set_internal_non_blocking(
-                                         impl.socket_, impl.state_, true, p.p->ec_))) {
-            reactor.start_op(ad::reactor::read_op, impl.socket_, impl.reactor_data_, p.p, false,
-                             true);
-          } else {
-            reactor.post_immediate_completion(p.p, false);
-          }
-          p.v = p.p = nullptr;
+          static_assert(std::is_same_v<decltype(handler), ResumingHandler>,
+                        "a resuming read calls its handler in place: only for a coroutine on the "
+                        "connection's own io_context (co_await link.read_resuming(into))");
+          start(*this, handler);
         },
         token);
   }
 };
+
+/// The drained read (as async_read_drained: no EAGAIN read, no epoll_ctl) of `socket` on
+/// `reactor` as a resuming read's start.
+inline void start_resuming_read(drained_detail::Socket& socket,
+                                boost::asio::detail::reactor& reactor,
+                                boost::asio::mutable_buffer buffer, DrainRule rule,
+                                ResumingHandler& handler) {
+  namespace ad = boost::asio::detail;
+  using Op = resuming_detail::ResumingRecvOp;
+  auto& impl = drained_detail::SocketAccess::implementation(socket);
+  Op::ptr p = {ad::addressof(handler), Op::ptr::allocate(handler), nullptr};
+  p.p = new (p.v) Op(impl.socket_, impl.reactor_data_, buffer, rule, handler);
+  if (buffer.size() != 0 &&
+      ((impl.state_ & ad::socket_ops::non_blocking) != 0 ||
+       ad::socket_ops::set_internal_non_blocking(impl.socket_, impl.state_, true, p.p->ec_))) {
+    reactor.start_op(ad::reactor::read_op, impl.socket_, impl.reactor_data_, p.p, false, true);
+  } else {
+    reactor.post_immediate_completion(p.p, false);
+  }
+  p.v = p.p = nullptr;
+}
 
 }  // namespace volley::transport

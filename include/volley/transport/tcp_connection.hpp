@@ -70,7 +70,8 @@ class TcpConnection {
   /// initiation frame and executor dispatch (see resuming_read.hpp). Only in a coroutine on this
   /// socket's io_context.
   ResumingRead read_resuming(std::span<char> into) {
-    return ResumingRead{socket_, *reactor_, boost::asio::buffer(into.data(), into.size()), rule_};
+    return ResumingRead{&TcpConnection::start_read, this,
+                        boost::asio::buffer(into.data(), into.size())};
   }
   /// Where the reactor keeps this socket's state (Asio's descriptor_state), which the event loop
   /// touches first when the socket is ready: for a prefetch (see engine::StrandCore::Successor).
@@ -145,6 +146,11 @@ class TcpConnection {
   boost::system::error_code start_zero_copy();
 
  private:
+  static void start_read(const ResumingRead& read, ResumingHandler& handler) {
+    auto& self = *static_cast<TcpConnection*>(read.connection);
+    start_resuming_read(self.socket_, *self.reactor_, read.buffer, self.rule_, handler);
+  }
+
   // Every read touches all three: the two small ones first, next to the socket's descriptor and
   // reactor state (the socket's executor, after them, is not touched per read), so that a read
   // at thousands of connections misses fewer cache lines.

@@ -12,6 +12,7 @@
 #include <span>
 
 #include "volley/transport/io_result.hpp"
+#include "volley/transport/resuming_read.hpp"
 #include "volley/transport/ring.hpp"
 #include "volley/transport/tcp_connection.hpp"
 
@@ -33,6 +34,12 @@ class UringTcpConnection {
   /// Reads what is there, up to into.size(), waiting until something is (IORING_OP_RECV): the
   /// kernel completes it at once when data is queued, else when some arrives. 0 bytes: eof.
   ReadAwaitable read(std::span<char> into);
+  /// The same receive as a strand's coroutine co_awaits it (resuming_read.hpp): the completion
+  /// resumes the coroutine in place from the ring's run(), without Asio's initiation frame, a
+  /// type-erased handler or a dispatch. Only in a coroutine on the ring's io_context.
+  ResumingRead read_resuming(std::span<char> into) {
+    return ResumingRead{&UringTcpConnection::start_read, this, {into.data(), into.size()}};
+  }
   [[nodiscard]] bool reads_ahead() const { return true; }
   IoResult sendfile(int fd, off_t* offset, std::size_t bytes);
   WaitAwaitable wait(Wait what);
@@ -46,6 +53,8 @@ class UringTcpConnection {
   [[nodiscard]] int native_handle() const { return fd_; }
 
  private:
+  static void start_read(const ResumingRead& read, ResumingHandler& handler);
+
   Ring* ring_ = nullptr;
   int fd_ = -1;
   int wake_after_ = 1;
