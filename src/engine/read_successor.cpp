@@ -33,7 +33,7 @@ constexpr std::size_t kPrefetchFromStrands = 256;
 }  // namespace
 
 void prefetch_successor(StrandCore& s, StrandConnection& c, const void* link_state,
-                        const void* frame, const transport::ReadResult& got) {
+                        const void* frame, const transport::IoDone& got) {
   if (s.worker_.strand_count() < kPrefetchFromStrands) return;
   if (StrandCore* before = s.worker_.exchange_last_resumed(&s); before != nullptr && before != &s) {
     before->successor_ = {&s, &c, link_state, frame, got.op, got.entry_frame};

@@ -7,7 +7,7 @@
 // and prefetches it when its own read completes: its own work covers the fetch.
 // Thread: the strand's worker.
 #include "strand_core.hpp"
-#include "volley/transport/resuming_read.hpp"
+#include "volley/transport/resuming_io.hpp"
 
 namespace volley::engine {
 
@@ -17,6 +17,6 @@ namespace volley::engine {
 /// (a connection on the io_uring engine). `frame`: an address in the strand's coroutine frame.
 /// Nothing below a few hundred strands on the worker, whose state stays in the cache.
 void prefetch_successor(StrandCore& s, StrandConnection& c, const void* link_state,
-                        const void* frame, const transport::ReadResult& got);
+                        const void* frame, const transport::IoDone& got);
 
 }  // namespace volley::engine

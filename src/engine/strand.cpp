@@ -213,7 +213,17 @@ awaitable<void> Strand::run_txn(const TxnPlan& txn) {
           if (const auto* w = std::get_if<profile::WriteOp>(&op->spec)) {
             std::uint64_t left = draw_size(*op, w->size);
             bool blocked = false;
-            if (auto end = StreamOps::write_now(*this, *op, *stream, left, std::nullopt, blocked)) {
+            if (left > 0 && StreamOps::sends_in_ring(*this, *stream)) {
+              for (;;) {
+                const transport::IoDone sent =
+                    co_await StreamOps::ring_send(*this, *stream, left);
+                if (auto end = StreamOps::ring_sent(*this, *op, *stream, left, sent)) {
+                  out = std::move(*end);
+                  break;
+                }
+              }
+            } else if (auto end =
+                           StreamOps::write_now(*this, *op, *stream, left, std::nullopt, blocked)) {
               out = std::move(*end);
             } else {
               out = co_await StreamOps::send(*this, *op, left, std::nullopt, blocked);
@@ -255,7 +265,7 @@ awaitable<void> Strand::run_txn(const TxnPlan& txn) {
               out = std::move(*stop);
               break;
             }
-            transport::ReadResult got;
+            transport::IoDone got;
             if (auto resuming = StreamOps::resuming_read(r, into)) {
               got = co_await std::move(*resuming);  // NOLINT(performance-move-const-arg): Asio
                                                     // awaits rvalues; no frame, no dispatch

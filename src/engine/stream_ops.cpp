@@ -108,6 +108,39 @@ awaitable<OpOutcome> StreamOps::send(StrandCore& s, const OpPlan& op, std::uint6
   }
 }
 
+bool StreamOps::sends_in_ring(const StrandCore& s, const StrandConnection& c) {
+  return std::holds_alternative<transport::UringTcpConnection>(c.link) &&
+         s.may_wait(Waiting::kWrite);
+}
+
+transport::ResumingIo StreamOps::ring_send(StrandCore& s, StrandConnection& c,
+                                           std::uint64_t left) {
+  const std::span<char> buffer = s.worker_.buffer();
+  s.active_ = &c.link;
+  s.waits_for(Waiting::kWrite);
+  s.worker_.budget_renewed();  // a send in the ring completes through the event loop
+  return std::get<transport::UringTcpConnection>(c.link).send_resuming(
+      buffer.first(static_cast<std::size_t>(std::min<std::uint64_t>(left, buffer.size()))));
+}
+
+std::optional<OpOutcome> StreamOps::ring_sent(StrandCore& s, const OpPlan& op, StrandConnection& c,
+                                              std::uint64_t& left, const transport::IoDone& sent) {
+  s.active_ = nullptr;
+  s.waits_for(Waiting::kNothing);
+  s.add_written(op, sent.bytes);  // a send cancelled after it sent part counts that part
+  c.step_written += sent.bytes;
+  left -= sent.bytes;
+  if (sent.ec) [[unlikely]] {
+    if (sent.ec == asio::error::operation_aborted) return s.aborted_outcome();
+    return s.failure_from(sent.ec, "write");
+  }
+  s.worker_.count_progress();
+  if (left == 0) return OpOutcome{};
+  // Only part went: the socket is full, and the rest waits for room, as on the epoll engine.
+  if (!s.may_wait(Waiting::kWrite)) return s.aborted_outcome();
+  return std::nullopt;
+}
+
 std::optional<OpOutcome> StreamOps::begin_read(StrandCore& s, PendingRead& r) {
   StrandConnection& c = *r.c;
   return with_ops(c.link, [&](auto ops, auto& link) -> std::optional<OpOutcome> {
@@ -151,10 +184,10 @@ transport::ReadAwaitable StreamOps::read_wait(PendingRead& r, std::span<char> in
   return std::visit([into](auto& link) { return link.read(into); }, r.c->link);
 }
 
-std::optional<transport::ResumingRead> StreamOps::resuming_read(PendingRead& r,
+std::optional<transport::ResumingIo> StreamOps::resuming_read(PendingRead& r,
                                                                 std::span<char> into) {
   return std::visit(
-      [into](auto& link) -> std::optional<transport::ResumingRead> {
+      [into](auto& link) -> std::optional<transport::ResumingIo> {
         if constexpr (requires { link.read_resuming(into); }) {
           return link.read_resuming(into);
         } else {
@@ -165,7 +198,7 @@ std::optional<transport::ResumingRead> StreamOps::resuming_read(PendingRead& r,
 }
 
 void StreamOps::resumed(StrandCore& s, PendingRead& r, const void* frame,
-                        const transport::ReadResult& got) {
+                        const transport::IoDone& got) {
   with_ops(r.c->link, [&](auto ops, auto& link) {
     if constexpr (requires { decltype(ops)::resumed(s, *r.c, link, frame, got); }) {
       decltype(ops)::resumed(s, *r.c, link, frame, got);
@@ -204,7 +237,7 @@ awaitable<OpOutcome> StreamOps::read_rest(StrandCore& s, PendingRead r) {
   for (;;) {
     std::span<char> into;
     if (auto stop = read_begin(s, r, into)) co_return std::move(*stop);
-    transport::ReadResult got;
+    transport::IoDone got;
     if (auto resuming = resuming_read(r, into)) {
       got =
           co_await std::move(*resuming);  // NOLINT(performance-move-const-arg): Asio awaits rvalues

@@ -12,7 +12,7 @@
 #include <boost/system/error_code.hpp>
 
 #include "volley/transport/io_result.hpp"
-#include "volley/transport/resuming_read.hpp"
+#include "volley/transport/resuming_io.hpp"
 #include "operation.hpp"
 
 namespace volley::engine {
@@ -48,16 +48,27 @@ struct StreamOps {
   static std::optional<OpOutcome> read_begin(StrandCore& s, PendingRead& r, std::span<char>& into);
   /// The read that waits, through the connection's read().
   static transport::ReadAwaitable read_wait(PendingRead& r, std::span<char> into);
-  /// The same read without Asio's initiation frame (transport/resuming_read.hpp), when the
+  /// The same read without Asio's initiation frame (transport/resuming_io.hpp), when the
   /// connection offers one (read_resuming); then resumed() after it.
-  static std::optional<transport::ResumingRead> resuming_read(PendingRead& r, std::span<char> into);
+  static std::optional<transport::ResumingIo> resuming_read(PendingRead& r, std::span<char> into);
   /// A resuming read of `r` completed and the strand resumes (the protocol's `resumed` hook, if
   /// any). `frame`: an address in the caller's coroutine frame.
   static void resumed(StrandCore& s, PendingRead& r, const void* frame,
-                      const transport::ReadResult& got);
+                      const transport::IoDone& got);
   /// After each read of `r`: the outcome when the operation is over, nullopt when more is to come.
   static std::optional<OpOutcome> read_end(StrandCore& s, PendingRead& r,
                                            const boost::system::error_code& ec, std::size_t got);
+  /// Whether a plain write's next send on `c` goes through its worker's ring (the io_uring
+  /// engine: with the other strands' sends of the same pass, in one io_uring_enter): `c` is on a
+  /// ring and the strand may wait for room. Else write_now and send do it.
+  static bool sends_in_ring(const StrandCore& s, const StrandConnection& c);
+  /// The next send of a write with `left` bytes to go on `c` (sends_in_ring), from the worker's
+  /// buffer: a wait for room, which a cut cancels.
+  static transport::ResumingIo ring_send(StrandCore& s, StrandConnection& c, std::uint64_t left);
+  /// After each such send: counts what it sent; the outcome when the write is over (done,
+  /// failed, or cut while it waited for room), nullopt when more is to send.
+  static std::optional<OpOutcome> ring_sent(StrandCore& s, const OpPlan& op, StrandConnection& c,
+                                            std::uint64_t& left, const transport::IoDone& sent);
   /// The whole of `r`, for a caller that is a coroutine anyway.
   static boost::asio::awaitable<OpOutcome> read_rest(StrandCore& s, PendingRead r);
   /// sendfile or sendfilev: `nfiles` files of the op's file set, drawn, at most `chunk` per call.

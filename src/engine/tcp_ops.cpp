@@ -182,7 +182,7 @@ void TcpOps::expect(Link& tcp, std::uint64_t bytes) {
 }
 
 void TcpOps::resumed(StrandCore& s, StrandConnection& c, Link& tcp, const void* frame,
-                     const transport::ReadResult& got) {
+                     const transport::IoDone& got) {
   prefetch_successor(s, c, tcp.reactor_state(), frame, got);
 }
 

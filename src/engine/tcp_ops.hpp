@@ -50,7 +50,7 @@ struct TcpOps : StreamOps {
   /// A resuming read of `c` completed: tells the strand whose read completed before this one's
   /// where its state lies, and prefetches its own successor's (see StrandCore::Successor).
   static void resumed(StrandCore& s, StrandConnection& c, Link& tcp, const void* frame,
-                      const transport::ReadResult& got);
+                      const transport::IoDone& got);
   /// The connection's TCP_INFO into `into`.
   static void sample(Link& tcp, stats::TcpSummary& into);
   /// The peer closed the connection before any data passed on it (transport::closed_at_header).

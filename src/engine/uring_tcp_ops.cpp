@@ -18,7 +18,7 @@ void UringTcpOps::expect(Link& tcp, std::uint64_t bytes) {
 }
 
 void UringTcpOps::resumed(StrandCore& s, StrandConnection& c, Link& /*tcp*/, const void* frame,
-                          const transport::ReadResult& got) {
+                          const transport::IoDone& got) {
   prefetch_successor(s, c, nullptr, frame, got);
 }
 

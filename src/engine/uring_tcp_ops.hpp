@@ -20,7 +20,7 @@ struct UringTcpOps : StreamOps {
   static void expect(Link& tcp, std::uint64_t bytes);
   /// A resuming read of `c` completed: the prefetch for the worker's next one (read_successor.hpp).
   static void resumed(StrandCore& s, StrandConnection& c, Link& tcp, const void* frame,
-                      const transport::ReadResult& got);
+                      const transport::IoDone& got);
   /// The connection's TCP_INFO into `into`.
   static void sample(Link& tcp, stats::TcpSummary& into);
   /// The peer closed the connection before any data passed on it (transport::closed_at_header).

@@ -49,18 +49,20 @@ class RecvOp final : public Ring::Op {
   Handler handler_;
 };
 
-/// A receive a strand's coroutine awaits (read_resuming): its completion resumes the coroutine in
-/// place, with the byte count (0 as the end of the stream) and, for the prefetch of the strand's
-/// next read, where this operation lay (the next one's allocation usually gets the block back).
-class ResumingRecvOp final : public Ring::Op {
+/// A receive or a send a strand's coroutine awaits (read_resuming, send_resuming): its completion
+/// resumes the coroutine in place, with the byte count (for a receive, 0 is the end of the stream)
+/// and, for the prefetch of the strand's next read, where this operation lay (the next one's
+/// allocation usually gets the block back).
+class ResumingOp final : public Ring::Op {
  public:
-  explicit ResumingRecvOp(ResumingHandler& handler) : handler_(std::move(handler)) {}
+  ResumingOp(ResumingHandler& handler, bool zero_is_eof)
+      : handler_(std::move(handler)), zero_is_eof_(zero_is_eof) {}
   void complete(int result) override {
     ResumingHandler handler(std::move(handler_));
-    ReadResult got{{}, 0, this, handler.entry_point()};
+    IoDone got{{}, 0, this, handler.entry_point()};
     if (result > 0) {
       got.bytes = static_cast<std::size_t>(result);
-    } else if (result == 0) {
+    } else if (result == 0 && zero_is_eof_) {
       got.ec = asio::error::eof;
     } else {
       got.ec = ring_error(result);
@@ -72,8 +74,9 @@ class ResumingRecvOp final : public Ring::Op {
   void drop() override { delete this; }
 
  private:
-  ~ResumingRecvOp() override = default;
+  ~ResumingOp() override = default;
   ResumingHandler handler_;
+  bool zero_is_eof_;
 };
 
 /// A poll for readiness: ready (with any event, errors included: the next call reports them) or
@@ -162,18 +165,32 @@ ReadAwaitable UringTcpConnection::read(std::span<char> into) {
       kWaitToken);
 }
 
-void UringTcpConnection::start_read(const ResumingRead& read, ResumingHandler& handler) {
-  auto& self = *static_cast<UringTcpConnection*>(read.connection);
+template <class Prepare>
+void UringTcpConnection::start(const ResumingIo& io, ResumingHandler& handler, bool zero_is_eof,
+                               Prepare prepare) {
+  auto& self = *static_cast<UringTcpConnection*>(io.connection);
   if (self.fd_ < 0) {
     const auto executor = handler.get_executor();
     asio::post(executor, [h = std::move(handler)]() mutable {
-      h(ReadResult{asio::error::bad_descriptor, 0, nullptr, nullptr});
+      h(IoDone{asio::error::bad_descriptor, 0, nullptr, nullptr});
     });
     return;
   }
-  auto* op = new ResumingRecvOp(handler);
-  self.ring_->start(*op, [fd = self.fd_, into = read.buffer](io_uring_sqe* sqe) {
+  auto* op = new ResumingOp(handler, zero_is_eof);
+  self.ring_->start(*op, [fd = self.fd_, buffer = io.buffer, &prepare](io_uring_sqe* sqe) {
+    prepare(sqe, fd, buffer);
+  });
+}
+
+void UringTcpConnection::start_read(const ResumingIo& read, ResumingHandler& handler) {
+  start(read, handler, true, [](io_uring_sqe* sqe, int fd, asio::mutable_buffer into) {
     io_uring_prep_recv(sqe, fd, into.data(), into.size(), 0);
+  });
+}
+
+void UringTcpConnection::start_send(const ResumingIo& send, ResumingHandler& handler) {
+  start(send, handler, false, [](io_uring_sqe* sqe, int fd, asio::mutable_buffer from) {
+    io_uring_prep_send(sqe, fd, from.data(), from.size(), MSG_NOSIGNAL);
   });
 }
 

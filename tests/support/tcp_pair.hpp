@@ -1,6 +1,6 @@
 #pragma once
 // A connected loopback TCP pair on one io_context, for the transport tests of the reads
-// (drained_read.hpp, resuming_read.hpp).
+// (drained_read.hpp, resuming_io.hpp).
 #include <chrono>
 #include <cstddef>
 #include <memory>

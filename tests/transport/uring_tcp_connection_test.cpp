@@ -256,10 +256,10 @@ TEST(UringTcpConnection, ManyReadsInFlightEachGetTheirOwnCompletion) {
 
 // The resuming read (read_resuming, as the engine's strands co_await it): the completion resumes
 // the coroutine in place with what came, the end of the stream, a cancel, or a closed connection.
-TEST(UringResumingRead, ReadsWhatIsThereAndWaitsForWhatComesLater) {
+TEST(UringResumingIo, ReadsWhatIsThereAndWaitsForWhatComesLater) {
   RingPair p;
   std::array<char, 64> buf{};
-  ReadResult first, second, third, fourth;
+  IoDone first, second, third, fourth;
   asio::steady_timer later(*p.pair.io);
   ASSERT_TRUE(p.pair.run([&]() -> asio::awaitable<void> {
     p.pair.send(10);
@@ -281,11 +281,11 @@ TEST(UringResumingRead, ReadsWhatIsThereAndWaitsForWhatComesLater) {
   EXPECT_EQ(p.ring->in_flight(), 0U);
 }
 
-TEST(UringResumingRead, CancelAndCloseEndItWithOperationAborted) {
+TEST(UringResumingIo, CancelAndCloseEndItWithOperationAborted) {
   for (const bool close : {false, true}) {
     RingPair p;
     std::array<char, 64> buf{};
-    ReadResult got;
+    IoDone got;
     asio::steady_timer later(*p.pair.io, 30ms);
     later.async_wait([&](auto) { close ? p.conn.close() : p.conn.cancel(); });
     ASSERT_TRUE(
@@ -294,11 +294,11 @@ TEST(UringResumingRead, CancelAndCloseEndItWithOperationAborted) {
   }
 }
 
-TEST(UringResumingRead, OnAClosedConnectionItFailsWithoutTheRing) {
+TEST(UringResumingIo, OnAClosedConnectionItFailsWithoutTheRing) {
   RingPair p;
   p.conn.close();
   std::array<char, 64> buf{};
-  ReadResult got;
+  IoDone got;
   ASSERT_TRUE(
       p.pair.run([&]() -> asio::awaitable<void> { got = co_await p.conn.read_resuming(buf); }));
   EXPECT_EQ(got.ec, asio::error::bad_descriptor);
@@ -306,7 +306,7 @@ TEST(UringResumingRead, OnAClosedConnectionItFailsWithoutTheRing) {
 
 // A receive still in the ring when it shuts down is dropped: its coroutine is destroyed, never
 // resumed, and nothing leaks (the sanitizer build checks that).
-TEST(UringResumingRead, AReadInFlightWhenTheRingShutsDownIsDropped) {
+TEST(UringResumingIo, AReadInFlightWhenTheRingShutsDownIsDropped) {
   RingPair p;
   std::array<char, 64> buf{};
   bool resumed = false;
@@ -324,6 +324,56 @@ TEST(UringResumingRead, AReadInFlightWhenTheRingShutsDownIsDropped) {
   p.pair.io->run_for(50ms);
   EXPECT_FALSE(resumed);
   EXPECT_EQ(frames.use_count(), 1) << "the coroutine's frame was not destroyed";
+}
+
+// The send (send_resuming): what fits goes at once; on a full socket it waits for room, and a
+// cancel then ends it with operation_aborted, counting nothing it did not send.
+TEST(UringResumingIo, ASendGoesAtOnceOrWaitsForRoom) {
+  RingPair p;
+  const int small = 4096;
+  ::setsockopt(p.conn.native_handle(), SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
+  std::vector<char> data(1 << 20, 'x');
+  IoDone first;
+  std::size_t sent = 0;
+  std::size_t drained = 0;
+  asio::steady_timer later(*p.pair.io, 30ms);
+  later.async_wait([&](auto) {  // the peer reads everything sent so far
+    std::vector<char> sink(1 << 20);
+    boost::system::error_code ec;
+    while (p.pair.peer->available(ec) > 0) drained += p.pair.peer->read_some(asio::buffer(sink), ec);
+  });
+  ASSERT_TRUE(p.pair.run([&]() -> asio::awaitable<void> {
+    first = co_await p.conn.send_resuming(std::span<const char>(data.data(), 100));
+    // More than the socket holds: each send takes what fits, until one must wait for the read.
+    while (sent < data.size() && drained == 0) {
+      const IoDone d = co_await p.conn.send_resuming(data);
+      EXPECT_FALSE(d.ec) << d.ec.message();
+      sent += d.bytes;
+    }
+  }));
+  EXPECT_FALSE(first.ec);
+  EXPECT_EQ(first.bytes, 100U);
+  EXPECT_GT(drained, 0U) << "no send waited for the peer to read";
+  EXPECT_GT(sent, 0U);
+}
+
+TEST(UringResumingIo, ASendWaitingForRoomIsCancelled) {
+  RingPair p;
+  std::vector<char> data(1 << 20, 'x');
+  IoDone waited;
+  std::size_t before = 0;
+  asio::steady_timer later(*p.pair.io, 50ms);
+  later.async_wait([&](auto) { p.conn.cancel(); });
+  ASSERT_TRUE(p.pair.run([&]() -> asio::awaitable<void> {
+    for (;;) {  // fill the socket: nobody reads
+      waited = co_await p.conn.send_resuming(data);
+      if (waited.ec) break;
+      before += waited.bytes;
+    }
+  }));
+  EXPECT_EQ(waited.ec, asio::error::operation_aborted);
+  EXPECT_GT(before, 0U);
+  EXPECT_EQ(p.ring->in_flight(), 0U);
 }
 
 }  // namespace

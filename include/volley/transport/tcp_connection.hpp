@@ -21,7 +21,7 @@
 
 #include "volley/transport/drained_read.hpp"
 #include "volley/transport/io_result.hpp"
-#include "volley/transport/resuming_read.hpp"
+#include "volley/transport/resuming_io.hpp"
 #include "volley/transport/zero_copy_sends.hpp"
 
 namespace volley::transport {
@@ -65,12 +65,12 @@ class TcpConnection {
       if (inq_) rule_ = DrainRule::kCounted;
     }
   }
-  /// The same read as a strand's coroutine co_awaits it (`ReadResult r = co_await
+  /// The same read as a strand's coroutine co_awaits it (`IoDone r = co_await
   /// link.read_resuming(into)`): its completion resumes the coroutine in place, without Asio's
-  /// initiation frame and executor dispatch (see resuming_read.hpp). Only in a coroutine on this
+  /// initiation frame and executor dispatch (see resuming_io.hpp). Only in a coroutine on this
   /// socket's io_context.
-  ResumingRead read_resuming(std::span<char> into) {
-    return ResumingRead{&TcpConnection::start_read, this,
+  ResumingIo read_resuming(std::span<char> into) {
+    return ResumingIo{&TcpConnection::start_read, this,
                         boost::asio::buffer(into.data(), into.size())};
   }
   /// Where the reactor keeps this socket's state (Asio's descriptor_state), which the event loop
@@ -146,7 +146,7 @@ class TcpConnection {
   boost::system::error_code start_zero_copy();
 
  private:
-  static void start_read(const ResumingRead& read, ResumingHandler& handler) {
+  static void start_read(const ResumingIo& read, ResumingHandler& handler) {
     auto& self = *static_cast<TcpConnection*>(read.connection);
     start_resuming_read(self.socket_, *self.reactor_, read.buffer, self.rule_, handler);
   }

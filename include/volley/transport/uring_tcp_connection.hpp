@@ -5,14 +5,16 @@
 // on it, then close(2) (Ring::close_descriptor). Reads and writes that need not wait are plain
 // non-blocking system calls, as on a TcpConnection. The socket leaves Asio's reactor when the
 // connection is made (from a connected or accepted TcpConnection), so no epoll event is raised for
-// it. Thread: the ring's (its worker's).
+// it. The engine's strands read and send through the ring itself (read_resuming, send_resuming):
+// their operations of one pass of the event loop go to the kernel in one io_uring_enter.
+// Thread: the ring's (its worker's).
 #include <sys/types.h>
 
 #include <cstddef>
 #include <span>
 
 #include "volley/transport/io_result.hpp"
-#include "volley/transport/resuming_read.hpp"
+#include "volley/transport/resuming_io.hpp"
 #include "volley/transport/ring.hpp"
 #include "volley/transport/tcp_connection.hpp"
 
@@ -34,11 +36,18 @@ class UringTcpConnection {
   /// Reads what is there, up to into.size(), waiting until something is (IORING_OP_RECV): the
   /// kernel completes it at once when data is queued, else when some arrives. 0 bytes: eof.
   ReadAwaitable read(std::span<char> into);
-  /// The same receive as a strand's coroutine co_awaits it (resuming_read.hpp): the completion
+  /// The same receive as a strand's coroutine co_awaits it (resuming_io.hpp): the completion
   /// resumes the coroutine in place from the ring's run(), without Asio's initiation frame, a
   /// type-erased handler or a dispatch. Only in a coroutine on the ring's io_context.
-  ResumingRead read_resuming(std::span<char> into) {
-    return ResumingRead{&UringTcpConnection::start_read, this, {into.data(), into.size()}};
+  ResumingIo read_resuming(std::span<char> into) {
+    return ResumingIo{&UringTcpConnection::start_read, this, {into.data(), into.size()}};
+  }
+  /// A send (IORING_OP_SEND) a strand's coroutine co_awaits: it completes with what the socket
+  /// took, at once when there is room (during the ring's next submission, together with every
+  /// other strand's), else when some comes. `from` must stay valid until then.
+  ResumingIo send_resuming(std::span<const char> from) {
+    return ResumingIo{&UringTcpConnection::start_send, this,
+                      {const_cast<char*>(from.data()), from.size()}};  // NOLINT: sent, not written
   }
   [[nodiscard]] bool reads_ahead() const { return true; }
   IoResult sendfile(int fd, off_t* offset, std::size_t bytes);
@@ -53,7 +62,13 @@ class UringTcpConnection {
   [[nodiscard]] int native_handle() const { return fd_; }
 
  private:
-  static void start_read(const ResumingRead& read, ResumingHandler& handler);
+  static void start_read(const ResumingIo& read, ResumingHandler& handler);
+  static void start_send(const ResumingIo& send, ResumingHandler& handler);
+  /// Starts the operation `prepare` fills in the ring (or, closed, completes it with
+  /// bad_descriptor through the executor).
+  template <class Prepare>
+  static void start(const ResumingIo& io, ResumingHandler& handler, bool zero_is_eof,
+                    Prepare prepare);
 
   Ring* ring_ = nullptr;
   int fd_ = -1;

@@ -1,6 +1,7 @@
 #pragma once
-// The drained read (drained_read.hpp) as an operation a strand's coroutine co_awaits directly, its
-// completion resuming the coroutine from the reactor's completion, with nothing in between.
+// A read (or, on the io_uring engine, a send) as an operation a strand's coroutine co_awaits
+// directly, its completion resuming the coroutine from the event loop's completion, with nothing
+// in between. On the epoll engine the read is the drained read (drained_read.hpp).
 //
 // `co_await tcp.read(into)` with use_awaitable went: Asio's `initiate` coroutine frame (pushed on
 // the awaitable thread, popped at completion), its result stored in that frame, the handler's
@@ -20,9 +21,9 @@
 // Asio's awaitable_async_op_handler is a detail of Boost 1.81's awaitable (impl/awaitable.hpp):
 // pinned, with the rest, by drained_read.hpp's static_assert on the Boost version.
 //
-// A connection type offers the operation by a start function (ResumingRead::start): the TCP
+// A connection type offers the operation by a start function (ResumingIo::start): the TCP
 // connection's queues a drained read on Asio's reactor (start_resuming_read below); the io_uring
-// connection's a receive in its ring (UringTcpConnection::read_resuming). The handler is one
+// connection's a receive or a send in its ring (UringTcpConnection::read_resuming, send_resuming). The handler is one
 // type, the coroutine's, so neither needs a template and the strand's loop one co_await.
 // Thread: the socket's io_context's.
 #include <cstddef>
@@ -37,9 +38,9 @@
 
 namespace volley::transport {
 
-/// What a resuming read came to: as async_read_some's (error, bytes), as one value, so the
+/// What a resuming read or send came to: as async_read_some's (error, bytes), as one value, so the
 /// coroutine gets it from co_await without an exception.
-struct ReadResult {
+struct IoDone {
   boost::system::error_code ec;
   std::size_t bytes = 0;
   /// Where the read's state lay, for a prefetch of the coroutine's next read (see
@@ -50,9 +51,9 @@ struct ReadResult {
 };
 
 /// The handler a strand's coroutine (boost::asio::awaitable<T>, any_io_executor) gives an
-/// operation it co_awaits whose completion is void(ReadResult). Calling it resumes the coroutine.
+/// operation it co_awaits whose completion is void(IoDone). Calling it resumes the coroutine.
 using ResumingHandler =
-    boost::asio::detail::awaitable_async_op_handler<void(ReadResult), boost::asio::any_io_executor>;
+    boost::asio::detail::awaitable_async_op_handler<void(IoDone), boost::asio::any_io_executor>;
 
 namespace resuming_detail {
 
@@ -77,7 +78,7 @@ class ResumingRecvOp : public drained_detail::RecvOpBase {
     // Out of the operation before its memory goes back to the per-thread cache, so that the
     // coroutine's next read finds the block there.
     Handler handler(std::move(o->handler_));
-    const ReadResult result{o->ec_, o->bytes_transferred_, o, handler.entry_point()};
+    const IoDone result{o->ec_, o->bytes_transferred_, o, handler.entry_point()};
     p.h = ad::addressof(handler);
     p.reset();
     // owner is null when the io_context is destroyed with the read queued: the handler's
@@ -91,24 +92,25 @@ class ResumingRecvOp : public drained_detail::RecvOpBase {
 
 }  // namespace resuming_detail
 
-/// `ReadResult r = co_await link.read_resuming(into);` inside a boost::asio::awaitable coroutine
+/// `IoDone r = co_await link.read_resuming(into);` inside a boost::asio::awaitable coroutine
 /// that runs on the connection's io_context: reads into `buffer` what is there, waiting until
-/// something is. cancel() on the connection ends it with operation_aborted.
-struct ResumingRead {
-  /// Starts the read of `read` with the coroutine's handler (taking it), to be called once it
-  /// completes; never before start() returns.
-  using Start = void (*)(const ResumingRead& read, ResumingHandler& handler);
+/// something is (or sends from it what the socket takes, waiting for room). cancel() on the
+/// connection ends it with operation_aborted.
+struct ResumingIo {
+  /// Starts `io` with the coroutine's handler (taking it), to be called once it completes; never
+  /// before start() returns.
+  using Start = void (*)(const ResumingIo& io, ResumingHandler& handler);
   Start start = nullptr;
-  void* connection = nullptr;  ///< what start() reads from
+  void* connection = nullptr;  ///< what start() reads from or sends on
   boost::asio::mutable_buffer buffer;
 
   /// An asynchronous operation (Asio's is_async_operation): the coroutine's await_transform
   /// calls this with its own handler. (Constrained: await_transform also probes whether this is
   /// callable with the frame, which is no completion token.)
   template <class Token>
-  requires boost::asio::completion_token_for<Token, void(ReadResult)>
+  requires boost::asio::completion_token_for<Token, void(IoDone)>
   auto operator()(Token&& token) const {
-    return boost::asio::async_initiate<Token, void(ReadResult)>(
+    return boost::asio::async_initiate<Token, void(IoDone)>(
         [this](auto handler) {
           static_assert(std::is_same_v<decltype(handler), ResumingHandler>,
                         "a resuming read calls its handler in place: only for a coroutine on the "

@@ -1,4 +1,4 @@
-// TcpConnection::read_resuming (transport/resuming_read.hpp): the drained read as an operation a
+// TcpConnection::read_resuming (transport/resuming_io.hpp): the drained read as an operation a
 // coroutine co_awaits directly, its completion resuming the coroutine from the reactor in place.
 // These tests check what the strand relies on: the bytes and the errors arrive as with read(), a
 // wake-up is never lost, a cancel ends the read, and a read still queued when its io_context goes
@@ -32,10 +32,10 @@ using namespace std::chrono_literals;
 
 using Pair = test::TcpPair;
 
-TEST(ResumingRead, ReadsWhatIsThereAndWaitsForWhatComesLater) {
+TEST(ResumingIo, ReadsWhatIsThereAndWaitsForWhatComesLater) {
   Pair p;
   std::array<char, 64> buf{};
-  ReadResult first, second, third, fourth;
+  IoDone first, second, third, fourth;
   asio::steady_timer later(*p.io);
   EXPECT_TRUE(p.run([&]() -> asio::awaitable<void> {
     p.send(10);
@@ -55,10 +55,10 @@ TEST(ResumingRead, ReadsWhatIsThereAndWaitsForWhatComesLater) {
   EXPECT_FALSE(fourth.ec);
 }
 
-TEST(ResumingRead, EndOfFileAndCancelEndAQueuedRead) {
+TEST(ResumingIo, EndOfFileAndCancelEndAQueuedRead) {
   Pair p;
   std::array<char, 64> buf{};
-  ReadResult cancelled, closed;
+  IoDone cancelled, closed;
   asio::steady_timer later(*p.io);
   EXPECT_TRUE(p.run([&]() -> asio::awaitable<void> {
     later.expires_after(20ms);
@@ -73,7 +73,7 @@ TEST(ResumingRead, EndOfFileAndCancelEndAQueuedRead) {
   EXPECT_EQ(closed.bytes, 0U);
 }
 
-TEST(ResumingRead, AReadQueuedWhenTheContextGoesAwayUnwindsTheCoroutine) {
+TEST(ResumingIo, AReadQueuedWhenTheContextGoesAwayUnwindsTheCoroutine) {
   Pair p;
   std::array<char, 64> buf{};
   bool resumed = false;
@@ -96,7 +96,7 @@ TEST(ResumingRead, AReadQueuedWhenTheContextGoesAwayUnwindsTheCoroutine) {
 
 // Two coroutines in a ping-pong on one event loop, every read through read_resuming: no
 // wake-up is lost (a lost one would hang the loop until the guard).
-TEST(ResumingRead, APingPongOfManyRoundTripsCompletesEveryRoundTrip) {
+TEST(ResumingIo, APingPongOfManyRoundTripsCompletesEveryRoundTrip) {
   constexpr int kRoundTrips = 2000;
   Pair p;
   p.peer->non_blocking(true);
@@ -109,7 +109,7 @@ TEST(ResumingRead, APingPongOfManyRoundTripsCompletesEveryRoundTrip) {
       if (starts) c.try_write(out);
       std::size_t got = 0;
       while (got < out.size()) {
-        const ReadResult r = co_await c.read_resuming(std::span<char>(in).first(in.size() - got));
+        const IoDone r = co_await c.read_resuming(std::span<char>(in).first(in.size() - got));
         if (r.ec) co_return;
         got += r.bytes;
       }
