@@ -209,11 +209,14 @@ asio::awaitable<DrainOutcome> Strand::drain(std::size_t txn,
   std::vector<DrainShortfall> shortfalls;
   std::uint64_t read_exactly = 0;
   asio::steady_timer limit(worker_.context());
-  // Shared: a handler that already fired may run after this frame is gone.
+  // Shared: a handler that already fired may run after this frame is gone. `over` keeps such a
+  // handler from cancelling a wait of whatever the strand does after the drain (cancel() cannot
+  // take back a completion already queued).
   auto late = std::make_shared<bool>(false);
+  auto over = std::make_shared<bool>(false);
   limit.expires_at(deadline);
-  limit.async_wait([this, late](const error_code& ec) {
-    if (ec) return;
+  limit.async_wait([this, late, over](const error_code& ec) {
+    if (ec || *over) return;
     *late = true;
     cancel_waits();
   });
@@ -304,6 +307,7 @@ asio::awaitable<DrainOutcome> Strand::drain(std::size_t txn,
       shortfalls.push_back(std::move(*s));
     }
   }
+  *over = true;
   limit.cancel();
   co_return DrainOutcome{std::move(shortfalls), read_exactly};
 }
