@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdlib>
 #include <utility>
 
 #include <boost/asio/error.hpp>
@@ -247,12 +246,8 @@ void TlsConnection::wake_after(std::uint64_t bytes) {
   std::uint64_t held = SSL3_RT_MAX_PACKET_SIZE;
   if (ssl_) held += static_cast<std::uint64_t>(SSL_pending(ssl_.get()));
   const std::uint64_t mark = kernel_reads_ || bytes <= held ? 1 : bytes - held;
-  static const std::uint64_t kExperimentCap = [] {  // EXPERIMENT: not to be committed
-    const char* e = std::getenv("VOLLEY_TLS_MARK_CAP");
-    return e != nullptr ? std::strtoull(e, nullptr, 10) : std::uint64_t{TcpConnection::kMaxWakeAfter};
-  }();
   tcp_.wake_after(
-      static_cast<std::size_t>(std::min<std::uint64_t>(mark, kExperimentCap)));
+      static_cast<std::size_t>(std::min<std::uint64_t>(mark, TcpConnection::kMaxWakeAfter)));
 }
 
 IoResult TlsConnection::sendfile(int fd, off_t* offset, std::size_t bytes) {

@@ -232,22 +232,22 @@ void tls_test_openssl(std::vector<std::string> args) {
 /// A CA (`ca.crt`) made with the openssl command, and a certificate it signs for each entry of
 /// `alt_names` (a subjectAltName, e.g. "IP:127.0.0.1,DNS:localhost"), with its key: NAME.crt,
 /// NAME.key for names leaf0, leaf1...
-std::vector<OwnCertificate> ca_signed(const TempDir& dir, const std::vector<std::string>& alt_names) {
+std::vector<OwnCertificate> ca_signed(const TempDir& dir,
+                                      const std::vector<std::string>& alt_names) {
   const std::string at = dir.path().string() + "/";
   tls_test_openssl({"req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
-                         "-nodes", "-days", "1", "-subj", "/CN=volley test CA", "-keyout",
-                         at + "ca.key", "-out", at + "ca.crt"});
+                    "-nodes", "-days", "1", "-subj", "/CN=volley test CA", "-keyout", at + "ca.key",
+                    "-out", at + "ca.crt"});
   std::vector<OwnCertificate> out;
   for (std::size_t i = 0; i < alt_names.size(); ++i) {
     const std::string name = at + "leaf" + std::to_string(i);
-    const auto ext = dir.write("leaf" + std::to_string(i) + ".ext",
-                               "subjectAltName=" + alt_names[i] + "\n");
+    const auto ext =
+        dir.write("leaf" + std::to_string(i) + ".ext", "subjectAltName=" + alt_names[i] + "\n");
     tls_test_openssl({"req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-                           "-subj", "/CN=127.0.0.1", "-keyout", name + ".key", "-out",
-                           name + ".csr"});
+                      "-subj", "/CN=127.0.0.1", "-keyout", name + ".key", "-out", name + ".csr"});
     tls_test_openssl({"x509", "-req", "-in", name + ".csr", "-CA", at + "ca.crt", "-CAkey",
-                           at + "ca.key", "-set_serial", std::to_string(i + 2), "-days", "1",
-                           "-extfile", ext.string(), "-out", name + ".crt"});
+                      at + "ca.key", "-set_serial", std::to_string(i + 2), "-days", "1", "-extfile",
+                      ext.string(), "-out", name + ".crt"});
     ::chmod((name + ".key").c_str(), 0600);
     out.push_back(OwnCertificate{name + ".crt", name + ".key", ""});
   }
@@ -262,8 +262,8 @@ TEST(Tls, ASlaveWithItsOwnCertificateIsTrustedByPin) {
   const auto profile = dir.write("p.xml", storm_profile("", "3"));
   {
     const ProcessResult r =
-        run_volley({"run", profile.string(), "-P", serve.port_text(), "--set", "h=127.0.0.1",
-                    "-q", "--json", (dir.path() / "r.json").string()},
+        run_volley({"run", profile.string(), "-P", serve.port_text(), "--set", "h=127.0.0.1", "-q",
+                    "--json", (dir.path() / "r.json").string()},
                    std::chrono::seconds(60));
     EXPECT_EQ(r.exit_code, 0) << r.err;
     const json doc = read_json(dir.path() / "r.json");
@@ -299,8 +299,8 @@ TEST(Tls, ACaVerifiedSlaveMustBeTheHostConnectedTo) {
   const std::string ca = (dir.path() / "ca.crt").string();
   const auto profile = dir.write("p.xml", storm_profile("", "3"));
   const auto run_against = [&](const Serve& serve, const std::string& host) {
-    return run_volley({"run", profile.string(), "-P", serve.port_text(), "--set", "h=" + host,
-                       "-q", "--tls-ca", ca, "--json", (dir.path() / "r.json").string()},
+    return run_volley({"run", profile.string(), "-P", serve.port_text(), "--set", "h=" + host, "-q",
+                       "--tls-ca", ca, "--json", (dir.path() / "r.json").string()},
                       std::chrono::seconds(60));
   };
   {

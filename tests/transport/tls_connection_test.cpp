@@ -155,7 +155,7 @@ TEST(TlsConnection, APeerThatDoesNotSpeakTlsFailsTheHandshakeWithOpenSslsReason)
 /// from waking a reader below its mark for a receive window about to close (it does once the
 /// window left is under one segment), so that a mark above what comes is seen to hold.
 std::pair<asio::ip::tcp::socket, asio::ip::tcp::socket> tls_test_pair(asio::io_context& io,
-                                                                       int mss) {
+                                                                      int mss) {
   const asio::ip::tcp::endpoint loopback(asio::ip::make_address("127.0.0.1"), 0);
   asio::ip::tcp::acceptor acceptor(io);
   acceptor.open(loopback.protocol());
