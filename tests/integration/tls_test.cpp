@@ -223,7 +223,7 @@ OwnCertificate own_certificate(const TempDir& dir, const std::string& name) {
 
 /// Runs `openssl ARGS...`; a test failure when it fails.
 void tls_test_openssl(std::vector<std::string> args) {
-  args.insert(args.begin(), "openssl");
+  args.insert(args.begin(), "/usr/bin/openssl");
   Process p(args);
   const ProcessResult r = p.wait(std::chrono::seconds(30));
   ASSERT_EQ(r.exit_code, 0) << r.err;
