@@ -246,8 +246,7 @@ void TlsConnection::wake_after(std::uint64_t bytes) {
   std::uint64_t held = SSL3_RT_MAX_PACKET_SIZE;
   if (ssl_) held += static_cast<std::uint64_t>(SSL_pending(ssl_.get()));
   const std::uint64_t mark = kernel_reads_ || bytes <= held ? 1 : bytes - held;
-  tcp_.wake_after(
-      static_cast<std::size_t>(std::min<std::uint64_t>(mark, TcpConnection::kMaxWakeAfter)));
+  tcp_.wake_after(static_cast<std::size_t>(std::min<std::uint64_t>(mark, kMaxWakeAfter)));
 }
 
 IoResult TlsConnection::sendfile(int fd, off_t* offset, std::size_t bytes) {
