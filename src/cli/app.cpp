@@ -100,8 +100,9 @@ void define_command_line(CLI::App& app, CommandLine& cl) {
   run_cmd
       ->add_option("--tls-ca", run.tls_ca,
                    "protocol=tls: verify the slaves' certificates against the CA certificates in "
-                   "FILE (PEM) instead of pinning the fingerprint each slave announces over the "
-                   "control channel (the default)")
+                   "FILE (PEM), and that each names the host connected to (remotehost) in its "
+                   "subjectAltName, instead of pinning the fingerprint each slave announces over "
+                   "the control channel (the default)")
       ->type_name("FILE")
       ->check(CLI::ExistingFile);
   add_io_option(*run_cmd, run.io);

@@ -29,7 +29,8 @@ std::string negotiated_text(const transport::TlsHandshakeResult& r, profile::Ker
 
 /// Runs the handshake on the newest connection of the op's id (TCP, just connected or accepted),
 /// which becomes a TlsConnection; `peer` names the other end in a failure's message (empty: the
-/// connection's remote address).
+/// connection's remote address), and for a client verifying by a CA, the host its certificate
+/// must name.
 awaitable<OpOutcome> handshake(StrandCore& s, const OpPlan& op,
                                const profile::ConnectionOptions& options, transport::TlsRole role,
                                std::string peer) {
@@ -54,7 +55,12 @@ awaitable<OpOutcome> handshake(StrandCore& s, const OpPlan& op,
   tls.keep_session(resume);
   SSL_SESSION* session =
       resume && s.tls_sessions_ ? s.tls_sessions_->find(id) : static_cast<SSL_SESSION*>(nullptr);
-  if (auto ec = tls.begin(context, role, session)) {
+  auto ec = tls.begin(context, role, session);
+  // With a CA, the certificate must also be the host's that the profile connects to.
+  if (!ec && role == transport::TlsRole::kClient && !setup->trust().ca_file.empty()) {
+    ec = tls.check_peer_name(peer);
+  }
+  if (ec) {
     s.close(id);
     co_return s.failure_from(ec, "TLS");
   }
@@ -114,6 +120,7 @@ awaitable<OpOutcome> keep_session_then_close(StrandCore& s, const OpPlan& op) {
     if (keep_session(s, id, tls)) break;
     const transport::IoResult r = tls.try_read(s.worker_.buffer());
     if (r.would_block()) {
+      tls.wake_after(0);  // a ticket is a few hundred bytes: no mark a last read left
       if (co_await s.wait_ready(c->link, tls.want(), "disconnect", Waiting::kHandshake)) break;
       continue;
     }
@@ -132,8 +139,10 @@ awaitable<OpOutcome> TlsOps::connect(StrandCore& s, const OpPlan& op, const prof
                                      ConnectTarget to) {
   OpOutcome tcp = co_await TcpOps::connect(s, op, c, to);
   if (tcp.status != OpOutcome::Status::kOk) co_return tcp;
-  co_return co_await handshake(s, op, c.connection, transport::TlsRole::kClient,
-                               to.address.to_string());
+  // The host as the profile names it (a DNS name or an address), else the address connected to.
+  std::string host = c.connection.remotehost;
+  if (host.empty()) host = to.address.to_string();
+  co_return co_await handshake(s, op, c.connection, transport::TlsRole::kClient, std::move(host));
 }
 
 awaitable<OpOutcome> TlsOps::accept(StrandCore& s, const OpPlan& op, const profile::AcceptOp& a) {
@@ -144,6 +153,21 @@ Started TlsOps::disconnect(StrandCore& s, const OpPlan& op, StrandConnection& c,
   if (tls.keeps_session() && !keep_session(s, c.id, tls)) return keep_session_then_close(s, op);
   s.close(c.id);
   return OpOutcome{};
+}
+
+std::optional<OpOutcome> TlsOps::read_now(StrandCore& s, PendingRead& r, Link& tls) {
+  if (tls.read_drained()) return std::nullopt;
+  while (s.cut_ == CutReason::kNone) {  // after a cut, read_begin decides (as TcpOps::read_now)
+    const transport::IoResult io = tls.try_read(ask(s.worker_.buffer(), r));
+    if (io.would_block()) return std::nullopt;
+    if (auto end = read_end(s, r, io.ec, io.bytes)) return end;
+    if (s.worker_.over_budget()) return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+void TlsOps::expect(Link& tls, std::uint64_t bytes) {
+  tls.wake_after(bytes >= kLargeMessage ? bytes : 1);
 }
 
 void TlsOps::sample(Link& tls, stats::TcpSummary& into) { TcpOps::sample(tls.tcp(), into); }

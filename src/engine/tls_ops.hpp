@@ -6,12 +6,14 @@
 // operation itself; a failed one is a tls_handshake error. A client with `resume` keeps its
 // session for the strand's next connection of the same id.
 //
-// It has no `expect` hook: a TLS reader wakes at each arrival (SO_RCVLOWAT 1), not at a mark as a
-// TCP reader of large messages does. Its decryption costs far more per byte than the wake-ups a
-// mark saves, and measured on loopback the mark cost the writer more than it saved the reader:
-// with a 1 MiB mark, a stream of 64 KiB writes took 0.56 us of writer CPU per KiB and ran at
-// 14 Gbit/s, against 0.37 us and 20.9 Gbit/s without (docs/performance.md, "TLS").
+// Its reads take what is there, every record OpenSSL holds or the socket has, in place while data
+// is there (read_now, as TCP's); a reader of large messages wakes at a mark (expect), in
+// ciphertext on the socket, of the application bytes sure to come less what OpenSSL holds
+// (TlsConnection::wake_after).
 // Thread: the strand's worker.
+#include <cstdint>
+#include <optional>
+
 #include <boost/asio/awaitable.hpp>
 
 #include "volley/profile/model.hpp"
@@ -35,6 +37,12 @@ struct TlsOps : StreamOps {
   /// Closes `c` (close_notify first). A client that resumes keeps the session first; under
   /// TLS 1.3 the peer's ticket may still be on its way, and is waited for.
   static Started disconnect(StrandCore& s, const OpPlan& op, StrandConnection& c, Link& tls);
+  /// Reads what the connection has now towards `r` while data is there, as TcpOps::read_now:
+  /// the outcome when the read is over; nullopt when the rest must wait or give way.
+  static std::optional<OpOutcome> read_now(StrandCore& s, PendingRead& r, Link& tls);
+  /// Before a wait to read: the peer will send at least `bytes` more application bytes (see
+  /// TcpOps::expect): from 16 KiB, the mark of what of them is sure to come on the socket.
+  static void expect(Link& tls, std::uint64_t bytes);
   static void sample(Link& tls, stats::TcpSummary& into);
   static bool closed_at_header(Link& tls);
 };

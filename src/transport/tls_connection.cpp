@@ -4,10 +4,15 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <openssl/x509_vfy.h>
+#include <openssl/x509v3.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <utility>
 
 #include <boost/asio/error.hpp>
+#include <boost/asio/ip/address.hpp>
 #include <boost/asio/ssl/error.hpp>
 #include <fmt/format.h>
 
@@ -50,11 +55,45 @@ error_code TlsConnection::begin(SSL_CTX* context, TlsRole role, SSL_SESSION* ses
   return {};
 }
 
+error_code TlsConnection::check_peer_name(const std::string& host) {
+  error_code not_ip;
+  boost::asio::ip::make_address(host, not_ip);
+  // The subjectAltName only: a DNS name is not looked for in the subject's common name.
+  SSL_set_hostflags(ssl_.get(), X509_CHECK_FLAG_NEVER_CHECK_SUBJECT);
+  const int ok = not_ip ? SSL_set1_host(ssl_.get(), host.c_str())
+                        : X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl_.get()), host.c_str());
+  return ok == 1 ? error_code{} : openssl_error();
+}
+
+namespace {
+
+/// Why the certificate check failed, for a handshake's failure: OpenSSL's words, and for a name
+/// that did not match, the name looked for.
+std::string verify_failure(SSL* ssl, long verify) {
+  std::string why = X509_verify_cert_error_string(verify);
+  if (verify != X509_V_ERR_HOSTNAME_MISMATCH && verify != X509_V_ERR_IP_ADDRESS_MISMATCH) {
+    return why;
+  }
+  X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
+  std::string name;
+  if (verify == X509_V_ERR_HOSTNAME_MISMATCH) {
+    if (const char* host = X509_VERIFY_PARAM_get0_host(param, 0)) name = host;
+  } else if (char* ip = X509_VERIFY_PARAM_get1_ip_asc(param)) {
+    name = ip;
+    OPENSSL_free(ip);
+  }
+  return fmt::format("{}: the certificate's subjectAltName does not name {}, the host connected to",
+                     why, name);
+}
+
+}  // namespace
+
 IoResult TlsConnection::handshake_step(std::string& why) {
   ERR_clear_error();
   const int ret = SSL_do_handshake(ssl_.get());
   if (ret == 1) {
     established_ = true;
+    kernel_reads_ = BIO_get_ktls_recv(SSL_get_rbio(ssl_.get())) != 0;
     return {};
   }
   const int code = SSL_get_error(ssl_.get(), ret);
@@ -73,7 +112,7 @@ IoResult TlsConnection::handshake_step(std::string& why) {
   if (verify == X509_V_ERR_CERT_REJECTED) {  // only the pin check rejects (TlsSetup)
     why += " (its certificate is not the one the peer announced over the control channel)";
   } else if (verify != X509_V_OK) {
-    why += fmt::format(" ({})", X509_verify_cert_error_string(verify));
+    why += fmt::format(" ({})", verify_failure(ssl_.get(), verify));
   }
   if (!r.ec) r.ec = boost::asio::error::eof;
   return r;
@@ -137,10 +176,30 @@ IoResult TlsConnection::outcome(int ret, std::size_t n) {
 }
 
 IoResult TlsConnection::try_read(std::span<char> into) {
-  std::size_t n = 0;
-  errno = 0;
-  const int ret = SSL_read_ex(ssl_.get(), into.data(), into.size(), &n);
-  return outcome(ret, n);
+  if (deferred_.ec) return std::exchange(deferred_, IoResult{});
+  std::size_t total = 0;
+  for (;;) {
+    std::size_t n = 0;
+    errno = 0;
+    const int ret = SSL_read_ex(ssl_.get(), into.data() + total, into.size() - total, &n);
+    if (ret > 0) {
+      total += n;
+      // On while the records are whole (a stream's: more may be there) or OpenSSL holds more; a
+      // short record (a small message's, or a message's last) ends the read, as one read(2)
+      // would, without a read that finds nothing.
+      if (total < into.size() &&
+          (n == SSL3_RT_MAX_PLAIN_LENGTH || SSL_has_pending(ssl_.get()) == 1)) {
+        continue;
+      }
+      read_drained_ = false;
+      return outcome(ret, total);
+    }
+    const IoResult r = outcome(ret, 0);
+    read_drained_ = r.would_block() && want_ == Wait::kReadable;
+    if (total == 0) return r;
+    if (!r.would_block()) deferred_ = r;
+    return IoResult{total, {}};
+  }
 }
 
 IoResult TlsConnection::try_write(std::span<const char> from) {
@@ -151,24 +210,43 @@ IoResult TlsConnection::try_write(std::span<const char> from) {
 }
 
 ReadAwaitable TlsConnection::read(std::span<char> into) {
+  // After a read that drained the socket, the wait comes first: re-arming the socket (as
+  // async_wait does) sees data that came since, so none is missed.
+  bool wait_first = read_drained_ && !deferred_.ec;
+  Wait direction = Wait::kReadable;
   for (;;) {
-    const IoResult r = try_read(into);
-    if (!r.would_block()) co_return std::tuple{r.ec, r.bytes};
+    if (!wait_first) {
+      const IoResult r = try_read(into);
+      if (!r.would_block()) co_return std::tuple{r.ec, r.bytes};
+      direction = want_;
+    }
+    wait_first = false;
     auto [ec] = co_await tcp_.socket().async_wait(
-        want_ == Wait::kReadable ? Socket::wait_read : Socket::wait_write, kWaitToken);
+        direction == Wait::kReadable ? Socket::wait_read : Socket::wait_write, kWaitToken);
     if (ec) co_return std::tuple{ec, std::size_t{0}};
   }
 }
 
 WaitAwaitable TlsConnection::wait(Wait what) {
-  // Records OpenSSL already holds are there to read now, whatever the socket says.
-  if (what == Wait::kReadable && ssl_ && SSL_has_pending(ssl_.get()) == 1) {
+  // Records OpenSSL already holds are there to read now, whatever the socket says; after a read
+  // that drained it, OpenSSL holds at most part of one, which waits for the socket.
+  if (what == Wait::kReadable && ssl_ &&
+      (deferred_.ec || (!read_drained_ && SSL_has_pending(ssl_.get()) == 1))) {
     co_return std::tuple{error_code{}};
   }
   // A write may need to read first (and a read to write): wait for what OpenSSL last asked.
   const Wait direction = blocked_ ? want_ : what;
   co_return co_await tcp_.socket().async_wait(
       direction == Wait::kReadable ? Socket::wait_read : Socket::wait_write, kWaitToken);
+}
+
+void TlsConnection::wake_after(std::uint64_t bytes) {
+  // What OpenSSL may hold of the bytes to come: plaintext it opened and has not handed out, and
+  // the raw bytes of one record it has begun to read (at most a whole record's, header included).
+  std::uint64_t held = SSL3_RT_MAX_PACKET_SIZE;
+  if (ssl_) held += static_cast<std::uint64_t>(SSL_pending(ssl_.get()));
+  const std::uint64_t mark = kernel_reads_ || bytes <= held ? 1 : bytes - held;
+  tcp_.wake_after(static_cast<std::size_t>(std::min<std::uint64_t>(mark, kMaxWakeAfter)));
 }
 
 IoResult TlsConnection::sendfile(int fd, off_t* offset, std::size_t bytes) {

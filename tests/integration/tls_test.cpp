@@ -7,10 +7,13 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -104,6 +107,56 @@ TEST(Tls, AnAcceptsHandshakeOutlivesTheMastersEndOfTheStep) {
   EXPECT_EQ(tls_count(handshakes_of(run.doc).at("full"), "ops"), 16U);
 }
 
+// Streams of large messages over TLS, whose readers wake at a mark (TlsOps::expect): one-way
+// 1 MiB writes (the slave reads them as a read stream, its mark at the most until the master's
+// end of the step), random sizes one way and both ways, a duration step whose end cuts reads in
+// flight, then an iterations step on the same connections. Every byte agrees on both sides, and
+// no reader waits past the step's end for bytes OpenSSL already holds: the run ends ok, in about
+// its time.
+TEST(Tls, StreamsOfLargeAndRandomSizesEndTheirStepsWithEveryByteReadAndNoStall) {
+  const TempDir dir;
+  const auto started = std::chrono::steady_clock::now();
+  const LocalRun run = run_local(dir, R"XML(<?xml version="1.0"?>
+<profile name="tls streams">
+  <group nthreads="2">
+    <transaction iterations="1"><flowop type="connect" options="remotehost=$h protocol=tls"/></transaction>
+    <transaction duration="2s"><flowop type="write" options="size=1m"/></transaction>
+    <transaction iterations="1"><flowop type="disconnect"/></transaction>
+  </group>
+  <group nthreads="2">
+    <transaction iterations="1"><flowop type="connect" options="remotehost=$h protocol=tls"/></transaction>
+    <transaction duration="2s"><flowop type="write" options="size=rand(1,2000000)"/></transaction>
+    <transaction iterations="1"><flowop type="disconnect"/></transaction>
+  </group>
+  <group nthreads="2">
+    <transaction iterations="1"><flowop type="connect" options="remotehost=$h protocol=tls"/></transaction>
+    <transaction duration="2s">
+      <flowop type="write" options="size=rand(1,300000)"/>
+      <flowop type="read" options="size=rand(1,100000)"/>
+    </transaction>
+    <transaction iterations="20">
+      <flowop type="write" options="size=1m"/>
+      <flowop type="read" options="size=7"/>
+    </transaction>
+    <transaction iterations="1"><flowop type="disconnect"/></transaction>
+  </group>
+</profile>
+)XML");
+  const auto took = std::chrono::steady_clock::now() - started;
+  ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
+  EXPECT_EQ(run.doc.at("status"), "ok") << run.doc.dump();
+  ASSERT_FALSE(run.doc.at("comparison").empty());
+  for (const json& row : run.doc.at("comparison")) {
+    EXPECT_EQ(row.at("master_bytes"), row.at("slave_bytes")) << row.dump();
+  }
+  EXPECT_GT(tls_count(run.doc.at("groups").at(0).at("transactions").at(1).at("flowops").at(0),
+                      "bytes_written"),
+            std::uint64_t{10} << 20)
+      << "the stream moved";
+  EXPECT_EQ(tls_count(run.doc.at("groups").at(2).at("transactions").at(2), "transactions"), 40U);
+  EXPECT_LT(took, std::chrono::seconds(20)) << "a reader stalled at a step's end";
+}
+
 TEST(Tls, ResumeResumesEveryConnectAfterTheFirst) {
   for (const std::string version : {"1.3", "1.2"}) {
     const TempDir dir;
@@ -168,25 +221,50 @@ OwnCertificate own_certificate(const TempDir& dir, const std::string& name) {
   return out;
 }
 
-TEST(Tls, ASlaveWithItsOwnCertificateIsTrustedByPinOrByItsCa) {
+/// Runs `openssl ARGS...`; a test failure when it fails.
+void tls_test_openssl(std::vector<std::string> args) {
+  args.insert(args.begin(), "/usr/bin/openssl");
+  Process p(args);
+  const ProcessResult r = p.wait(std::chrono::seconds(30));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+}
+
+/// A CA (`ca.crt`) made with the openssl command, and a certificate it signs for each entry of
+/// `alt_names` (a subjectAltName, e.g. "IP:127.0.0.1,DNS:localhost"), with its key: NAME.crt,
+/// NAME.key for names leaf0, leaf1...
+std::vector<OwnCertificate> ca_signed(const TempDir& dir,
+                                      const std::vector<std::string>& alt_names) {
+  const std::string at = dir.path().string() + "/";
+  tls_test_openssl({"req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+                    "-nodes", "-days", "1", "-subj", "/CN=volley test CA", "-keyout", at + "ca.key",
+                    "-out", at + "ca.crt"});
+  std::vector<OwnCertificate> out;
+  for (std::size_t i = 0; i < alt_names.size(); ++i) {
+    const std::string name = at + "leaf" + std::to_string(i);
+    const auto ext =
+        dir.write("leaf" + std::to_string(i) + ".ext", "subjectAltName=" + alt_names[i] + "\n");
+    tls_test_openssl({"req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                      "-subj", "/CN=127.0.0.1", "-keyout", name + ".key", "-out", name + ".csr"});
+    tls_test_openssl({"x509", "-req", "-in", name + ".csr", "-CA", at + "ca.crt", "-CAkey",
+                      at + "ca.key", "-set_serial", std::to_string(i + 2), "-days", "1", "-extfile",
+                      ext.string(), "-out", name + ".crt"});
+    ::chmod((name + ".key").c_str(), 0600);
+    out.push_back(OwnCertificate{name + ".crt", name + ".key", ""});
+  }
+  return out;
+}
+
+TEST(Tls, ASlaveWithItsOwnCertificateIsTrustedByPin) {
   const TempDir dir;
   const OwnCertificate mine = own_certificate(dir, "slave");
   Serve serve({"--tls-cert", mine.cert, "--tls-key", mine.key});
   ASSERT_TRUE(serve.listening());
   const auto profile = dir.write("p.xml", storm_profile("", "3"));
-  for (const std::vector<std::string>& trust :
-       {std::vector<std::string>{}, std::vector<std::string>{"--tls-ca", mine.cert}}) {
-    std::vector<std::string> args = {"run",
-                                     profile.string(),
-                                     "-P",
-                                     serve.port_text(),
-                                     "--set",
-                                     "h=127.0.0.1",
-                                     "-q",
-                                     "--json",
-                                     (dir.path() / "r.json").string()};
-    args.insert(args.end(), trust.begin(), trust.end());
-    const ProcessResult r = run_volley(args, std::chrono::seconds(60));
+  {
+    const ProcessResult r =
+        run_volley({"run", profile.string(), "-P", serve.port_text(), "--set", "h=127.0.0.1", "-q",
+                    "--json", (dir.path() / "r.json").string()},
+                   std::chrono::seconds(60));
     EXPECT_EQ(r.exit_code, 0) << r.err;
     const json doc = read_json(dir.path() / "r.json");
     EXPECT_EQ(tls_count(handshakes_of(doc).at("full"), "ops"), 3U);
@@ -208,6 +286,47 @@ TEST(Tls, ASlaveWithItsOwnCertificateIsTrustedByPinOrByItsCa) {
                  std::chrono::seconds(60))
           .exit_code,
       0);
+}
+
+// With --tls-ca the slave's certificate must come from the CA and name the host the master
+// connected to in its subjectAltName: an IP address for an address, a DNS name for a name. A
+// certificate for another host fails the run (exit 1) with a tls_handshake error naming it.
+TEST(Tls, ACaVerifiedSlaveMustBeTheHostConnectedTo) {
+  const TempDir dir;
+  const std::vector<OwnCertificate> leaves =
+      ca_signed(dir, {"IP:127.0.0.1,DNS:localhost", "IP:127.0.0.2,DNS:elsewhere.invalid"});
+  ASSERT_EQ(leaves.size(), 2U);
+  const std::string ca = (dir.path() / "ca.crt").string();
+  const auto profile = dir.write("p.xml", storm_profile("", "3"));
+  const auto run_against = [&](const Serve& serve, const std::string& host) {
+    return run_volley({"run", profile.string(), "-P", serve.port_text(), "--set", "h=" + host, "-q",
+                       "--tls-ca", ca, "--json", (dir.path() / "r.json").string()},
+                      std::chrono::seconds(60));
+  };
+  {
+    Serve right({"--tls-cert", leaves[0].cert, "--tls-key", leaves[0].key});
+    ASSERT_TRUE(right.listening());
+    for (const std::string host : {"127.0.0.1", "localhost"}) {
+      const ProcessResult r = run_against(right, host);
+      EXPECT_EQ(r.exit_code, 0) << host << ": " << r.out << r.err;
+      EXPECT_EQ(tls_count(handshakes_of(read_json(dir.path() / "r.json")).at("full"), "ops"), 3U)
+          << host;
+    }
+  }
+  Serve wrong({"--tls-cert", leaves[1].cert, "--tls-key", leaves[1].key});
+  ASSERT_TRUE(wrong.listening());
+  for (const auto& [host, why] :
+       {std::pair<std::string, std::string>{"127.0.0.1", "IP address mismatch"},
+        {"localhost", "hostname mismatch"}}) {
+    const ProcessResult r = run_against(wrong, host);
+    EXPECT_EQ(r.exit_code, 1) << host << ": " << r.out << r.err;
+    const std::string said = r.out + r.err;
+    EXPECT_NE(said.find("tls_handshake"), std::string::npos) << said;
+    EXPECT_NE(said.find("TLS handshake with " + host), std::string::npos) << said;
+    EXPECT_NE(said.find(why + ": the certificate's subjectAltName does not name " + host),
+              std::string::npos)
+        << said;
+  }
 }
 
 TEST(Tls, ServeRefusesToStartWithACertificateThatIsNotItsKeysNamingTheFile) {

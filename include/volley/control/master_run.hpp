@@ -73,7 +73,8 @@ struct MasterSettings {
   /// must prove it knows it; without it, a slave that asks for one is refused with the reason.
   std::optional<Secret> key;
   /// --tls-ca: TLS connects verify the slaves' certificates against the CA certificates in this
-  /// PEM file, instead of pinning the fingerprints the slaves announce.
+  /// PEM file, and that each names the host connected to, instead of pinning the fingerprints
+  /// the slaves announce.
   std::string tls_ca_file;
   /// --io: the engine of the master's side (its child processes' too).
   engine::IoEngine io = engine::IoEngine::kEpoll;

@@ -19,7 +19,8 @@ namespace volley::transport {
 struct TlsTrust {
   /// The fingerprints (TlsIdentity::fingerprint) its peers announced over the control channel.
   std::vector<std::string> pinned;
-  /// --tls-ca: verify the chain against the CA certificates in this PEM file instead.
+  /// --tls-ca: verify the chain against the CA certificates in this PEM file instead, and the
+  /// peer's name (TlsConnection::check_peer_name).
   std::string ca_file;
 };
 
