@@ -135,15 +135,16 @@ TEST_P(Interleave, AlternatesTheSettingsJudgesByPairsAndRestoresTheFirst) {
   const std::string& ns = namespaces[0];
   TempDir dir;
   dir.write("profile.xml", setting.profile);
-  Process sweep(interleave_args(ns, dir, setting, "3", "700ms"));
+  // Five pairs: with three, a loaded machine's noise left RPS's 30% loss short of significance.
+  Process sweep(interleave_args(ns, dir, setting, "5", "700ms"));
   const ProcessResult r = sweep.wait(120s);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
 
   // ABBA order; a command runs only when the setting changes, and A's runs again at the end.
   const json doc = json::parse(read_file(dir.path() / "r.json"));
   const auto& interleave = doc.at("interleave");
-  EXPECT_EQ(interleave.at("order"), json({"A", "B", "B", "A", "A", "B"}));
-  EXPECT_EQ(read_file(dir.path() / "commands.log"), "A\nB\nA\nB\nA\n");
+  EXPECT_EQ(interleave.at("order"), json({"A", "B", "B", "A", "A", "B", "B", "A", "A", "B"}));
+  EXPECT_EQ(read_file(dir.path() / "commands.log"), "A\nB\nA\nB\nA\nB\nA\n");
   EXPECT_EQ(read_back(ns, setting), setting.a_read);
   EXPECT_TRUE(interleave.at("restored").get<bool>());
 
@@ -159,8 +160,8 @@ TEST_P(Interleave, AlternatesTheSettingsJudgesByPairsAndRestoresTheFirst) {
   // Both sides ran every round, and the rate is judged by the paired test with its p-value.
   const auto& points = doc.at("points");
   ASSERT_EQ(points.size(), 2U);
-  EXPECT_EQ(points[0].at("runs").size(), 3U);
-  EXPECT_EQ(points[1].at("runs").size(), 3U);
+  EXPECT_EQ(points[0].at("runs").size(), 5U);
+  EXPECT_EQ(points[1].at("runs").size(), 5U);
   const auto& metrics = interleave.at("comparison").at("points")[0].at("metrics");
   ASSERT_FALSE(metrics.empty());
   const auto& rate = metrics[0];
