@@ -215,9 +215,8 @@ awaitable<void> Strand::run_txn(const TxnPlan& txn) {
             bool blocked = false;
             if (left > 0 && StreamOps::sends_in_ring(*this, *stream)) {
               for (;;) {
-                const transport::IoDone sent =
-                    co_await StreamOps::ring_send(*this, *stream, left);
-                if (auto end = StreamOps::ring_sent(*this, *op, *stream, left, sent)) {
+                const transport::IoDone sent = co_await StreamOps::ring_send(*this, *stream, left);
+                if (auto end = StreamOps::ring_sent(*this, *op, *stream, left, sent, &limit)) {
                   out = std::move(*end);
                   break;
                 }

@@ -11,6 +11,7 @@
 #include <boost/asio/error.hpp>
 #include <fmt/format.h>
 
+#include "read_successor.hpp"
 #include "strand_core.hpp"
 #include "worker.hpp"
 
@@ -113,8 +114,7 @@ bool StreamOps::sends_in_ring(const StrandCore& s, const StrandConnection& c) {
          s.may_wait(Waiting::kWrite);
 }
 
-transport::ResumingIo StreamOps::ring_send(StrandCore& s, StrandConnection& c,
-                                           std::uint64_t left) {
+transport::ResumingIo StreamOps::ring_send(StrandCore& s, StrandConnection& c, std::uint64_t left) {
   const std::span<char> buffer = s.worker_.buffer();
   s.active_ = &c.link;
   s.waits_for(Waiting::kWrite);
@@ -124,7 +124,9 @@ transport::ResumingIo StreamOps::ring_send(StrandCore& s, StrandConnection& c,
 }
 
 std::optional<OpOutcome> StreamOps::ring_sent(StrandCore& s, const OpPlan& op, StrandConnection& c,
-                                              std::uint64_t& left, const transport::IoDone& sent) {
+                                              std::uint64_t& left, const transport::IoDone& sent,
+                                              const void* frame) {
+  prefetch_successor(s, c, nullptr, frame, sent);
   s.active_ = nullptr;
   s.waits_for(Waiting::kNothing);
   s.add_written(op, sent.bytes);  // a send cancelled after it sent part counts that part
@@ -185,7 +187,7 @@ transport::ReadAwaitable StreamOps::read_wait(PendingRead& r, std::span<char> in
 }
 
 std::optional<transport::ResumingIo> StreamOps::resuming_read(PendingRead& r,
-                                                                std::span<char> into) {
+                                                              std::span<char> into) {
   return std::visit(
       [into](auto& link) -> std::optional<transport::ResumingIo> {
         if constexpr (requires { link.read_resuming(into); }) {

@@ -66,9 +66,12 @@ struct StreamOps {
   /// buffer: a wait for room, which a cut cancels.
   static transport::ResumingIo ring_send(StrandCore& s, StrandConnection& c, std::uint64_t left);
   /// After each such send: counts what it sent; the outcome when the write is over (done,
-  /// failed, or cut while it waited for room), nullopt when more is to send.
+  /// failed, or cut while it waited for room), nullopt when more is to send. `frame`: an address
+  /// in the caller's coroutine frame, for the prefetch of the next strand the ring resumes
+  /// (prefetch_successor: its sends complete in a repeating order too).
   static std::optional<OpOutcome> ring_sent(StrandCore& s, const OpPlan& op, StrandConnection& c,
-                                            std::uint64_t& left, const transport::IoDone& sent);
+                                            std::uint64_t& left, const transport::IoDone& sent,
+                                            const void* frame);
   /// The whole of `r`, for a caller that is a coroutine anyway.
   static boost::asio::awaitable<OpOutcome> read_rest(StrandCore& s, PendingRead r);
   /// sendfile or sendfilev: `nfiles` files of the op's file set, drawn, at most `chunk` per call.

@@ -105,13 +105,13 @@ void Ring::shutdown() {
   events_.cancel(ignored);
   // Cancel what is in flight and collect the cancellations, so that no operation writes into
   // memory after its owner is gone; then drop the handlers of any that did not come back.
-  if (first_ != nullptr) {
+  if (in_flight_ > 0) {
     if (io_uring_sqe* sqe = io_uring_get_sqe(&ring_); sqe != nullptr) {
       io_uring_prep_cancel64(sqe, 0, IORING_ASYNC_CANCEL_ANY);
       io_uring_sqe_set_data64(sqe, 0);
     }
     const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-    while (first_ != nullptr && std::chrono::steady_clock::now() < give_up) {
+    while (in_flight_ > 0 && std::chrono::steady_clock::now() < give_up) {
       __kernel_timespec wait{0, 50'000'000};
       io_uring_cqe* cqe = nullptr;
       const int rc = io_uring_submit_and_wait_timeout(&ring_, &cqe, 1, &wait, nullptr);
@@ -127,10 +127,11 @@ void Ring::shutdown() {
   } else {
     io_uring_submit(&ring_);  // closes still queued
   }
-  while (first_ != nullptr) {
-    Op* op = first_;
-    unlink(*op);
-    op->drop();
+  for (std::size_t i = 0; i < slots_.size(); ++i) {  // (by index: a drop may start another)
+    if (Op* op = slots_[i]) {
+      unlink(*op);
+      op->drop();
+    }
   }
   io_uring_queue_exit(&ring_);
 }
@@ -223,21 +224,20 @@ io_uring_sqe* Ring::next_sqe(unsigned together) {
 }
 
 void Ring::link(Op& op) {
-  op.prev_ = nullptr;
-  op.next_ = first_;
-  if (first_ != nullptr) first_->prev_ = &op;
-  first_ = &op;
+  if (free_.empty()) {
+    op.slot_ = static_cast<std::uint32_t>(slots_.size());
+    slots_.push_back(&op);
+  } else {
+    op.slot_ = free_.back();
+    free_.pop_back();
+    slots_[op.slot_] = &op;
+  }
   ++in_flight_;
 }
 
 void Ring::unlink(Op& op) {
-  if (op.prev_ != nullptr) {
-    op.prev_->next_ = op.next_;
-  } else {
-    first_ = op.next_;
-  }
-  if (op.next_ != nullptr) op.next_->prev_ = op.prev_;
-  op.prev_ = op.next_ = nullptr;
+  slots_[op.slot_] = nullptr;
+  free_.push_back(op.slot_);
   --in_flight_;
 }
 
