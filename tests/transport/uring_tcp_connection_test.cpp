@@ -340,7 +340,8 @@ TEST(UringResumingIo, ASendGoesAtOnceOrWaitsForRoom) {
   later.async_wait([&](auto) {  // the peer reads everything sent so far
     std::vector<char> sink(1 << 20);
     boost::system::error_code ec;
-    while (p.pair.peer->available(ec) > 0) drained += p.pair.peer->read_some(asio::buffer(sink), ec);
+    while (p.pair.peer->available(ec) > 0)
+      drained += p.pair.peer->read_some(asio::buffer(sink), ec);
   });
   ASSERT_TRUE(p.pair.run([&]() -> asio::awaitable<void> {
     first = co_await p.conn.send_resuming(std::span<const char>(data.data(), 100));

@@ -23,9 +23,9 @@
 //
 // A connection type offers the operation by a start function (ResumingIo::start): the TCP
 // connection's queues a drained read on Asio's reactor (start_resuming_read below); the io_uring
-// connection's a receive or a send in its ring (UringTcpConnection::read_resuming, send_resuming). The handler is one
-// type, the coroutine's, so neither needs a template and the strand's loop one co_await.
-// Thread: the socket's io_context's.
+// connection's a receive or a send in its ring (UringTcpConnection::read_resuming, send_resuming).
+// The handler is one type, the coroutine's, so neither needs a template and the strand's loop one
+// co_await. Thread: the socket's io_context's.
 #include <cstddef>
 #include <type_traits>
 

@@ -71,7 +71,7 @@ class TcpConnection {
   /// socket's io_context.
   ResumingIo read_resuming(std::span<char> into) {
     return ResumingIo{&TcpConnection::start_read, this,
-                        boost::asio::buffer(into.data(), into.size())};
+                      boost::asio::buffer(into.data(), into.size())};
   }
   /// Where the reactor keeps this socket's state (Asio's descriptor_state), which the event loop
   /// touches first when the socket is ready: for a prefetch (see engine::StrandCore::Successor).

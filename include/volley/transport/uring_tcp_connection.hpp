@@ -46,7 +46,8 @@ class UringTcpConnection {
   /// took, at once when there is room (during the ring's next submission, together with every
   /// other strand's), else when some comes. `from` must stay valid until then.
   ResumingIo send_resuming(std::span<const char> from) {
-    return ResumingIo{&UringTcpConnection::start_send, this,
+    return ResumingIo{&UringTcpConnection::start_send,
+                      this,
                       {const_cast<char*>(from.data()), from.size()}};  // NOLINT: sent, not written
   }
   [[nodiscard]] bool reads_ahead() const { return true; }
