@@ -281,8 +281,13 @@ void Engine::arm_quiescence(std::size_t txn, std::uint64_t last_progress, int qu
                             [](const auto& w) { return w->runnable(); });
       if (starved) ++starved_polls_;
     }
-    const int quiet =
-        now == last_progress && !thinking() && !queued && !starved ? quiet_polls + 1 : 0;
+    // A poll that found a worker waiting for a CPU tells nothing either way: it neither counts
+    // towards the spell nor restarts it. Restarting it let a worker that runs a handler now and
+    // then (the interval's counters, each second; slow under a sanitizer) keep the long spell
+    // (kAcceptQuiet) from ever ending within the master's step grace.
+    int quiet = 0;
+    if (now == last_progress && !thinking() && !queued)
+      quiet = starved ? quiet_polls : quiet_polls + 1;
     // Knowing how many connections the peer established, the long spell is needed only while
     // some are missing; not knowing, whenever a strand still waits for one.
     const bool long_spell = peer_connected_

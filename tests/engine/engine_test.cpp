@@ -404,6 +404,61 @@ TEST(EngineQuiescence, AWorkerWaitingForACpuIsNotCutAtTheStepsEnd) {
   EXPECT_EQ(r.failed_strands, 0U);
 }
 
+TEST(EngineQuiescence, AWorkerRunnableNowAndThenDoesNotRestartTheLongSpell) {
+  // Seen in the sanitizer build: a connection the master established had its header held back,
+  // and the slave closed it. The step then waits the long spell (kAcceptQuiet of quiet) for it
+  // before its cut, and a poll that found the worker runnable restarted the count: a worker
+  // taking the interval's counters each second kept the spell from ending within the master's
+  // step grace, and the run failed as "did not report the end of step" instead of naming the
+  // missing connection. Here the worker, pinned to CPU 0, waits in an accept for a connection
+  // that never comes, and every 600 ms a real-time thread holds CPU 0 for 60 ms while an
+  // interval take is queued to the worker: the cut must still come after the long spell and
+  // the polls that found the worker waiting, not after the starved grace (2 s of such polls).
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "needs 2 CPUs";
+  profile::AcceptOp accept;
+  accept.connection.remotehost = "x";
+  profile::Transaction waiting;
+  waiting.bound = profile::Iterations{1};
+  waiting.flowops = {flowop("accept", accept)};
+  const Plan plan = after_one_nop(waiting);
+
+  asio::io_context control;
+  std::array<std::atomic<bool>, 2> done{};
+  Engine engine(plan, slave_config(done));
+  ASSERT_TRUE(start_on_cpu0_through_step0(engine, control, done));
+  engine.release(1);
+  const auto ended = std::chrono::steady_clock::now();
+  engine.end_txn(1, 30ms, 1);         // the master established one connection: it never arrives
+  const auto deadline = ended + 20s;  // a hang guard
+  auto next_hold = ended + 300ms;
+  int holds = 0;
+  while (!done[1] && std::chrono::steady_clock::now() < deadline) {
+    if (std::chrono::steady_clock::now() >= next_hold) {
+      CpuHog hog(60ms);
+      if (!hog.held()) break;
+      engine.take_interval(control, [](const std::vector<results::SlotStats>&) {});
+      control.run_for(70ms);  // the polls run while the worker waits for CPU 0
+      hog.join();
+      ++holds;
+      next_hold += 600ms;
+    }
+    control.run_for(10ms);
+  }
+  const auto took = std::chrono::steady_clock::now() - ended;
+  if (holds == 0) {
+    engine.stop();
+    engine.finish();
+    GTEST_SKIP() << "cannot run a SCHED_FIFO thread here (needs CAP_SYS_NICE)";
+  }
+  EXPECT_TRUE(done[1]) << "the step was not cut within 20 s";
+  EXPECT_LT(took, kAcceptQuiet + 1500ms)
+      << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms, " << holds
+      << " holds of CPU 0";
+  EXPECT_EQ(engine.long_accept_waits(), 1U);
+  engine.stop();
+  engine.finish();
+}
+
 TEST(EngineQuiescence, ACutThatComesBeforeTheStrandEnteredItsStepEndsTheStep) {
   // A worker that waits for a CPU past the whole step (longer than the starved grace, here
   // none) gets the step's release and the step's cut queued together, the cut first to run:

@@ -147,7 +147,8 @@ TEST_F(HeaderDeadline, AConnectionClosedAtItsHeaderInAStepOfItsOwnFailsThatStepS
   EXPECT_EQ(r.exit_code, 1) << said;
   EXPECT_NE(s.err.find("no header within 100 ms"), std::string::npos) << s.err;
   EXPECT_NE(said.find("step 0: the master established 1 TCP data connection"), std::string::npos)
-      << said;
+      << said << "\nthe slave's log:\n"
+      << s.err;
   EXPECT_NE(said.find("the slave closed them for a late or wrong header"), std::string::npos)
       << said;
   EXPECT_EQ(said.find("Broken pipe"), std::string::npos) << said;
