@@ -44,13 +44,17 @@ awaitable<OpOutcome> handshake(StrandCore& s, const OpPlan& op,
     co_return OpOutcome{OpOutcome::Status::kFailed, results::ErrorKind::kOther,
                         "TLS: this run has no TLS set up for the connection"};
   }
-  if (peer.empty()) {
-    boost::system::error_code ignored;
-    peer = tcp->socket().remote_endpoint(ignored).address().to_string();
-  }
   transport::TlsConnection upgraded(std::move(*tcp));
   c->link.emplace<transport::TlsConnection>(std::move(upgraded));
   auto& tls = std::get<transport::TlsConnection>(c->link);
+  // The remote address is looked up only for a message (a getpeername a handshake need not pay).
+  const auto named_peer = [&tls, &peer] {
+    if (peer.empty()) {
+      boost::system::error_code ignored;
+      peer = tls.tcp().socket().remote_endpoint(ignored).address().to_string();
+    }
+    return peer;
+  };
   const bool resume = role == transport::TlsRole::kClient && options.tls.resume;
   tls.keep_session(resume);
   SSL_SESSION* session =
@@ -58,7 +62,7 @@ awaitable<OpOutcome> handshake(StrandCore& s, const OpPlan& op,
   auto ec = tls.begin(context, role, session);
   // With a CA, the certificate must also be the host's that the profile connects to.
   if (!ec && role == transport::TlsRole::kClient && !setup->trust().ca_file.empty()) {
-    ec = tls.check_peer_name(peer);
+    ec = tls.check_peer_name(named_peer());
   }
   if (ec) {
     s.close(id);
@@ -72,7 +76,7 @@ awaitable<OpOutcome> handshake(StrandCore& s, const OpPlan& op,
     if (!step.would_block()) {
       s.close(id);
       co_return OpOutcome{OpOutcome::Status::kFailed, results::ErrorKind::kTlsHandshake,
-                          fmt::format("TLS handshake with {}: {}", peer, why)};
+                          fmt::format("TLS handshake with {}: {}", named_peer(), why)};
     }
     // Only the strand's own operations change its list of connections, and this one is in
     // progress: `c` and `tls` stay where they are while it waits.
@@ -95,7 +99,7 @@ awaitable<OpOutcome> handshake(StrandCore& s, const OpPlan& op,
     co_return OpOutcome{OpOutcome::Status::kFailed, results::ErrorKind::kTlsHandshake,
                         fmt::format("ktls: the kernel did not take the TLS of the connection with "
                                     "{} ({} {}); write ktls=try to fall back to OpenSSL's",
-                                    peer, done.version, done.cipher)};
+                                    named_peer(), done.version, done.cipher)};
   }
   co_return OpOutcome{};
 }

@@ -139,8 +139,8 @@ void DataListener::close() {
 }
 
 void DataListener::accept_next() {
-  acceptor_.async_accept([this, alive = alive_](const boost::system::error_code& ec,
-                                                tcp::socket socket) {
+  acceptor_.async_accept(accepted_from_, [this, alive = alive_](const boost::system::error_code& ec,
+                                                                tcp::socket socket) {
     if (!*alive) return;
     if (ec == asio::error::operation_aborted) return;
     if (!ec) {
@@ -149,7 +149,7 @@ void DataListener::accept_next() {
       // ceiling is free (two system calls): whether the next one would land below it cannot be
       // told from this number once connections close and leave gaps below it.
       if (socket.native_handle() + 1 >= descriptor_ceiling_) pressed_ = true;
-      read_header(std::move(socket));
+      read_header(std::move(socket), accepted_from_);
     }
     // EMFILE and friends (descriptors another part of the process took): keep accepting, but
     // after a pause: the connection waits in the backlog, and retrying at once would spin on
@@ -207,10 +207,8 @@ void DataListener::arm_deadline(const std::shared_ptr<Pending>& pending,
   });
 }
 
-void DataListener::read_header(tcp::socket socket) {
+void DataListener::read_header(tcp::socket socket, const tcp::endpoint& peer) {
   const std::uint64_t id = next_pending_++;
-  boost::system::error_code no_peer;
-  const tcp::endpoint peer = socket.remote_endpoint(no_peer);
   const auto decision = quota_.admit(id, peer.address());
   if (decision.verdict != SourceQuota::Verdict::kAdmitted) evict(decision.evict, decision.verdict);
   auto pending = std::make_shared<Pending>(std::move(socket), acceptor_.get_executor());

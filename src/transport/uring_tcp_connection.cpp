@@ -1,10 +1,8 @@
 #include "volley/transport/uring_tcp_connection.hpp"
 
 #include <poll.h>
-#include <sys/sendfile.h>
 #include <sys/socket.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <utility>
 
@@ -141,13 +139,7 @@ IoResult UringTcpConnection::try_read(std::span<char> into) {
   return r;
 }
 
-IoResult UringTcpConnection::try_write(std::span<const char> from) {
-  ssize_t n = 0;
-  do {
-    n = ::send(fd_, from.data(), from.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-  } while (n < 0 && errno == EINTR);
-  return from_call(n);
-}
+IoResult UringTcpConnection::try_write(std::span<const char> from) { return send_now(fd_, from); }
 
 ReadAwaitable UringTcpConnection::read(std::span<char> into) {
   return asio::async_initiate<decltype(kWaitToken), void(error_code, std::size_t)>(
@@ -210,11 +202,7 @@ WaitAwaitable UringTcpConnection::wait(Wait what) {
 }
 
 IoResult UringTcpConnection::sendfile(int fd, off_t* offset, std::size_t bytes) {
-  const ssize_t sent = ::sendfile(fd_, fd, offset, bytes);
-  if (sent >= 0) return IoResult{static_cast<std::size_t>(sent), {}};
-  // EINTR: nothing was sent; wait for room and try again, as for EAGAIN.
-  const int error = errno == EINTR ? EAGAIN : errno;
-  return IoResult{0, error_code(error, boost::system::system_category())};
+  return sendfile_now(fd_, fd, offset, bytes);
 }
 
 void UringTcpConnection::cancel() {
@@ -226,11 +214,6 @@ void UringTcpConnection::close() {
   ring_->close_descriptor(std::exchange(fd_, -1));
 }
 
-void UringTcpConnection::wake_after(std::size_t bytes) {
-  const int mark =
-      static_cast<int>(std::clamp<std::size_t>(bytes, 1, TcpConnection::kMaxWakeAfter));
-  if (mark == wake_after_ || fd_ < 0) return;
-  if (::setsockopt(fd_, SOL_SOCKET, SO_RCVLOWAT, &mark, sizeof mark) == 0) wake_after_ = mark;
-}
+void UringTcpConnection::wake_after(std::size_t bytes) { set_wake_mark(fd_, bytes, wake_after_); }
 
 }  // namespace volley::transport

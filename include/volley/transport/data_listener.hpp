@@ -103,7 +103,8 @@ class DataListener {
   void accept_later(std::chrono::milliseconds pause);
   /// The lowest descriptor number free in this process (INT_MAX when none is).
   [[nodiscard]] int lowest_free_descriptor() const;
-  void read_header(boost::asio::ip::tcp::socket socket);
+  /// Reads the header of `socket`, accepted from `peer`.
+  void read_header(boost::asio::ip::tcp::socket socket, const boost::asio::ip::tcp::endpoint& peer);
   /// Closes connection `id`'s socket to make room for a newcomer (`why`: which place it takes);
   /// its read then ends and refuses it.
   void evict(std::uint64_t id, SourceQuota::Verdict why);
@@ -124,6 +125,8 @@ class DataListener {
   std::chrono::milliseconds header_timeout_;
   boost::asio::ip::tcp::acceptor acceptor_;
   boost::asio::steady_timer backoff_;
+  /// Where the connection being accepted comes from: the accept's own answer (no getpeername).
+  boost::asio::ip::tcp::endpoint accepted_from_;
   /// Connections still owed a header, so close() can close them (a peer that never sends one
   /// must not pin a descriptor for the life of the slave).
   std::map<std::uint64_t, std::shared_ptr<Pending>> pending_;

@@ -22,6 +22,7 @@
 #include "volley/transport/drained_read.hpp"
 #include "volley/transport/io_result.hpp"
 #include "volley/transport/resuming_io.hpp"
+#include "volley/transport/stream_calls.hpp"
 #include "volley/transport/zero_copy_sends.hpp"
 
 namespace volley::transport {
@@ -95,26 +96,11 @@ class TcpConnection {
   /// twice the mark in the receive buffer (tcp_set_rcvlowat), unless wndsz= fixed its size; then
   /// it caps the mark at half of it.
   void wake_after(std::size_t bytes);
-  /// At most one wake-up per MiB of a stream: the sender, which on loopback runs the reader's
-  /// wake-up, then pays for one per MiB, a small part of its time on any machine where a wake-up
-  /// costs less than a few hundred microseconds; and a reader's unread bytes stay bounded.
-  static constexpr std::size_t kMaxWakeAfter = std::size_t{1024} * 1024;
+  static constexpr std::size_t kMaxWakeAfter = transport::kMaxWakeAfter;  // stream_calls.hpp
   /// A send(2) now, without waiting (the socket is non-blocking, and MSG_DONTWAIT says so again):
   /// straight to the system call rather than through Asio's write_some (its loop and error
   /// plumbing were ~40 instructions a write). EINTR is tried again; EAGAIN is would_block().
-  IoResult try_write(std::span<const char> from) {
-    IoResult r;
-    ssize_t n = 0;
-    do {
-      n = ::send(socket_.native_handle(), from.data(), from.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-    } while (n < 0 && errno == EINTR);
-    if (n < 0) {
-      r.ec = boost::system::error_code(errno, boost::system::system_category());
-    } else {
-      r.bytes = static_cast<std::size_t>(n);
-    }
-    return r;
-  }
+  IoResult try_write(std::span<const char> from) { return send_now(socket_.native_handle(), from); }
   /// Up to `bytes` of file `fd` from `*offset` (advanced); 0 bytes and no error: end of file.
   IoResult sendfile(int fd, off_t* offset, std::size_t bytes);
   WaitAwaitable wait(Wait what) {

@@ -16,6 +16,7 @@
 #include "volley/transport/io_result.hpp"
 #include "volley/transport/resuming_io.hpp"
 #include "volley/transport/ring.hpp"
+#include "volley/transport/stream_calls.hpp"
 #include "volley/transport/tcp_connection.hpp"
 
 namespace volley::transport {
