@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
@@ -55,20 +56,20 @@ class ScriptedSlave {
  private:
   asio::awaitable<void> serve() {
     tcp::socket socket = co_await acceptor_.async_accept(asio::use_awaitable);
-    Channel channel(std::move(socket));
-    bool started = false;
-    bool open = true;
+    // Shared with the pinger, which may still be inside a send when this coroutine ends.
+    auto link = std::make_shared<Link>(std::move(socket));
+    Channel& channel = link->channel;
     // Pings twice a second, as a real slave does, until the fault says otherwise.
     asio::co_spawn(
         context_,
-        [&]() -> asio::awaitable<void> {
+        [this, link]() -> asio::awaitable<void> {
           asio::steady_timer timer(context_);
-          while (open) {
+          while (link->open) {
             timer.expires_after(200ms);
             co_await timer.async_wait(asio::use_awaitable);
-            if (!open || (started && fault_ == Fault::kGoesSilent)) continue;
+            if (!link->open || (link->started && fault_ == Fault::kGoesSilent)) continue;
             json ping = message("ping");
-            co_await channel.send(std::move(ping));
+            co_await link->channel.send(std::move(ping));
           }
         },
         asio::detached);
@@ -88,7 +89,7 @@ class ScriptedSlave {
         loaded["ports"] = std::move(ports);
         co_await channel.send(std::move(loaded));
       } else if (type == "start") {
-        started = true;
+        link->started = true;
       } else if (type == "proceed" && fault_ == Fault::kEndsEveryStepAtOnce) {
         json done = message("step_done");
         done["step"] = m.at("step");
@@ -108,9 +109,17 @@ class ScriptedSlave {
         break;
       }
     }
-    open = false;
+    link->open = false;
     channel.close();
   }
+
+  /// The control connection and what the pinger reads of the session.
+  struct Link {
+    explicit Link(tcp::socket socket) : channel(std::move(socket)) {}
+    Channel channel;
+    bool started = false;
+    bool open = true;
+  };
 
   asio::io_context& context_;
   tcp::acceptor acceptor_;
