@@ -4,6 +4,8 @@
 #include <charconv>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "volley/sampling/text_file.hpp"
 
 namespace volley::sampling {
@@ -36,7 +38,7 @@ std::string add_pair(std::string_view header, std::string_view values, std::size
     if (const auto v = parse_u64(numbers[i])) {
       out.insert_or_assign(std::string(group) + "." + std::string(names[i]), *v);
     } else if (!parse_i64(numbers[i])) {
-      return line_error(index + 1, "'" + std::string(numbers[i]) + "' is not an integer");
+      return line_error(index + 1, fmt::format("'{}' is not an integer", numbers[i]));
     }
   }
   return {};
@@ -92,7 +94,7 @@ ParseResult<std::vector<SoftnetCpu>> parse_softnet_stat(std::string_view text) {
     std::uint32_t v[3] = {};
     for (std::size_t c = 0; c < 3; ++c) {
       const auto parsed = parse_hex32(fields[c]);
-      if (!parsed) return line_error(i, "'" + std::string(fields[c]) + "' is not hexadecimal");
+      if (!parsed) return line_error(i, fmt::format("'{}' is not hexadecimal", fields[c]));
       v[c] = *parsed;
     }
     // Kernels since 5.10 print the CPU's number in column 13 (offline CPUs have no line).
