@@ -1,8 +1,10 @@
 #include "volley/transport/ring.hpp"
 
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -74,7 +76,7 @@ std::string Ring::unavailable() {
 }
 
 std::variant<std::unique_ptr<Ring>, std::string> Ring::open(boost::asio::io_context& context,
-                                                            unsigned entries) {
+                                                            unsigned entries, unsigned file_slots) {
   const int events = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (events < 0) return fmt::format("io_uring: eventfd: {}", std::strerror(errno));
   std::unique_ptr<Ring> ring(new Ring(context, events));
@@ -87,7 +89,31 @@ std::variant<std::unique_ptr<Ring>, std::string> Ring::open(boost::asio::io_cont
   if (const int rc = io_uring_register_eventfd(&ring->ring_, events); rc < 0) {
     return fmt::format("io_uring: registering its eventfd: {}", std::strerror(-rc));
   }
+  ring->register_files(file_slots);
   return ring;
+}
+
+void Ring::register_files(unsigned most) {
+  // One slot per descriptor the process may open (the kernel refuses a table larger than
+  // RLIMIT_NOFILE), within a bound on the kernel memory a ring's table takes. Without a table the
+  // ring works as well, naming descriptors.
+  rlimit files{};
+  if (::getrlimit(RLIMIT_NOFILE, &files) != 0) return;
+  const auto slots = static_cast<unsigned>(std::min<rlim_t>(files.rlim_cur, most));
+  if (slots == 0 || io_uring_register_files_sparse(&ring_, slots) < 0) return;
+  file_slots_ = slots;
+  free_files_.reserve(slots);
+  for (unsigned slot = slots; slot-- > 0;) free_files_.push_back(static_cast<int>(slot));
+}
+
+Ring::File Ring::register_file(int fd) {
+  if (free_files_.empty() || shut_) return {fd, -1};
+  const int slot = free_files_.back();
+  if (io_uring_register_files_update(&ring_, static_cast<unsigned>(slot), &fd, 1) < 1) {
+    return {fd, -1};
+  }
+  free_files_.pop_back();
+  return {fd, slot};
 }
 
 Ring::Ring(boost::asio::io_context& context, int eventfd)
@@ -241,25 +267,39 @@ void Ring::unlink(Op& op) {
   --in_flight_;
 }
 
-void Ring::cancel_descriptor(int fd) {
-  if (shut_) return;
+void Ring::prep_cancel(File file) {
   io_uring_sqe* cancel = next_sqe(1);
-  io_uring_prep_cancel_fd(cancel, fd, IORING_ASYNC_CANCEL_ALL);
+  if (file.slot >= 0) {
+    io_uring_prep_cancel_fd(cancel, file.slot,
+                            IORING_ASYNC_CANCEL_ALL | IORING_ASYNC_CANCEL_FD_FIXED);
+  } else {
+    io_uring_prep_cancel_fd(cancel, file.fd, IORING_ASYNC_CANCEL_ALL);
+  }
   io_uring_sqe_set_data64(cancel, 0);
 }
 
-void Ring::close_descriptor(int fd) {
+void Ring::cancel_descriptor(File file) {
+  if (!shut_) prep_cancel(file);
+}
+
+void Ring::close_descriptor(File file) {
   // The cancel is submitted before the close, so that it finds the descriptor's operations by its
-  // number before another socket can get that number. A close linked after it in the ring would
-  // save the submission, but with deferred task work it runs only at a later io_uring_enter that
-  // collects completions, and a ring shut down before that never closes the socket.
+  // number (or slot) before another socket can get that number. A close linked after it in the
+  // ring would save the submission, but with deferred task work it runs only at a later
+  // io_uring_enter that collects completions, and a ring shut down before that never closes the
+  // socket. The slot is emptied before the close: the table holds a reference to the socket, which
+  // would keep it open (no FIN) after close(2).
   if (!shut_) {
-    io_uring_sqe* cancel = next_sqe(1);
-    io_uring_prep_cancel_fd(cancel, fd, IORING_ASYNC_CANCEL_ALL);
-    io_uring_sqe_set_data64(cancel, 0);
+    prep_cancel(file);
     io_uring_submit(&ring_);
+    if (file.slot >= 0) {
+      int none = -1;
+      if (io_uring_register_files_update(&ring_, static_cast<unsigned>(file.slot), &none, 1) == 1) {
+        free_files_.push_back(file.slot);
+      }  // (else the slot stays taken until the ring goes, with the socket it holds)
+    }
   }
-  ::close(fd);
+  ::close(file.fd);
 }
 
 }  // namespace volley::transport

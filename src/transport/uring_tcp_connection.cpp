@@ -111,19 +111,21 @@ error_code UringTcpConnection::adopt(TcpConnection& tcp, Ring& ring, UringTcpCon
   if (ec) return ec;
   into.close();
   into.ring_ = &ring;
-  into.fd_ = fd;
+  into.file_ = ring.register_file(fd);
   into.wake_after_ = 1;
   return {};
 }
 
 UringTcpConnection::UringTcpConnection(UringTcpConnection&& other) noexcept
-    : ring_(other.ring_), fd_(std::exchange(other.fd_, -1)), wake_after_(other.wake_after_) {}
+    : ring_(other.ring_),
+      file_(std::exchange(other.file_, Ring::File{})),
+      wake_after_(other.wake_after_) {}
 
 UringTcpConnection& UringTcpConnection::operator=(UringTcpConnection&& other) noexcept {
   if (this != &other) {
     close();
     ring_ = other.ring_;
-    fd_ = std::exchange(other.fd_, -1);
+    file_ = std::exchange(other.file_, Ring::File{});
     wake_after_ = other.wake_after_;
   }
   return *this;
@@ -132,26 +134,29 @@ UringTcpConnection& UringTcpConnection::operator=(UringTcpConnection&& other) no
 IoResult UringTcpConnection::try_read(std::span<char> into) {
   ssize_t n = 0;
   do {
-    n = ::recv(fd_, into.data(), into.size(), MSG_DONTWAIT);
+    n = ::recv(file_.fd, into.data(), into.size(), MSG_DONTWAIT);
   } while (n < 0 && errno == EINTR);
   IoResult r = from_call(n);
   if (n == 0 && !into.empty()) r.ec = asio::error::eof;
   return r;
 }
 
-IoResult UringTcpConnection::try_write(std::span<const char> from) { return send_now(fd_, from); }
+IoResult UringTcpConnection::try_write(std::span<const char> from) {
+  return send_now(file_.fd, from);
+}
 
 ReadAwaitable UringTcpConnection::read(std::span<char> into) {
   return asio::async_initiate<decltype(kWaitToken), void(error_code, std::size_t)>(
-      [ring = ring_, fd = fd_, into](auto handler) {
-        if (fd < 0) {
+      [ring = ring_, file = file_, into](auto handler) {
+        if (file.fd < 0) {
           asio::post(asio::append(std::move(handler), error_code(asio::error::bad_descriptor),
                                   std::size_t{0}));
           return;
         }
         auto* op = new RecvOp(std::move(handler));
-        ring->start(*op, [fd, into](io_uring_sqe* sqe) {
-          io_uring_prep_recv(sqe, fd, into.data(), into.size(), 0);
+        ring->start(*op, [file, into](io_uring_sqe* sqe) {
+          io_uring_prep_recv(sqe, file.fd, into.data(), into.size(), 0);
+          file.target(sqe);
         });
       },
       kWaitToken);
@@ -161,7 +166,7 @@ template <class Prepare>
 void UringTcpConnection::start(const ResumingIo& io, ResumingHandler& handler, bool zero_is_eof,
                                Prepare prepare) {
   auto& self = *static_cast<UringTcpConnection*>(io.connection);
-  if (self.fd_ < 0) {
+  if (self.file_.fd < 0) {
     const auto executor = handler.get_executor();
     asio::post(executor, [h = std::move(handler)]() mutable {
       h(IoDone{asio::error::bad_descriptor, 0, nullptr, nullptr});
@@ -169,8 +174,9 @@ void UringTcpConnection::start(const ResumingIo& io, ResumingHandler& handler, b
     return;
   }
   auto* op = new ResumingOp(handler, zero_is_eof);
-  self.ring_->start(*op, [fd = self.fd_, buffer = io.buffer, &prepare](io_uring_sqe* sqe) {
-    prepare(sqe, fd, buffer);
+  self.ring_->start(*op, [file = self.file_, buffer = io.buffer, &prepare](io_uring_sqe* sqe) {
+    prepare(sqe, file.fd, buffer);
+    file.target(sqe);
   });
 }
 
@@ -188,32 +194,35 @@ void UringTcpConnection::start_send(const ResumingIo& send, ResumingHandler& han
 
 WaitAwaitable UringTcpConnection::wait(Wait what) {
   return asio::async_initiate<decltype(kWaitToken), void(error_code)>(
-      [ring = ring_, fd = fd_, what](auto handler) {
-        if (fd < 0) {
+      [ring = ring_, file = file_, what](auto handler) {
+        if (file.fd < 0) {
           asio::post(asio::append(std::move(handler), error_code(asio::error::bad_descriptor)));
           return;
         }
         auto* op = new PollOp(std::move(handler));
-        ring->start(*op, [fd, what](io_uring_sqe* sqe) {
-          io_uring_prep_poll_add(sqe, fd, what == Wait::kReadable ? POLLIN : POLLOUT);
+        ring->start(*op, [file, what](io_uring_sqe* sqe) {
+          io_uring_prep_poll_add(sqe, file.fd, what == Wait::kReadable ? POLLIN : POLLOUT);
+          file.target(sqe);
         });
       },
       kWaitToken);
 }
 
 IoResult UringTcpConnection::sendfile(int fd, off_t* offset, std::size_t bytes) {
-  return sendfile_now(fd_, fd, offset, bytes);
+  return sendfile_now(file_.fd, fd, offset, bytes);
 }
 
 void UringTcpConnection::cancel() {
-  if (fd_ >= 0) ring_->cancel_descriptor(fd_);
+  if (file_.fd >= 0) ring_->cancel_descriptor(file_);
 }
 
 void UringTcpConnection::close() {
-  if (fd_ < 0) return;
-  ring_->close_descriptor(std::exchange(fd_, -1));
+  if (file_.fd < 0) return;
+  ring_->close_descriptor(std::exchange(file_, Ring::File{}));
 }
 
-void UringTcpConnection::wake_after(std::size_t bytes) { set_wake_mark(fd_, bytes, wake_after_); }
+void UringTcpConnection::wake_after(std::size_t bytes) {
+  set_wake_mark(file_.fd, bytes, wake_after_);
+}
 
 }  // namespace volley::transport

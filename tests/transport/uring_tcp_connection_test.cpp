@@ -1,8 +1,9 @@
 // The io_uring engine's TCP connection (transport/uring_tcp_connection.hpp) over a worker's ring
 // (transport/ring.hpp), on a real loopback pair: a read that waits completes when data comes (the
 // ring's eventfd wakes Asio's loop), a cancel or a close ends it with operation_aborted, a close
-// reaches the peer, the loop ends by itself when nothing is in flight, and many reads in flight
-// at once each get their own completion.
+// reaches the peer, the loop ends by itself when nothing is in flight, many reads in flight at
+// once each get their own completion, and connections take slots of the ring's table of
+// registered files while there are any.
 #include <poll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -141,6 +142,60 @@ TEST(UringTcpConnection, AConnectionClosedJustBeforeTheRingShutsDownIsClosed) {
   boost::system::error_code peer_error;
   p.pair.peer->read_some(asio::buffer(&byte, 1), peer_error);
   EXPECT_EQ(peer_error, asio::error::eof);
+}
+
+TEST(UringTcpConnection, AConnectionClosedWithNothingInFlightReachesThePeerAtOnce) {
+  // The ring's table of registered files holds a reference to the socket: its slot must be
+  // emptied at the close, or the socket stays open (no FIN) while the ring runs on.
+  RingPair p;
+  ASSERT_GE(p.conn.ring_slot(), 0) << "this kernel registered no file";
+  p.conn.close();
+  EXPECT_EQ(p.ring->registered_files(), 0U);
+  pollfd peer{p.pair.peer->native_handle(), POLLIN, 0};
+  ASSERT_EQ(::poll(&peer, 1, 2000), 1) << "the socket stayed open";
+  char byte = 0;
+  boost::system::error_code peer_error;
+  p.pair.peer->read_some(asio::buffer(&byte, 1), peer_error);
+  EXPECT_EQ(peer_error, asio::error::eof);
+}
+
+TEST(UringTcpConnection, ConnectionsTakeFreeSlotsAndBeyondTheTableNameTheirDescriptor) {
+  // A table of 2 slots and 3 connections: the third names its descriptor, and every one reads
+  // through the ring alike; a closed connection's slot goes to the next one adopted.
+  std::vector<test::TcpPair> pairs(4);
+  auto opened = Ring::open(*pairs[0].io, 64, 2);
+  ASSERT_TRUE(std::holds_alternative<std::unique_ptr<Ring>>(opened));
+  auto ring = std::move(std::get<std::unique_ptr<Ring>>(opened));
+  // Each pair has an io_context of its own; the ring's is the first's, so the others' sockets
+  // are adopted (taken out of their reactors) and then only the ring waits on them.
+  std::vector<UringTcpConnection> conns(3);
+  for (std::size_t i = 0; i < 3; ++i) {
+    ASSERT_FALSE(UringTcpConnection::adopt(*pairs[i].ours, *ring, conns[i]));
+  }
+  EXPECT_EQ(conns[0].ring_slot(), 0);
+  EXPECT_EQ(conns[1].ring_slot(), 1);
+  EXPECT_EQ(conns[2].ring_slot(), -1);
+  EXPECT_EQ(ring->registered_files(), 2U);
+  std::vector<std::array<char, 64>> buffers(3);
+  std::vector<std::size_t> got(3, 0);
+  for (std::size_t i = 0; i < 3; ++i) {
+    asio::co_spawn(
+        *pairs[0].io,
+        [&, i]() -> asio::awaitable<void> {
+          auto [ec, n] = co_await conns[i].read(buffers[i]);
+          got[i] = ec ? 0 : n;
+        },
+        asio::detached);
+    pairs[i].send(i + 1);
+  }
+  pairs[0].io->run_for(2s);
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(got[i], i + 1) << i;
+  conns[1].close();
+  EXPECT_EQ(ring->registered_files(), 1U);
+  UringTcpConnection next;
+  ASSERT_FALSE(UringTcpConnection::adopt(*pairs[3].ours, *ring, next));
+  EXPECT_EQ(next.ring_slot(), 1);
+  EXPECT_EQ(ring->registered_files(), 2U);
 }
 
 TEST(UringTcpConnection, WaitsForRoomThenWritesAndReadsBack) {

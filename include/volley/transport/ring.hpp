@@ -52,10 +52,14 @@ class Ring {
   /// kernel.io_uring_disabled, refused by a seccomp filter, over the locked-memory limit): one
   /// sentence; empty when one can. Sets a ring up and tears it down.
   static std::string unavailable();
+  /// The most slots a ring's table of registered files has (8 bytes of kernel memory each).
+  static constexpr unsigned kMaxFileSlots = 65536;
   /// A ring of `entries` submission entries, on the calling thread, watched by `context` (whose
-  /// thread must be the calling one); or why not (one sentence).
+  /// thread must be the calling one), with a table of at most `file_slots` registered files (no
+  /// more than RLIMIT_NOFILE, which the kernel requires); or why not (one sentence).
   static std::variant<std::unique_ptr<Ring>, std::string> open(boost::asio::io_context& context,
-                                                               unsigned entries = 4096);
+                                                               unsigned entries = 4096,
+                                                               unsigned file_slots = kMaxFileSlots);
   ~Ring();
   Ring(const Ring&) = delete;
   Ring& operator=(const Ring&) = delete;
@@ -69,13 +73,33 @@ class Ring {
     io_uring_sqe_set_data(sqe, &op);
     link(op);
   }
-  /// Closes `fd`: its operations in flight are cancelled first (they complete with -ECANCELED
-  /// when the ring next runs), submitted at once, then the descriptor is closed. After shutdown()
-  /// (or on another thread than the ring's, where the kernel refuses the submission and tears the
-  /// operations down with the ring), only the close.
-  void close_descriptor(int fd);
-  /// Cancels `fd`'s operations in flight (they complete with -ECANCELED).
-  void cancel_descriptor(int fd);
+  /// A descriptor as the ring's operations name it: its slot in the ring's table of registered
+  /// files when it has one (the operation then carries IOSQE_FIXED_FILE, and the kernel skips the
+  /// lookup of the descriptor and the reference count on its file at every operation), else the
+  /// descriptor itself.
+  struct File {
+    int fd = -1;
+    int slot = -1;  ///< in the table of registered files; -1: none
+    /// Points `sqe` (filled in with the descriptor) at the slot instead, when there is one.
+    void target(io_uring_sqe* sqe) const {
+      if (slot >= 0) {
+        sqe->fd = slot;
+        sqe->flags |= IOSQE_FIXED_FILE;
+      }
+    }
+  };
+  /// `fd` in a free slot of the table of registered files; without a slot when the table is full
+  /// or the kernel refused it (its operations then name the descriptor: slower, not different).
+  File register_file(int fd);
+  /// Closes `file`: its operations in flight are cancelled first (they complete with -ECANCELED
+  /// when the ring next runs), submitted at once, then its slot is emptied and the descriptor is
+  /// closed. After shutdown() (or on another thread than the ring's, where the kernel refuses the
+  /// submission and tears the operations and the table down with the ring), only the close.
+  void close_descriptor(File file);
+  /// Cancels `file`'s operations in flight (they complete with -ECANCELED).
+  void cancel_descriptor(File file);
+  /// Slots of the table of registered files in use.
+  [[nodiscard]] std::size_t registered_files() const { return file_slots_ - free_files_.size(); }
   /// Submits what is queued and handles the completions that are there (several passes, while
   /// each finds some: a completion's handler often queues the next operation, and a send or a
   /// receive of data already there completes during the submission itself).
@@ -99,6 +123,8 @@ class Ring {
   unsigned complete_ready();
   void link(Op& op);
   void unlink(Op& op);
+  void register_files(unsigned most);
+  void prep_cancel(File file);
 
   io_uring ring_{};
   /// The operations in flight, for drop() at the end: a dense table (an operation knows its slot)
@@ -106,6 +132,10 @@ class Ring {
   /// other operation's memory (at thousands of connections each would be a cache miss).
   std::vector<Op*> slots_;
   std::vector<std::uint32_t> free_;  ///< slots not in use
+  /// The table of registered files (io_uring_register_files_sparse): its size (0 when the kernel
+  /// has none) and its free slots, the lowest last.
+  std::size_t file_slots_ = 0;
+  std::vector<int> free_files_;
   bool defer_taskrun_ = false;
   bool run_posted_ = false;
   bool running_ = false;

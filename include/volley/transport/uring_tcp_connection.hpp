@@ -2,12 +2,13 @@
 // A TCP data connection whose waits go through its worker's io_uring (ring.hpp) instead of
 // Asio's epoll reactor: a read that must wait is an IORING_OP_RECV into the caller's buffer, a
 // wait for room or for data an IORING_OP_POLL_ADD, and the close a cancel of what is in flight
-// on it, then close(2) (Ring::close_descriptor). Reads and writes that need not wait are plain
-// non-blocking system calls, as on a TcpConnection. The socket leaves Asio's reactor when the
-// connection is made (from a connected or accepted TcpConnection), so no epoll event is raised for
-// it. The engine's strands read and send through the ring itself (read_resuming, send_resuming):
-// their operations of one pass of the event loop go to the kernel in one io_uring_enter.
-// Thread: the ring's (its worker's).
+// on it, then close(2) (Ring::close_descriptor). Its operations name it by its slot in the ring's
+// table of registered files where it has one (Ring::register_file). Reads and writes that need not
+// wait are plain non-blocking system calls, as on a TcpConnection. The socket leaves Asio's reactor
+// when the connection is made (from a connected or accepted TcpConnection), so no epoll event is
+// raised for it. The engine's strands read and send through the ring itself (read_resuming,
+// send_resuming): their operations of one pass of the event loop go to the kernel in one
+// io_uring_enter. Thread: the ring's (its worker's).
 #include <sys/types.h>
 
 #include <cstddef>
@@ -61,7 +62,9 @@ class UringTcpConnection {
   /// Wakes a waiting reader only once `bytes` are queued (SO_RCVLOWAT), as
   /// TcpConnection::wake_after does; a system call only when the mark changes.
   void wake_after(std::size_t bytes);
-  [[nodiscard]] int native_handle() const { return fd_; }
+  [[nodiscard]] int native_handle() const { return file_.fd; }
+  /// Its slot in the ring's table of registered files, or -1 (Ring::register_file).
+  [[nodiscard]] int ring_slot() const { return file_.slot; }
 
  private:
   static void start_read(const ResumingIo& read, ResumingHandler& handler);
@@ -73,7 +76,7 @@ class UringTcpConnection {
                     Prepare prepare);
 
   Ring* ring_ = nullptr;
-  int fd_ = -1;
+  Ring::File file_;
   int wake_after_ = 1;
 };
 
