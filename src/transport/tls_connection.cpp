@@ -36,21 +36,22 @@ error_code openssl_error() {
 
 void TlsConnection::SslFree::operator()(SSL* s) const { SSL_free(s); }
 
-TlsConnection::TlsConnection(TcpConnection tcp) : tcp_(std::move(tcp)) {}
+TlsConnection::TlsConnection(TcpConnection tcp)
+    : tcp_(std::move(tcp)), st_(std::make_unique<State>()) {}
 
 TlsConnection::~TlsConnection() = default;
 
 error_code TlsConnection::begin(SSL_CTX* context, TlsRole role, SSL_SESSION* session) {
-  ssl_.reset(SSL_new(context));
-  if (!ssl_ || SSL_set_fd(ssl_.get(), tcp_.socket().native_handle()) != 1) {
+  st_->ssl.reset(SSL_new(context));
+  if (!st_->ssl || SSL_set_fd(st_->ssl.get(), tcp_.socket().native_handle()) != 1) {
     return openssl_error();
   }
   if (role == TlsRole::kClient) {
-    SSL_set_connect_state(ssl_.get());
-    if (session != nullptr) SSL_set_session(ssl_.get(), session);
-    offered_ = session;
+    SSL_set_connect_state(st_->ssl.get());
+    if (session != nullptr) SSL_set_session(st_->ssl.get(), session);
+    st_->offered = session;
   } else {
-    SSL_set_accept_state(ssl_.get());
+    SSL_set_accept_state(st_->ssl.get());
   }
   return {};
 }
@@ -59,9 +60,10 @@ error_code TlsConnection::check_peer_name(const std::string& host) {
   error_code not_ip;
   boost::asio::ip::make_address(host, not_ip);
   // The subjectAltName only: a DNS name is not looked for in the subject's common name.
-  SSL_set_hostflags(ssl_.get(), X509_CHECK_FLAG_NEVER_CHECK_SUBJECT);
-  const int ok = not_ip ? SSL_set1_host(ssl_.get(), host.c_str())
-                        : X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl_.get()), host.c_str());
+  SSL_set_hostflags(st_->ssl.get(), X509_CHECK_FLAG_NEVER_CHECK_SUBJECT);
+  const int ok = not_ip
+                     ? SSL_set1_host(st_->ssl.get(), host.c_str())
+                     : X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(st_->ssl.get()), host.c_str());
   return ok == 1 ? error_code{} : openssl_error();
 }
 
@@ -90,13 +92,13 @@ std::string verify_failure(SSL* ssl, long verify) {
 
 IoResult TlsConnection::handshake_step(std::string& why) {
   ERR_clear_error();
-  const int ret = SSL_do_handshake(ssl_.get());
+  const int ret = SSL_do_handshake(st_->ssl.get());
   if (ret == 1) {
-    established_ = true;
-    kernel_reads_ = BIO_get_ktls_recv(SSL_get_rbio(ssl_.get())) != 0;
+    st_->established = true;
+    st_->kernel_reads = BIO_get_ktls_recv(SSL_get_rbio(st_->ssl.get())) != 0;
     return {};
   }
-  const int code = SSL_get_error(ssl_.get(), ret);
+  const int code = SSL_get_error(st_->ssl.get(), ret);
   if (code == SSL_ERROR_WANT_READ || code == SSL_ERROR_WANT_WRITE) return outcome(ret, 0);
   const unsigned long queued = ERR_peek_error();
   IoResult r = outcome(ret, 0);
@@ -108,11 +110,11 @@ IoResult TlsConnection::handshake_step(std::string& why) {
   } else {
     why = r.ec.message();
   }
-  const long verify = SSL_get_verify_result(ssl_.get());
+  const long verify = SSL_get_verify_result(st_->ssl.get());
   if (verify == X509_V_ERR_CERT_REJECTED) {  // only the pin check rejects (TlsSetup)
     why += " (its certificate is not the one the peer announced over the control channel)";
   } else if (verify != X509_V_OK) {
-    why += fmt::format(" ({})", verify_failure(ssl_.get(), verify));
+    why += fmt::format(" ({})", verify_failure(st_->ssl.get(), verify));
   }
   if (!r.ec) r.ec = boost::asio::error::eof;
   return r;
@@ -120,24 +122,25 @@ IoResult TlsConnection::handshake_step(std::string& why) {
 
 TlsHandshakeResult TlsConnection::handshake_result() const {
   TlsHandshakeResult r;
-  if (!ssl_) return r;
-  r.resumed = SSL_session_reused(ssl_.get()) == 1;
-  r.kernel_tls = BIO_get_ktls_send(SSL_get_wbio(ssl_.get())) != 0;
-  r.version = SSL_get_version(ssl_.get());
-  if (const SSL_CIPHER* c = SSL_get_current_cipher(ssl_.get())) r.cipher = SSL_CIPHER_get_name(c);
+  if (!st_ || !st_->ssl) return r;
+  r.resumed = SSL_session_reused(st_->ssl.get()) == 1;
+  r.kernel_tls = BIO_get_ktls_send(SSL_get_wbio(st_->ssl.get())) != 0;
+  r.version = SSL_get_version(st_->ssl.get());
+  if (const SSL_CIPHER* c = SSL_get_current_cipher(st_->ssl.get()))
+    r.cipher = SSL_CIPHER_get_name(c);
   return r;
 }
 
 SSL_SESSION* TlsConnection::resumable_session() const {
-  if (!ssl_ || !established_) return nullptr;
-  SSL_SESSION* s = SSL_get0_session(ssl_.get());
+  if (!st_ || !st_->ssl || !st_->established) return nullptr;
+  SSL_SESSION* s = SSL_get0_session(st_->ssl.get());
   if (s == nullptr) return nullptr;
   // TLS 1.3 resumes from a ticket, which comes after the handshake (the session is "resumable"
   // by OpenSSL's test before it arrives), and a ticket once: a resumed connection waits for the
   // fresh one the server sends it (a server may refuse a ticket used before). TLS 1.2 resumes
   // from the session ID at once.
-  const bool ready = SSL_version(ssl_.get()) == TLS1_3_VERSION
-                         ? s != offered_ && SSL_SESSION_has_ticket(s) == 1
+  const bool ready = SSL_version(st_->ssl.get()) == TLS1_3_VERSION
+                         ? s != st_->offered && SSL_SESSION_has_ticket(s) == 1
                          : SSL_SESSION_is_resumable(s) == 1;
   if (!ready) return nullptr;
   SSL_SESSION_up_ref(s);
@@ -145,14 +148,14 @@ SSL_SESSION* TlsConnection::resumable_session() const {
 }
 
 IoResult TlsConnection::outcome(int ret, std::size_t n) {
-  blocked_ = false;
+  st_->blocked = false;
   if (ret > 0) return IoResult{n, {}};
-  const int code = SSL_get_error(ssl_.get(), ret);
+  const int code = SSL_get_error(st_->ssl.get(), ret);
   switch (code) {
     case SSL_ERROR_WANT_READ:
     case SSL_ERROR_WANT_WRITE:
-      want_ = code == SSL_ERROR_WANT_READ ? Wait::kReadable : Wait::kWritable;
-      blocked_ = true;
+      st_->want = code == SSL_ERROR_WANT_READ ? Wait::kReadable : Wait::kWritable;
+      st_->blocked = true;
       return {0, system_error(EAGAIN)};
     case SSL_ERROR_ZERO_RETURN:  // the peer's close_notify
       ERR_clear_error();
@@ -176,28 +179,28 @@ IoResult TlsConnection::outcome(int ret, std::size_t n) {
 }
 
 IoResult TlsConnection::try_read(std::span<char> into) {
-  if (deferred_.ec) return std::exchange(deferred_, IoResult{});
+  if (st_->deferred.ec) return std::exchange(st_->deferred, IoResult{});
   std::size_t total = 0;
   for (;;) {
     std::size_t n = 0;
     errno = 0;
-    const int ret = SSL_read_ex(ssl_.get(), into.data() + total, into.size() - total, &n);
+    const int ret = SSL_read_ex(st_->ssl.get(), into.data() + total, into.size() - total, &n);
     if (ret > 0) {
       total += n;
       // On while the records are whole (a stream's: more may be there) or OpenSSL holds more; a
       // short record (a small message's, or a message's last) ends the read, as one read(2)
       // would, without a read that finds nothing.
       if (total < into.size() &&
-          (n == SSL3_RT_MAX_PLAIN_LENGTH || SSL_has_pending(ssl_.get()) == 1)) {
+          (n == SSL3_RT_MAX_PLAIN_LENGTH || SSL_has_pending(st_->ssl.get()) == 1)) {
         continue;
       }
-      read_drained_ = false;
+      st_->read_drained = false;
       return outcome(ret, total);
     }
     const IoResult r = outcome(ret, 0);
-    read_drained_ = r.would_block() && want_ == Wait::kReadable;
+    st_->read_drained = r.would_block() && st_->want == Wait::kReadable;
     if (total == 0) return r;
-    if (!r.would_block()) deferred_ = r;
+    if (!r.would_block()) st_->deferred = r;
     return IoResult{total, {}};
   }
 }
@@ -205,20 +208,20 @@ IoResult TlsConnection::try_read(std::span<char> into) {
 IoResult TlsConnection::try_write(std::span<const char> from) {
   std::size_t n = 0;
   errno = 0;
-  const int ret = SSL_write_ex(ssl_.get(), from.data(), from.size(), &n);
+  const int ret = SSL_write_ex(st_->ssl.get(), from.data(), from.size(), &n);
   return outcome(ret, n);
 }
 
 ReadAwaitable TlsConnection::read(std::span<char> into) {
   // After a read that drained the socket, the wait comes first: re-arming the socket (as
   // async_wait does) sees data that came since, so none is missed.
-  bool wait_first = read_drained_ && !deferred_.ec;
+  bool wait_first = st_->read_drained && !st_->deferred.ec;
   Wait direction = Wait::kReadable;
   for (;;) {
     if (!wait_first) {
       const IoResult r = try_read(into);
       if (!r.would_block()) co_return std::tuple{r.ec, r.bytes};
-      direction = want_;
+      direction = st_->want;
     }
     wait_first = false;
     auto [ec] = co_await tcp_.socket().async_wait(
@@ -230,12 +233,12 @@ ReadAwaitable TlsConnection::read(std::span<char> into) {
 WaitAwaitable TlsConnection::wait(Wait what) {
   // Records OpenSSL already holds are there to read now, whatever the socket says; after a read
   // that drained it, OpenSSL holds at most part of one, which waits for the socket.
-  if (what == Wait::kReadable && ssl_ &&
-      (deferred_.ec || (!read_drained_ && SSL_has_pending(ssl_.get()) == 1))) {
+  if (what == Wait::kReadable && st_->ssl &&
+      (st_->deferred.ec || (!st_->read_drained && SSL_has_pending(st_->ssl.get()) == 1))) {
     co_return std::tuple{error_code{}};
   }
   // A write may need to read first (and a read to write): wait for what OpenSSL last asked.
-  const Wait direction = blocked_ ? want_ : what;
+  const Wait direction = st_->blocked ? st_->want : what;
   co_return co_await tcp_.socket().async_wait(
       direction == Wait::kReadable ? Socket::wait_read : Socket::wait_write, kWaitToken);
 }
@@ -244,16 +247,16 @@ void TlsConnection::wake_after(std::uint64_t bytes) {
   // What OpenSSL may hold of the bytes to come: plaintext it opened and has not handed out, and
   // the raw bytes of one record it has begun to read (at most a whole record's, header included).
   std::uint64_t held = SSL3_RT_MAX_PACKET_SIZE;
-  if (ssl_) held += static_cast<std::uint64_t>(SSL_pending(ssl_.get()));
-  const std::uint64_t mark = kernel_reads_ || bytes <= held ? 1 : bytes - held;
+  if (st_->ssl) held += static_cast<std::uint64_t>(SSL_pending(st_->ssl.get()));
+  const std::uint64_t mark = st_->kernel_reads || bytes <= held ? 1 : bytes - held;
   tcp_.wake_after(static_cast<std::size_t>(std::min<std::uint64_t>(mark, kMaxWakeAfter)));
 }
 
 IoResult TlsConnection::sendfile(int fd, off_t* offset, std::size_t bytes) {
-  if (!ssl_ || BIO_get_ktls_send(SSL_get_wbio(ssl_.get())) == 0) {
+  if (!st_->ssl || BIO_get_ktls_send(SSL_get_wbio(st_->ssl.get())) == 0) {
     return {0, boost::asio::error::operation_not_supported};
   }
-  const ossl_ssize_t sent = SSL_sendfile(ssl_.get(), fd, *offset, bytes, 0);
+  const ossl_ssize_t sent = SSL_sendfile(st_->ssl.get(), fd, *offset, bytes, 0);
   if (sent >= 0) {
     *offset += static_cast<off_t>(sent);
     return {static_cast<std::size_t>(sent), {}};
@@ -284,9 +287,9 @@ void TlsSessions::keep(std::uint32_t id, SSL_SESSION* session) {
 }
 
 void TlsConnection::close() {
-  if (ssl_ && established_) {
+  if (st_ && st_->ssl && st_->established) {
     ERR_clear_error();
-    SSL_shutdown(ssl_.get());  // close_notify; the peer's is not waited for
+    SSL_shutdown(st_->ssl.get());  // close_notify; the peer's is not waited for
     ERR_clear_error();
   }
   tcp_.close();

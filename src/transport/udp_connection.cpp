@@ -25,13 +25,9 @@ UdpConnection::UdpConnection(UdpConnection&& other) noexcept
       fd_(std::exchange(other.fd_, -1)),
       since_wait_(other.since_wait_),
       protocol_(other.protocol_),
-      send_seq_(other.send_seq_),
-      receiver_(std::move(other.receiver_)),
       gso_(other.gso_),
-      pace_(other.pace_),
-      receive_buffer_(other.receive_buffer_),
-      held_(std::move(other.held_)),
-      held_next_(std::exchange(other.held_next_, 0)) {}
+      send_seq_(other.send_seq_),
+      reading_(std::move(other.reading_)) {}
 
 UdpConnection& UdpConnection::operator=(UdpConnection&& other) noexcept {
   if (this != &other) {
@@ -41,12 +37,8 @@ UdpConnection& UdpConnection::operator=(UdpConnection&& other) noexcept {
     since_wait_ = other.since_wait_;
     protocol_ = other.protocol_;
     send_seq_ = other.send_seq_;
-    receiver_ = std::move(other.receiver_);
     gso_ = other.gso_;
-    pace_ = other.pace_;
-    receive_buffer_ = other.receive_buffer_;
-    held_ = std::move(other.held_);
-    held_next_ = std::exchange(other.held_next_, 0);
+    reading_ = std::move(other.reading_);
   }
   return *this;
 }
@@ -63,28 +55,30 @@ boost::system::error_code UdpConnection::use_gso() {
 }
 
 std::uint64_t UdpConnection::receive_buffer_bytes() {
-  if (receive_buffer_ == 0) {
+  Reading& r = reading();
+  if (r.receive_buffer == 0) {
     int bytes = 0;
     socklen_t length = sizeof(bytes);
     if (::getsockopt(fd(), SOL_SOCKET, SO_RCVBUF, &bytes, &length) == 0 && bytes > 0) {
-      receive_buffer_ = static_cast<std::uint64_t>(bytes);
+      r.receive_buffer = static_cast<std::uint64_t>(bytes);
     }
   }
-  return receive_buffer_;
+  return r.receive_buffer;
 }
 
 void UdpConnection::hold(std::span<const char> datagram, std::size_t length) {
-  if (held_next_ == held_.size()) {  // all taken: start again at the front
-    held_.clear();
-    held_next_ = 0;
+  Reading& r = reading();
+  if (r.held_next == r.held.size()) {  // all taken: start again at the front
+    r.held.clear();
+    r.held_next = 0;
   }
   Held h;
   std::memcpy(h.header.data(), datagram.data(), std::min(datagram.size(), h.header.size()));
   h.length = static_cast<std::uint32_t>(length);
-  held_.push_back(h);
+  r.held.push_back(h);
 }
 
-UdpConnection::Held UdpConnection::take_held() { return held_[held_next_++]; }
+UdpConnection::Held UdpConnection::take_held() { return reading_->held[reading_->held_next++]; }
 
 IoResult UdpConnection::read_held(std::span<char> into) {
   const Held h = take_held();

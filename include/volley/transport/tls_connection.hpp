@@ -59,7 +59,7 @@ class TlsConnection {
   [[nodiscard]] TlsHandshakeResult handshake_result() const;
   /// What the last call that would block waits for: the socket readable or writable (a write
   /// may need to read first, and a read to write).
-  [[nodiscard]] Wait want() const { return want_; }
+  [[nodiscard]] Wait want() const { return st_->want; }
   /// The session to resume from on the strand's next connection (a new reference, or null
   /// while the peer has not yet sent one: TLS 1.3 sends its tickets after the handshake).
   [[nodiscard]] SSL_SESSION* resumable_session() const;
@@ -75,7 +75,7 @@ class TlsConnection {
   /// The last read found the socket drained and OpenSSL without a whole record (it ended on
   /// would_block): the next read waits for the socket before it reads (one failing read(2) less
   /// per wake-up).
-  [[nodiscard]] bool read_drained() const { return read_drained_; }
+  [[nodiscard]] bool read_drained() const { return st_->read_drained; }
   /// Reads what is there (try_read), waiting until something is: for the socket first when the
   /// last read drained it.
   ReadAwaitable read(std::span<char> into);
@@ -105,28 +105,35 @@ class TlsConnection {
 
   TcpConnection& tcp() { return tcp_; }
   /// Whether its session is to be kept for the strand's next connection (a client with resume).
-  void keep_session(bool keep) { keep_session_ = keep; }
-  [[nodiscard]] bool keeps_session() const { return keep_session_; }
+  void keep_session(bool keep) { st_->keep_session = keep; }
+  [[nodiscard]] bool keeps_session() const { return st_->keep_session; }
 
  private:
   struct SslFree {
     void operator()(SSL* s) const;
   };
-  /// An OpenSSL call's return `ret` (with `n` bytes moved) as an IoResult, setting want_.
+  /// An OpenSSL call's return `ret` (with `n` bytes moved) as an IoResult, setting `want`.
   IoResult outcome(int ret, std::size_t n);
 
+  /// The TLS side of the connection, on the heap (made with it; a moved-from connection has
+  /// none): a connection of any kind is as large as the engine's AnyConnection, a variant as
+  /// large as its largest kind, so every kind is kept about as small as a TcpConnection.
+  struct State {
+    std::unique_ptr<SSL, SslFree> ssl;
+    Wait want = Wait::kReadable;
+    bool blocked = false;  ///< the last call would block, waiting for `want`
+    bool established = false;
+    bool keep_session = false;
+    bool kernel_reads = false;  ///< the kernel's record layer receives (no wake-up mark)
+    bool read_drained = false;  ///< see read_drained()
+    /// A failure (or the end) a read met after it had taken bytes: the next read's outcome.
+    IoResult deferred;
+    /// The session a client offered (compared, never used: the strand's TlsSessions owns it).
+    const SSL_SESSION* offered = nullptr;
+  };
+
   TcpConnection tcp_;
-  std::unique_ptr<SSL, SslFree> ssl_;
-  Wait want_ = Wait::kReadable;
-  bool blocked_ = false;  ///< the last call would block, waiting for want_
-  bool established_ = false;
-  bool keep_session_ = false;
-  bool kernel_reads_ = false;  ///< the kernel's record layer receives (no wake-up mark)
-  bool read_drained_ = false;  ///< see read_drained()
-  /// A failure (or the end) a read met after it had taken bytes: the next read's outcome.
-  IoResult deferred_;
-  /// The session a client offered (compared, never used: the strand's TlsSessions owns it).
-  const SSL_SESSION* offered_ = nullptr;
+  std::unique_ptr<State> st_;
 };
 
 /// A strand's sessions to resume from: per connection id, its last connection's.

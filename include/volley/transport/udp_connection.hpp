@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <utility>
 
@@ -56,7 +57,7 @@ class UdpConnection {
   /// One datagram; `bytes` is its size (a longer one is truncated to `into`; one that was held
   /// brings its header only). With gso, `into` must hold a super-buffer (kMaxSuperBufferBytes).
   IoResult try_read(std::span<char> into) {
-    if (held_next_ < held_.size()) return read_held(into);
+    if (holds()) return read_held(into);
     if (gso_) return read_super(into);
     return done(::recv(fd(), into.data(), into.size(), 0));
   }
@@ -72,7 +73,9 @@ class UdpConnection {
     std::uint32_t length = 0;
   };
   /// Whether datagrams are held for the next reads.
-  [[nodiscard]] bool holds() const { return held_next_ < held_.size(); }
+  [[nodiscard]] bool holds() const {
+    return reading_ && reading_->held_next < reading_->held.size();
+  }
   /// Keeps `datagram` (its first bytes, up to a header) of `length` bytes for the next reads.
   void hold(std::span<const char> datagram, std::size_t length);
   /// The oldest held datagram (holds() must be true).
@@ -119,9 +122,9 @@ class UdpConnection {
   void sent_one() { ++send_seq_; }
   /// sent_one() `n` times.
   void sent(std::uint64_t n) { send_seq_ += n; }
-  DatagramReceiver& receiver() { return receiver_; }
+  DatagramReceiver& receiver() { return reading().receiver; }
   /// When a stream's reader looks again after draining the socket (see UdpReadPace).
-  UdpReadPace& pace() { return pace_; }
+  UdpReadPace& pace() { return reading().pace; }
   /// The socket's receive buffer (SO_RCVBUF; read once: only its opening sets it).
   std::uint64_t receive_buffer_bytes();
 
@@ -152,14 +155,23 @@ class UdpConnection {
   /// Datagrams moved in the reactor since the last wait.
   std::uint32_t since_wait_ = 0;
   boost::asio::ip::udp protocol_ = boost::asio::ip::udp::v4();
-  std::uint64_t send_seq_ = 0;
-  DatagramReceiver receiver_;
   bool gso_ = false;
-  UdpReadPace pace_;
-  std::uint64_t receive_buffer_ = 0;  ///< 0: not read yet
-  /// Datagrams taken ahead of their reads; held_[held_next_] is the next read's.
-  std::vector<Held> held_;
-  std::size_t held_next_ = 0;
+  std::uint64_t send_seq_ = 0;
+  /// What only a receiving connection keeps: on the heap, made at its first use, so that a
+  /// connection (of any kind: the engine's AnyConnection is as large as its largest) stays small.
+  struct Reading {
+    DatagramReceiver receiver;
+    UdpReadPace pace;
+    std::uint64_t receive_buffer = 0;  ///< 0: not read yet
+    /// Datagrams taken ahead of their reads; held[held_next] is the next read's.
+    std::vector<Held> held;
+    std::size_t held_next = 0;
+  };
+  Reading& reading() {
+    if (!reading_) reading_ = std::make_unique<Reading>();
+    return *reading_;
+  }
+  std::unique_ptr<Reading> reading_;
 };
 
 }  // namespace volley::transport
