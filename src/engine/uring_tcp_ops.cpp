@@ -13,7 +13,7 @@ namespace volley::engine {
 
 void UringTcpOps::expect(Link& tcp, std::uint64_t bytes) {
   tcp.wake_after(bytes >= kLargeMessage ? static_cast<std::size_t>(std::min<std::uint64_t>(
-                                              bytes, transport::TcpConnection::kMaxWakeAfter))
+                                              bytes, transport::kMaxWakeAfter))
                                         : 1);
 }
 
