@@ -5,12 +5,15 @@
 // once each get their own completion, and connections take slots of the ring's table of
 // registered files while there are any.
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 
 #include <array>
 #include <chrono>
+#include <algorithm>
 #include <cstddef>
+#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -307,6 +310,59 @@ TEST(UringTcpConnection, ManyReadsInFlightEachGetTheirOwnCompletion) {
   first.io->run_for(5s);
   for (std::size_t i = 0; i < kConnections; ++i) EXPECT_EQ(got[i], i + 1) << i;
   EXPECT_EQ(ring->in_flight(), 0U);
+}
+
+/// A receive of the test's own: its result, kept by the test (it owns the operation).
+class CountedRecv final : public Ring::Op {
+ public:
+  void complete(int r) override { result = r; }
+  void drop() override {}
+  int result = -1000;  ///< not completed yet
+};
+
+TEST(Ring, QueuedOperationsGoToTheKernelInBatchesOfAtMostHalfTheBacklog) {
+  // One more receive than a batch, each on a connection with a byte waiting: the first batch is
+  // submitted as the next one is queued (its receives take their bytes then, inside the
+  // submission), the last waits for the loop's pass. Without the bound, all wait for the pass.
+  test::TcpPair first;
+  auto opened = Ring::open(*first.io);
+  ASSERT_TRUE(std::holds_alternative<std::unique_ptr<Ring>>(opened));
+  auto ring = std::move(std::get<std::unique_ptr<Ring>>(opened));
+  const std::size_t batch = ring->submission_batch();
+  std::ifstream backlog_file("/proc/sys/net/core/netdev_max_backlog");
+  unsigned backlog = 0;
+  if (backlog_file >> backlog) {
+    EXPECT_EQ(batch, std::clamp(backlog / 2, 1U, 4096U));
+  }
+  rlimit files{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &files), 0);
+  if (2 * (batch + 1) + 64 > files.rlim_cur) GTEST_SKIP() << "a batch needs more sockets here";
+  asio::ip::tcp::acceptor acceptor(*first.io, {asio::ip::make_address("127.0.0.1"), 0});
+  std::vector<asio::ip::tcp::socket> peers;
+  std::vector<asio::ip::tcp::socket> ours;
+  const char byte = 'x';
+  for (std::size_t i = 0; i <= batch; ++i) {
+    peers.emplace_back(*first.io).connect(acceptor.local_endpoint());
+    asio::write(peers.back(), asio::buffer(&byte, 1));
+    acceptor.accept(ours.emplace_back(*first.io));
+  }
+  std::vector<CountedRecv> recvs(batch + 1);
+  std::vector<std::array<char, 8>> buffers(batch + 1);
+  for (std::size_t i = 0; i <= batch; ++i) {
+    ring->start(recvs[i], [&, i](io_uring_sqe* sqe) {
+      io_uring_prep_recv(sqe, ours[i].native_handle(), buffers[i].data(), buffers[i].size(), 0);
+    });
+  }
+  auto waiting = [&](std::size_t i) {
+    int bytes = -1;
+    ::ioctl(ours[i].native_handle(), FIONREAD, &bytes);
+    return bytes;
+  };
+  EXPECT_EQ(waiting(0), 0);
+  EXPECT_EQ(waiting(batch - 1), 0);
+  EXPECT_EQ(waiting(batch), 1);
+  first.io->run_for(1s);
+  for (std::size_t i = 0; i <= batch; ++i) EXPECT_EQ(recvs[i].result, 1) << i;
 }
 
 // The resuming read (read_resuming, as the engine's strands co_await it): the completion resumes

@@ -1,8 +1,11 @@
 #pragma once
 // One io_uring instance (io_uring(7)) of a worker: the second way a worker waits, beside Asio's
-// epoll reactor. Operations are queued as submission entries and submitted together: at most one
-// io_uring_enter(2) per pass of the worker's event loop carries every operation its strands
-// queued in that pass, and collects every completion that came meanwhile.
+// epoll reactor. Operations are queued as submission entries and submitted together: one
+// io_uring_enter(2) per pass of the worker's event loop carries the operations its strands queued
+// in that pass, and collects every completion that came meanwhile. A submission carries at most
+// half the kernel's per-CPU backlog of received packets (net.core.netdev_max_backlog): more are
+// submitted as they are queued, in batches of that many (a larger one, of sends on loopback,
+// overflowed that backlog).
 //
 // The worker's loop stays Asio's: the ring's registered eventfd is one descriptor in its epoll
 // set, so timers, posts from other threads and the listeners work as before, and a completion
@@ -111,6 +114,8 @@ class Ring {
   [[nodiscard]] bool defers_task_work() const { return defer_taskrun_; }
   /// Operations in flight.
   [[nodiscard]] std::size_t in_flight() const { return in_flight_; }
+  /// The most operations one submission carries (see above).
+  [[nodiscard]] unsigned submission_batch() const { return batch_; }
 
  private:
   Ring(boost::asio::io_context& context, int eventfd);
@@ -136,6 +141,8 @@ class Ring {
   /// has none) and its free slots, the lowest last.
   std::size_t file_slots_ = 0;
   std::vector<int> free_files_;
+  /// The most entries one submission carries (batch_for_backlog() in ring.cpp).
+  unsigned batch_ = 4096;
   bool defer_taskrun_ = false;
   bool run_posted_ = false;
   bool running_ = false;
