@@ -56,6 +56,16 @@ struct RingPair {
   }
 };
 
+/// The peer of `pair` sees the end of the stream within 2 s: the socket really closed.
+void ExpectThePeerSeesTheEnd(test::TcpPair& pair) {
+  pollfd peer{pair.peer->native_handle(), POLLIN, 0};
+  ASSERT_EQ(::poll(&peer, 1, 2000), 1) << "the socket stayed open";
+  char byte = 0;
+  boost::system::error_code peer_error;
+  pair.peer->read_some(asio::buffer(&byte, 1), peer_error);
+  EXPECT_EQ(peer_error, asio::error::eof);
+}
+
 TEST(Ring, CanBeSetUpOnThisMachine) { EXPECT_EQ(Ring::unavailable(), ""); }
 
 TEST(UringTcpConnection, AReadThatWaitsCompletesWhenDataComes) {
@@ -139,12 +149,7 @@ TEST(UringTcpConnection, AConnectionClosedJustBeforeTheRingShutsDownIsClosed) {
   RingPair p;
   p.conn.close();
   p.ring->shutdown();
-  pollfd peer{p.pair.peer->native_handle(), POLLIN, 0};
-  ASSERT_EQ(::poll(&peer, 1, 2000), 1) << "the socket stayed open";
-  char byte = 0;
-  boost::system::error_code peer_error;
-  p.pair.peer->read_some(asio::buffer(&byte, 1), peer_error);
-  EXPECT_EQ(peer_error, asio::error::eof);
+  ExpectThePeerSeesTheEnd(p.pair);
 }
 
 TEST(UringTcpConnection, AConnectionClosedWithNothingInFlightReachesThePeerAtOnce) {
@@ -154,12 +159,7 @@ TEST(UringTcpConnection, AConnectionClosedWithNothingInFlightReachesThePeerAtOnc
   ASSERT_GE(p.conn.ring_slot(), 0) << "this kernel registered no file";
   p.conn.close();
   EXPECT_EQ(p.ring->registered_files(), 0U);
-  pollfd peer{p.pair.peer->native_handle(), POLLIN, 0};
-  ASSERT_EQ(::poll(&peer, 1, 2000), 1) << "the socket stayed open";
-  char byte = 0;
-  boost::system::error_code peer_error;
-  p.pair.peer->read_some(asio::buffer(&byte, 1), peer_error);
-  EXPECT_EQ(peer_error, asio::error::eof);
+  ExpectThePeerSeesTheEnd(p.pair);
 }
 
 TEST(UringTcpConnection, ConnectionsTakeFreeSlotsAndBeyondTheTableNameTheirDescriptor) {
