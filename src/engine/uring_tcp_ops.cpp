@@ -6,15 +6,27 @@
 #include "volley/transport/tcp_info.hpp"
 #include "volley/transport/tcp_connection.hpp"
 #include "protocols.hpp"
+#include "strand_core.hpp"
 #include "read_successor.hpp"
 #include "worker.hpp"
 
 namespace volley::engine {
 
 void UringTcpOps::expect(Link& tcp, std::uint64_t bytes) {
-  tcp.wake_after(bytes >= kLargeMessage ? static_cast<std::size_t>(std::min<std::uint64_t>(
-                                              bytes, transport::kMaxWakeAfter))
-                                        : 1);
+  if (bytes >= kLargeMessage) {
+    tcp.wake_after(
+        static_cast<std::size_t>(std::min<std::uint64_t>(bytes, transport::kMaxWakeAfter)));
+    return;
+  }
+  tcp.wake_after(1);
+  tcp.keep_receiving();
+}
+
+std::optional<OpOutcome> UringTcpOps::read_now(StrandCore& s, PendingRead& r, Link& tcp) {
+  // (A cut is seen by read_begin, as on TcpOps::read_now.)
+  if (!tcp.holds_arrivals() || s.cut_ != CutReason::kNone) return std::nullopt;
+  const transport::IoResult got = tcp.try_read(ask(s.worker_.buffer(), r));
+  return read_end(s, r, got.ec, got.bytes);
 }
 
 void UringTcpOps::resumed(StrandCore& s, StrandConnection& c, Link& /*tcp*/, const void* frame,

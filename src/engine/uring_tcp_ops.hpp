@@ -6,6 +6,7 @@
 // connections the end-of-step drain adopts stay on the epoll reactor.
 // Thread: the strand's worker.
 #include <cstdint>
+#include <optional>
 
 #include "volley/stats/tcp_summary.hpp"
 #include "volley/transport/uring_tcp_connection.hpp"
@@ -16,8 +17,11 @@ namespace volley::engine {
 struct UringTcpOps : StreamOps {
   using Link = transport::UringTcpConnection;
 
-  /// Before a wait to read: as TcpOps::expect (SO_RCVLOWAT for a large message's rest).
+  /// Before a wait to read: as TcpOps::expect (SO_RCVLOWAT for a large message's rest); for a
+  /// small message's, the connection's standing receive (UringTcpConnection::keep_receiving).
   static void expect(Link& tcp, std::uint64_t bytes);
+  /// At the start of a read: what the standing receive counted, taken in place.
+  static std::optional<OpOutcome> read_now(StrandCore& s, PendingRead& r, Link& tcp);
   /// A resuming read of `c` completed: the prefetch for the worker's next one (read_successor.hpp).
   static void resumed(StrandCore& s, StrandConnection& c, Link& tcp, const void* frame,
                       const transport::IoDone& got);

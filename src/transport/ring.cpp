@@ -1,6 +1,7 @@
 #include "volley/transport/ring.hpp"
 
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -24,6 +25,14 @@ namespace {
 /// (timers, posts) run: each pass is one io_uring_enter, and a ping-pong needs two or three (the
 /// completions that woke it; the operations their handlers queued).
 constexpr int kPassesPerRun = 8;
+
+/// Linux 6.12's flag for a provided buffer ring whose buffers are consumed incrementally (a
+/// receive takes what it needs of the current buffer, the next one the rest), and its completion
+/// flag for a buffer the kernel goes on filling; liburing 2.3's headers predate them.
+constexpr std::uint16_t kIncrementalBuffers = 2;                 // IOU_PBUF_RING_INC
+constexpr std::uint32_t kBufferHasMore = std::uint32_t{1} << 4;  // IORING_CQE_F_BUF_MORE
+/// The scratch buffers' group.
+constexpr std::uint16_t kScratchGroup = 0;
 
 /// The flags tried in turn: deferred task work needs a single issuer (Linux 6.1); cooperative
 /// task work (5.19) at least does not interrupt the thread for each completion. With either,
@@ -95,7 +104,8 @@ std::string Ring::unavailable() {
 }
 
 std::variant<std::unique_ptr<Ring>, std::string> Ring::open(boost::asio::io_context& context,
-                                                            unsigned entries, unsigned file_slots) {
+                                                            unsigned entries, unsigned file_slots,
+                                                            bool scratch) {
   const int events = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (events < 0) return fmt::format("io_uring: eventfd: {}", std::strerror(errno));
   std::unique_ptr<Ring> ring(new Ring(context, events));
@@ -109,6 +119,7 @@ std::variant<std::unique_ptr<Ring>, std::string> Ring::open(boost::asio::io_cont
     return fmt::format("io_uring: registering its eventfd: {}", std::strerror(-rc));
   }
   ring->register_files(file_slots);
+  if (scratch) ring->register_scratch();
   ring->batch_ = std::min(batch_for_backlog(), ring->ring_.sq.ring_entries);
   return ring;
 }
@@ -124,6 +135,61 @@ void Ring::register_files(unsigned most) {
   file_slots_ = slots;
   free_files_.reserve(slots);
   for (unsigned slot = slots; slot-- > 0;) free_files_.push_back(static_cast<int>(slot));
+}
+
+void Ring::register_scratch() {
+  // The ring of buffer descriptions must be page-aligned; the memory is mapped so that pages the
+  // kernel never fills take none.
+  const std::size_t ring_bytes = kScratchBuffers * sizeof(io_uring_buf);
+  void* ring =
+      ::mmap(nullptr, ring_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (ring == MAP_FAILED) return;
+  const std::size_t memory_bytes = std::size_t{kScratchBuffers} * kScratchBytes;
+  void* memory =
+      ::mmap(nullptr, memory_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (memory == MAP_FAILED) {
+    ::munmap(ring, ring_bytes);
+    return;
+  }
+  io_uring_buf_reg reg{};
+  reg.ring_addr = reinterpret_cast<std::uintptr_t>(ring);
+  reg.ring_entries = kScratchBuffers;
+  reg.bgid = kScratchGroup;
+  reg.pad = kIncrementalBuffers;  // (the field's name before Linux 6.12 gave it flags)
+  // Without incremental consumption every receive would take a whole buffer, and a few buffers
+  // could not serve thousands of connections: the connections then receive one operation at a
+  // time, as they do without scratch buffers.
+  if (io_uring_register_buf_ring(&ring_, &reg, 0) != 0) {
+    ::munmap(memory, memory_bytes);
+    ::munmap(ring, ring_bytes);
+    return;
+  }
+  scratch_.ring = static_cast<io_uring_buf_ring*>(ring);
+  scratch_.memory = static_cast<char*>(memory);
+  io_uring_buf_ring_init(scratch_.ring);
+  const int mask = io_uring_buf_ring_mask(kScratchBuffers);
+  for (unsigned id = 0; id < kScratchBuffers; ++id) {
+    io_uring_buf_ring_add(scratch_.ring, scratch_.memory + std::size_t{id} * kScratchBytes,
+                          kScratchBytes, static_cast<unsigned short>(id), mask,
+                          static_cast<int>(id));
+  }
+  io_uring_buf_ring_advance(scratch_.ring, kScratchBuffers);
+}
+
+void Ring::prep_counted_recv(io_uring_sqe* sqe, File file) const {
+  io_uring_prep_recv_multishot(sqe, file.fd, nullptr, 0, 0);
+  file.target(sqe);
+  sqe->flags |= IOSQE_BUFFER_SELECT;
+  sqe->buf_group = kScratchGroup;
+}
+
+void Ring::recycle(std::uint32_t flags) {
+  if ((flags & IORING_CQE_F_BUFFER) == 0 || (flags & kBufferHasMore) != 0) return;
+  const unsigned id = flags >> IORING_CQE_BUFFER_SHIFT;
+  io_uring_buf_ring_add(scratch_.ring, scratch_.memory + std::size_t{id} * kScratchBytes,
+                        kScratchBytes, static_cast<unsigned short>(id),
+                        io_uring_buf_ring_mask(kScratchBuffers), 0);
+  io_uring_buf_ring_advance(scratch_.ring, 1);
 }
 
 Ring::File Ring::register_file(int fd) {
@@ -164,8 +230,9 @@ void Ring::shutdown() {
       if (rc < 0 && rc != -ETIME && rc != -EINTR) break;  // another thread: the kernel cancels
       while (io_uring_peek_cqe(&ring_, &cqe) == 0) {
         auto* op = reinterpret_cast<Op*>(io_uring_cqe_get_data(cqe));
+        const bool more = (cqe->flags & IORING_CQE_F_MORE) != 0;
         io_uring_cqe_seen(&ring_, cqe);
-        if (op == nullptr) continue;
+        if (op == nullptr || more) continue;  // (a multishot operation ends with its last)
         unlink(*op);
         op->drop();
       }
@@ -180,6 +247,11 @@ void Ring::shutdown() {
     }
   }
   io_uring_queue_exit(&ring_);
+  if (scratch_.ring != nullptr) {
+    ::munmap(scratch_.memory, std::size_t{kScratchBuffers} * kScratchBytes);
+    ::munmap(scratch_.ring, kScratchBuffers * sizeof(io_uring_buf));
+    scratch_ = {};
+  }
 }
 
 void Ring::watch() {
@@ -202,9 +274,10 @@ void Ring::watch() {
 }
 
 void Ring::settle() {
-  if (in_flight_ > 0 && !watching_) {
+  const bool awaited = in_flight_ > unawaited_;
+  if (awaited && !watching_) {
     watch();
-  } else if (in_flight_ == 0 && watching_) {
+  } else if (!awaited && watching_) {
     watching_ = false;
     boost::system::error_code ignored;
     events_.cancel(ignored);
@@ -254,9 +327,16 @@ unsigned Ring::complete_ready() {
   while (io_uring_peek_cqe(&ring_, &cqe) == 0) {
     auto* op = reinterpret_cast<Op*>(io_uring_cqe_get_data(cqe));
     const int result = cqe->res;
+    const std::uint32_t flags = cqe->flags;
     io_uring_cqe_seen(&ring_, cqe);
     ++n;
+    // A scratch buffer's bytes are never read: it goes back before anything else runs.
+    if ((flags & IORING_CQE_F_BUFFER) != 0) recycle(flags);
     if (op == nullptr) continue;  // an unwatched entry's
+    if ((flags & IORING_CQE_F_MORE) != 0) {
+      op->progress(result);
+      continue;
+    }
     unlink(*op);
     op->complete(result);
   }
@@ -284,7 +364,22 @@ void Ring::link(Op& op) {
   ++in_flight_;
 }
 
+void Ring::awaited(Op& op, bool yes) {
+  if (op.unawaited_ == !yes) return;
+  op.unawaited_ = !yes;
+  if (yes) {
+    --unawaited_;
+  } else {
+    ++unawaited_;
+  }
+  if (!running_) settle();  // (inside run(), its end settles)
+}
+
 void Ring::unlink(Op& op) {
+  if (op.unawaited_) {
+    op.unawaited_ = false;
+    --unawaited_;
+  }
   slots_[op.slot_] = nullptr;
   free_.push_back(op.slot_);
   --in_flight_;

@@ -3,7 +3,7 @@
 // ring's eventfd wakes Asio's loop), a cancel or a close ends it with operation_aborted, a close
 // reaches the peer, the loop ends by itself when nothing is in flight, many reads in flight at
 // once each get their own completion, and connections take slots of the ring's table of
-// registered files while there are any.
+// registered files while there are any; and the standing receive of small messages.
 #include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
@@ -486,6 +486,244 @@ TEST(UringResumingIo, ASendWaitingForRoomIsCancelled) {
   EXPECT_EQ(waited.ec, asio::error::operation_aborted);
   EXPECT_GT(before, 0U);
   EXPECT_EQ(p.ring->in_flight(), 0U);
+}
+
+// The standing receive of small messages (keep_receiving): one multishot receive into the ring's
+// scratch buffers counts what arrives, and reads, waits and try_read take from the count.
+/// Starts `p`'s standing receive; false where the kernel has no scratch buffers.
+bool StartStanding(RingPair& p) {
+  if (!p.ring || !p.ring->has_scratch()) return false;
+  p.conn.keep_receiving();
+  return true;
+}
+
+/// As TcpPair::run, for a connection whose receive stands: a standing receive is work that keeps
+/// the loop running, so the loop stops when the coroutine ends.
+template <class F>
+bool RunStanding(RingPair& p, F body) {
+  bool done = false;
+  asio::co_spawn(
+      *p.pair.io,
+      [&]() -> asio::awaitable<void> {
+        co_await body();
+        done = true;
+        p.pair.io->stop();
+      },
+      asio::detached);
+  p.pair.io->run_for(10s);
+  return done;
+}
+
+TEST(UringStandingReceive, OneReceiveCountsManyTimesWhatTheScratchBuffersHold) {
+  // 8 MiB in 64 KiB pieces, each read by small reads: far more than the scratch buffers hold
+  // (they go back as each completion is read), all through the one receive started.
+  RingPair p;
+  if (!StartStanding(p)) GTEST_SKIP() << "no scratch buffers here";
+  constexpr std::size_t kPiece = 64 * 1024;
+  constexpr int kPieces = 128;
+  std::array<char, 16 * 1024> buf{};
+  std::size_t total = 0;
+  std::size_t reads = 0;
+  ASSERT_TRUE(RunStanding(p, [&]() -> asio::awaitable<void> {
+    for (int i = 0; i < kPieces; ++i) {
+      p.pair.send(kPiece);
+      std::size_t piece = 0;
+      while (piece < kPiece) {
+        const IoDone got = co_await p.conn.read_resuming(buf);
+        EXPECT_FALSE(got.ec) << got.ec.message();
+        if (got.ec) co_return;
+        EXPECT_LE(got.bytes, buf.size());
+        piece += got.bytes;
+        ++reads;
+      }
+      total += piece;
+    }
+  }));
+  EXPECT_EQ(total, kPiece * kPieces);
+  EXPECT_GE(reads, total / buf.size());
+  EXPECT_EQ(p.conn.receives_started(), 1U);
+  EXPECT_EQ(p.ring->in_flight(), 1U);  // still standing
+}
+
+TEST(UringStandingReceive, AReceiveNoReadWaitsOnKeepsNoLoopRunning) {
+  // A worker's loop ends when its strands are done: a standing receive on a connection still
+  // open must not keep it running (the run's end then hung in the worker's join).
+  RingPair p;
+  if (!StartStanding(p)) GTEST_SKIP() << "no scratch buffers here";
+  std::array<char, 64> buf{};
+  IoDone first, second;
+  const auto start = std::chrono::steady_clock::now();
+  p.pair.send(5);
+  ASSERT_TRUE(  // the first read starts the receive; the loop ends with the read
+      p.pair.run([&]() -> asio::awaitable<void> { first = co_await p.conn.read_resuming(buf); }));
+  EXPECT_EQ(first.bytes, 5U);
+  EXPECT_EQ(p.ring->in_flight(), 1U);  // it still stands
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 1s) << "the loop ran on after the read";
+  p.pair.send(10);  // what comes now is the next read's
+  p.pair.io->restart();
+  ASSERT_TRUE(
+      p.pair.run([&]() -> asio::awaitable<void> { second = co_await p.conn.read_resuming(buf); }));
+  EXPECT_EQ(second.bytes, 10U);
+  EXPECT_EQ(p.conn.receives_started(), 1U);
+}
+
+TEST(UringStandingReceive, WhatCameBeforeTheReadIsTakenAtOnceThenTheEndOfTheStream) {
+  RingPair p;
+  if (!StartStanding(p)) GTEST_SKIP() << "no scratch buffers here";
+  std::array<char, 64> buf{};
+  IoDone waited, after_end;
+  IoResult now, beyond, end;
+  bool readable = false;
+  ASSERT_TRUE(RunStanding(p, [&]() -> asio::awaitable<void> {
+    p.pair.send(100);
+    auto [ec] = co_await p.conn.wait(Wait::kReadable);  // counted: readable
+    readable = !ec;
+    now = p.conn.try_read(buf);                   // 64 of the 100, without a system call
+    waited = co_await p.conn.read_resuming(buf);  // the other 36
+    beyond = p.conn.try_read(buf);                // nothing counted: would block
+    p.pair.peer->close();
+    after_end = co_await p.conn.read_resuming(buf);
+    end = p.conn.try_read(buf);
+  }));
+  EXPECT_TRUE(readable);
+  EXPECT_EQ(now.bytes, 64U);
+  EXPECT_FALSE(now.ec);
+  EXPECT_EQ(waited.bytes, 36U);
+  EXPECT_TRUE(beyond.would_block());
+  EXPECT_EQ(after_end.ec, asio::error::eof);
+  EXPECT_EQ(end.ec, asio::error::eof);
+  EXPECT_EQ(p.ring->in_flight(), 0U);  // the end ended the receive
+}
+
+TEST(UringStandingReceive, CancelAndCloseEndAWaitingReadAndTheReceiveStandsAgainAfterACancel) {
+  for (const bool close : {false, true}) {
+    RingPair p;
+    if (!StartStanding(p)) GTEST_SKIP() << "no scratch buffers here";
+    std::array<char, 64> buf{};
+    IoDone aborted, next;
+    asio::steady_timer later(*p.pair.io, 30ms);
+    later.async_wait([&](auto) { close ? p.conn.close() : p.conn.cancel(); });
+    ASSERT_TRUE(RunStanding(p, [&]() -> asio::awaitable<void> {
+      aborted = co_await p.conn.read_resuming(buf);
+      if (close) co_return;
+      p.conn.keep_receiving();
+      p.pair.send(7);
+      next = co_await p.conn.read_resuming(buf);
+    }));
+    EXPECT_EQ(aborted.ec, asio::error::operation_aborted) << (close ? "close" : "cancel");
+    if (close) {
+      p.pair.io->restart();  // (the cancel of the receive completes on the ring's next pass)
+      p.pair.io->run_for(100ms);
+      EXPECT_EQ(p.ring->in_flight(), 0U);
+      ExpectThePeerSeesTheEnd(p.pair);
+    } else {
+      EXPECT_EQ(next.bytes, 7U);
+      EXPECT_EQ(p.conn.receives_started(), 2U);
+    }
+  }
+}
+
+TEST(UringStandingReceive, AWaitForReadableEndsWhenBytesAreCounted) {
+  RingPair p;
+  if (!StartStanding(p)) GTEST_SKIP() << "no scratch buffers here";
+  bool readable = false;
+  IoResult got;
+  asio::steady_timer later(*p.pair.io, 30ms);
+  later.async_wait([&](auto) { p.pair.send(5); });
+  std::array<char, 64> buf{};
+  ASSERT_TRUE(RunStanding(p, [&]() -> asio::awaitable<void> {
+    auto [ec] = co_await p.conn.wait(Wait::kReadable);
+    readable = !ec;
+    got = p.conn.try_read(buf);
+  }));
+  EXPECT_TRUE(readable);
+  EXPECT_EQ(got.bytes, 5U);
+}
+
+TEST(UringStandingReceive, AnAsioReadTakesFromTheCount) {
+  RingPair p;
+  if (!StartStanding(p)) GTEST_SKIP() << "no scratch buffers here";
+  std::array<char, 64> buf{};
+  std::size_t first = 0, second = 0;
+  asio::steady_timer later(*p.pair.io);
+  ASSERT_TRUE(RunStanding(p, [&]() -> asio::awaitable<void> {
+    p.pair.send(10);
+    auto [ec1, n1] = co_await p.conn.read(buf);  // counted already, or waits for it
+    first = ec1 ? 0 : n1;
+    later.expires_after(20ms);
+    later.async_wait([&](auto) { p.pair.send(20); });
+    auto [ec2, n2] = co_await p.conn.read(buf);  // waits for the count
+    second = ec2 ? 0 : n2;
+  }));
+  EXPECT_EQ(first, 10U);
+  EXPECT_EQ(second, 20U);
+}
+
+TEST(UringStandingReceive, ItStartsWithTheNextReadNotBesideAReadInFlight) {
+  // Small messages are announced (keep_receiving) while a receive of its own is in flight: the
+  // bytes that come are that read's, and the standing receive starts with the next read. Two
+  // receives at once shared what came, and the read in flight waited on for bytes counted
+  // elsewhere.
+  RingPair p;
+  if (!p.ring->has_scratch()) GTEST_SKIP() << "no scratch buffers here";
+  std::array<char, 64> buf{};
+  IoDone first, second;
+  asio::steady_timer later(*p.pair.io, 30ms);
+  later.async_wait([&](auto) {
+    p.conn.keep_receiving();
+    p.pair.send(9);
+  });
+  ASSERT_TRUE(RunStanding(p, [&]() -> asio::awaitable<void> {
+    first = co_await p.conn.read_resuming(buf);  // one receive of its own
+    EXPECT_EQ(p.conn.receives_started(), 0U);
+    p.pair.send(4);
+    second = co_await p.conn.read_resuming(buf);  // the standing receive's
+  }));
+  EXPECT_EQ(first.bytes, 9U);
+  EXPECT_EQ(second.bytes, 4U);
+  EXPECT_EQ(p.conn.receives_started(), 1U);
+}
+
+TEST(UringStandingReceive, ARingWithoutScratchBuffersReceivesOneReadAtATime) {
+  test::TcpPair pair;
+  auto opened = Ring::open(*pair.io, 64, 4, false);
+  ASSERT_TRUE(std::holds_alternative<std::unique_ptr<Ring>>(opened));
+  auto ring = std::move(std::get<std::unique_ptr<Ring>>(opened));
+  EXPECT_FALSE(ring->has_scratch());
+  UringTcpConnection conn;
+  ASSERT_FALSE(UringTcpConnection::adopt(*pair.ours, *ring, conn));
+  conn.keep_receiving();
+  EXPECT_EQ(conn.receives_started(), 0U);
+  std::array<char, 64> buf{};
+  IoDone got;
+  ASSERT_TRUE(pair.run([&]() -> asio::awaitable<void> {
+    pair.send(12);
+    got = co_await conn.read_resuming(buf);
+  }));
+  EXPECT_EQ(got.bytes, 12U);
+  EXPECT_EQ(ring->in_flight(), 0U);
+}
+
+TEST(UringStandingReceive, AWaitingReadWhenTheRingShutsDownIsDroppedAndNothingLeaks) {
+  RingPair p;
+  if (!StartStanding(p)) GTEST_SKIP() << "no scratch buffers here";
+  std::array<char, 64> buf{};
+  bool resumed = false;
+  auto frames = std::make_shared<int>(0);
+  asio::co_spawn(
+      *p.pair.io,
+      [&, keep = frames]() -> asio::awaitable<void> {
+        (void)co_await p.conn.read_resuming(buf);
+        resumed = true;
+      },
+      asio::detached);
+  p.pair.io->run_for(50ms);
+  EXPECT_EQ(p.ring->in_flight(), 1U);
+  p.ring->shutdown();
+  p.pair.io->run_for(50ms);
+  EXPECT_FALSE(resumed);
+  EXPECT_EQ(frames.use_count(), 1) << "the coroutine's frame was not destroyed";
+  p.conn.close();  // (the receive's state goes with the connection now)
 }
 
 }  // namespace

@@ -14,6 +14,11 @@
 // then finishes completions only when this thread asks (io_uring_enter with GETEVENTS), in a
 // batch, instead of interrupting it for each one.
 //
+// A ring may also hold scratch buffers (a provided buffer ring, IORING_REGISTER_PBUF_RING, with
+// incremental consumption): the kernel picks from them for multishot receives whose bytes are
+// counted and never looked at, as a load generator's are. Each buffer goes back to the kernel as
+// soon as a completion says the kernel is done with it, so a few serve every connection.
+//
 // Thread: created on the worker's thread, which alone uses it (SINGLE_ISSUER); unavailable() and
 // the destructor from any thread once that one is gone.
 #include <liburing.h>
@@ -34,13 +39,16 @@ class Ring {
  public:
   /// An operation in the ring. complete() is called exactly once, with the completion's result
   /// (the system call's return value, or -errno; -ECANCELED after a cancel), on the ring's
-  /// thread; drop() instead when the ring goes away first. Either deletes the operation.
+  /// thread; drop() instead when the ring goes away first. Either ends the operation (most delete
+  /// it). A multishot operation gets progress() for each completion before its last, which the
+  /// kernel flags as having more to come (IORING_CQE_F_MORE).
   class Op {
    public:
     Op() = default;
     Op(const Op&) = delete;
     Op& operator=(const Op&) = delete;
     virtual void complete(int result) = 0;
+    virtual void progress(int /*result*/) {}
     virtual void drop() = 0;
 
    protected:
@@ -49,6 +57,7 @@ class Ring {
    private:
     friend class Ring;
     std::uint32_t slot_ = 0;  // its place in the ring's table of operations in flight
+    bool unawaited_ = false;  // see Ring::awaited
   };
 
   /// Why no ring can be set up on this machine (io_uring compiled out, disabled by
@@ -57,12 +66,19 @@ class Ring {
   static std::string unavailable();
   /// The most slots a ring's table of registered files has (8 bytes of kernel memory each).
   static constexpr unsigned kMaxFileSlots = 65536;
+  /// The scratch buffers: how many, and the bytes of each (a receive takes at most what is left
+  /// of one, so this bounds what one completion counts).
+  static constexpr unsigned kScratchBuffers = 16;
+  static constexpr unsigned kScratchBytes = 64 * 1024;
   /// A ring of `entries` submission entries, on the calling thread, watched by `context` (whose
   /// thread must be the calling one), with a table of at most `file_slots` registered files (no
   /// more than RLIMIT_NOFILE, which the kernel requires); or why not (one sentence).
+  /// With `scratch`, scratch buffers where the kernel consumes provided buffers incrementally
+  /// (Linux 6.12); without them (or `scratch` false) has_scratch() is false.
   static std::variant<std::unique_ptr<Ring>, std::string> open(boost::asio::io_context& context,
                                                                unsigned entries = 4096,
-                                                               unsigned file_slots = kMaxFileSlots);
+                                                               unsigned file_slots = kMaxFileSlots,
+                                                               bool scratch = true);
   ~Ring();
   Ring(const Ring&) = delete;
   Ring& operator=(const Ring&) = delete;
@@ -101,6 +117,18 @@ class Ring {
   void close_descriptor(File file);
   /// Cancels `file`'s operations in flight (they complete with -ECANCELED).
   void cancel_descriptor(File file);
+  /// Whether the ring has scratch buffers (above), so that prep_counted_recv() may be used.
+  [[nodiscard]] bool has_scratch() const { return scratch_.memory != nullptr; }
+  /// Fills `sqe` with a multishot receive on `file` into the scratch buffers: completions with
+  /// the bytes received (each a count only: the buffer is already back), until the end of the
+  /// stream (0), an error, a cancel, or a final completion with more to receive (the kernel ends
+  /// a multishot receive when the scratch buffers run out, for one).
+  void prep_counted_recv(io_uring_sqe* sqe, File file) const;
+  /// Whether anything waits for `op` (in flight): an operation nothing waits for, such as a
+  /// standing receive no read waits on, is no work that keeps the worker's loop running (the
+  /// loop then ends when its other work does, as a worker's does at the end of a run). Started
+  /// operations are awaited.
+  void awaited(Op& op, bool yes);
   /// Slots of the table of registered files in use.
   [[nodiscard]] std::size_t registered_files() const { return file_slots_ - free_files_.size(); }
   /// Submits what is queued and handles the completions that are there (several passes, while
@@ -112,6 +140,8 @@ class Ring {
   void shutdown();
   /// Whether the ring defers completions' task work to this thread (IORING_SETUP_DEFER_TASKRUN).
   [[nodiscard]] bool defers_task_work() const { return defer_taskrun_; }
+  /// The io_context that watches the ring (whose thread is the ring's).
+  [[nodiscard]] boost::asio::io_context& context() { return context_; }
   /// Operations in flight.
   [[nodiscard]] std::size_t in_flight() const { return in_flight_; }
   /// The most operations one submission carries (see above).
@@ -129,6 +159,9 @@ class Ring {
   void link(Op& op);
   void unlink(Op& op);
   void register_files(unsigned most);
+  void register_scratch();
+  /// A buffer the kernel is done with (`flags`: a completion's) back to the scratch ring.
+  void recycle(std::uint32_t flags);
   void prep_cancel(File file);
 
   io_uring ring_{};
@@ -141,6 +174,12 @@ class Ring {
   /// has none) and its free slots, the lowest last.
   std::size_t file_slots_ = 0;
   std::vector<int> free_files_;
+  /// The scratch buffers: their ring (shared with the kernel) and their memory, both mapped.
+  struct Scratch {
+    io_uring_buf_ring* ring = nullptr;
+    char* memory = nullptr;
+  };
+  Scratch scratch_;
   /// The most entries one submission carries (batch_for_backlog() in ring.cpp).
   unsigned batch_ = 4096;
   bool defer_taskrun_ = false;
@@ -150,6 +189,7 @@ class Ring {
   // inside run(): what is queued now is submitted by its next pass
   bool shut_ = false;  // shutdown() ran: descriptors close at once
   std::size_t in_flight_ = 0;
+  std::size_t unawaited_ = 0;  ///< of those in flight
   boost::asio::io_context& context_;
   boost::asio::posix::stream_descriptor events_;  // the registered eventfd
 };

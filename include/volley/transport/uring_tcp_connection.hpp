@@ -4,14 +4,23 @@
 // wait for room or for data an IORING_OP_POLL_ADD, and the close a cancel of what is in flight
 // on it, then close(2) (Ring::close_descriptor). Its operations name it by its slot in the ring's
 // table of registered files where it has one (Ring::register_file). Reads and writes that need not
-// wait are plain non-blocking system calls, as on a TcpConnection. The socket leaves Asio's reactor
-// when the connection is made (from a connected or accepted TcpConnection), so no epoll event is
-// raised for it. The engine's strands read and send through the ring itself (read_resuming,
-// send_resuming): their operations of one pass of the event loop go to the kernel in one
-// io_uring_enter. Thread: the ring's (its worker's).
+// wait are plain non-blocking system calls, as on a TcpConnection.
+//
+// Small messages are received by one standing receive instead of one per read, where the ring
+// has scratch buffers (Ring::has_scratch): from the first keep_receiving(), a multishot receive
+// into them counts what arrives, and reads take from that count (the bytes themselves are never
+// looked at, as a load generator's are not). It stands until the end of the stream, an error, a
+// cancel or the kernel's end of it (when the scratch buffers run out), and the next read that
+// waits starts it again. A read that asks for a large message's bytes on a connection without it
+// is one receive into the caller's buffer, which holds more than a scratch buffer. The socket
+// leaves Asio's reactor when the connection is made (from a connected or accepted TcpConnection),
+// so no epoll event is raised for it. The engine's strands read and send through the ring itself
+// (read_resuming, send_resuming): their operations of one pass of the event loop go to the kernel
+// in one io_uring_enter. Thread: the ring's (its worker's).
 #include <sys/types.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 
 #include "volley/transport/io_result.hpp"
@@ -33,7 +42,17 @@ class UringTcpConnection {
   UringTcpConnection& operator=(const UringTcpConnection&) = delete;
   ~UringTcpConnection() { close(); }
 
+  /// Reads what is there without waiting: what the standing receive counted, else (none
+  /// standing) a recv(2).
   IoResult try_read(std::span<char> into);
+  /// Small messages come: from the next read or readiness wait on, a receive stands (where the
+  /// ring has scratch buffers). Not at once: a read in flight now may be one receive of its own,
+  /// and two receives would share what comes.
+  void keep_receiving();
+  /// Whether try_read() has something without a system call: bytes counted, or the end.
+  [[nodiscard]] bool holds_arrivals() const;
+  /// How many times a standing receive was started on this connection.
+  [[nodiscard]] std::uint64_t receives_started() const;
   IoResult try_write(std::span<const char> from);
   /// Reads what is there, up to into.size(), waiting until something is (IORING_OP_RECV): the
   /// kernel completes it at once when data is queued, else when some arrives. 0 bytes: eof.
@@ -55,8 +74,8 @@ class UringTcpConnection {
   [[nodiscard]] bool reads_ahead() const { return true; }
   IoResult sendfile(int fd, off_t* offset, std::size_t bytes);
   WaitAwaitable wait(Wait what);
-  /// Ends the read or wait in progress with operation_aborted (through the ring: it completes
-  /// when the ring next runs).
+  /// Ends the read or wait in progress with operation_aborted (through the ring, or for a read of
+  /// what the standing receive counts, through the executor: it completes when the loop next runs).
   void cancel();
   void close();
   /// Wakes a waiting reader only once `bytes` are queued (SO_RCVLOWAT), as
@@ -75,9 +94,18 @@ class UringTcpConnection {
   static void start(const ResumingIo& io, ResumingHandler& handler, bool zero_is_eof,
                     Prepare prepare);
 
+  class Arrivals;  // the standing receive and what it counted (uring_tcp_connection.cpp)
+
+  /// The standing receive, started now if small messages come and it is not standing; or
+  /// nullptr: a read is one receive of its own.
+  Arrivals* standing();
+
   Ring* ring_ = nullptr;
   Ring::File file_;
   int wake_after_ = 1;
+  bool small_ = false;  ///< keep_receiving() was called
+  /// Made by the first keep_receiving(); outlives the connection while its receive is in flight.
+  Arrivals* arrivals_ = nullptr;
 };
 
 }  // namespace volley::transport
