@@ -110,8 +110,12 @@ awaitable<OpOutcome> StreamOps::send(StrandCore& s, const OpPlan& op, std::uint6
 }
 
 bool StreamOps::sends_in_ring(const StrandCore& s, const StrandConnection& c) {
-  return std::holds_alternative<transport::UringTcpConnection>(c.link) &&
-         s.may_wait(Waiting::kWrite);
+  // Not where a receive stands: there a ping-pong's strand resumes once per round trip, for the
+  // reply, and its send is a system call made then, while the strand's state is in the cache. A
+  // send through the ring costs a second resumption, when its completion comes, and at thousands
+  // of connections the strand's state has left the cache by then (docs/performance.md).
+  const auto* ring = std::get_if<transport::UringTcpConnection>(&c.link);
+  return ring != nullptr && !ring->receive_stands() && s.may_wait(Waiting::kWrite);
 }
 
 transport::ResumingIo StreamOps::ring_send(StrandCore& s, StrandConnection& c, std::uint64_t left) {

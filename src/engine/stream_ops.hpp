@@ -60,7 +60,8 @@ struct StreamOps {
                                            const boost::system::error_code& ec, std::size_t got);
   /// Whether a plain write's next send on `c` goes through its worker's ring (the io_uring
   /// engine: with the other strands' sends of the same pass, in one io_uring_enter): `c` is on a
-  /// ring and the strand may wait for room. Else write_now and send do it.
+  /// ring with no standing receive, and the strand may wait for room. Else write_now and send do
+  /// it.
   static bool sends_in_ring(const StrandCore& s, const StrandConnection& c);
   /// The next send of a write with `left` bytes to go on `c` (sends_in_ring), from the worker's
   /// buffer: a wait for room, which a cut cancels.

@@ -314,6 +314,10 @@ UringTcpConnection::Arrivals* UringTcpConnection::standing() {
   return arrivals_;
 }
 
+bool UringTcpConnection::receive_stands() const {
+  return arrivals_ != nullptr && arrivals_->receiving();
+}
+
 bool UringTcpConnection::holds_arrivals() const {
   return arrivals_ != nullptr && arrivals_->holds();
 }

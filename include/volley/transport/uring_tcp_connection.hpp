@@ -51,6 +51,9 @@ class UringTcpConnection {
   void keep_receiving();
   /// Whether try_read() has something without a system call: bytes counted, or the end.
   [[nodiscard]] bool holds_arrivals() const;
+  /// Whether a standing receive serves this connection's reads (started by a read after
+  /// keep_receiving(), and not ended for good).
+  [[nodiscard]] bool receive_stands() const;
   /// How many times a standing receive was started on this connection.
   [[nodiscard]] std::uint64_t receives_started() const;
   IoResult try_write(std::span<const char> from);
