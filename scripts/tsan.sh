@@ -32,9 +32,8 @@ export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 atexit_sleep_ms=0 s
 # (-LE fuzz: the corpus replays are not built here. A gtest binary left out stands in CTest only
 # as an unlabelled `..._NOT_BUILT` placeholder, which -L unit passes over.)
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)" -L unit -LE fuzz
-# Two at a time, as in scripts/test.sh: the tests whose checks another test's load could change
-# are RUN_SERIAL (VOLLEY_SERIAL_TESTS in tests/CMakeLists.txt), and CTest runs each alone.
-ctest --test-dir "$build" --output-on-failure -j "$(nproc)" -L integration
+# One at a time, as in scripts/test.sh: each starts real slaves.
+ctest --test-dir "$build" --output-on-failure -L integration
 if [ "${VOLLEY_TSAN_FAULTS:-0}" = 1 ]; then
   ctest --test-dir "$build" --output-on-failure -L faults
 fi
