@@ -201,8 +201,7 @@ class UringTcpConnection::Arrivals final : public Ring::Op {
     state_ = State::kIdle;
     std::optional<ResumingHandler> resuming = std::move(resuming_);
     resuming_.reset();
-    std::optional<Ready> ready = std::move(ready_);
-    ready_.reset();
+    const Ready ready = ready_ ? take_ready() : Ready{};
     if (!attached_) delete this;
     // (The handlers' destructors, here, unwind their coroutines.)
   }
