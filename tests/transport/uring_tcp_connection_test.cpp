@@ -705,25 +705,32 @@ TEST(UringStandingReceive, ARingWithoutScratchBuffersReceivesOneReadAtATime) {
 }
 
 TEST(UringStandingReceive, AWaitingReadWhenTheRingShutsDownIsDroppedAndNothingLeaks) {
-  RingPair p;
-  if (!StartStanding(p)) GTEST_SKIP() << "no scratch buffers here";
-  std::array<char, 64> buf{};
-  bool resumed = false;
-  auto frames = std::make_shared<int>(0);
-  asio::co_spawn(
-      *p.pair.io,
-      [&, keep = frames]() -> asio::awaitable<void> {
-        (void)co_await p.conn.read_resuming(buf);
-        resumed = true;
-      },
-      asio::detached);
-  p.pair.io->run_for(50ms);
-  EXPECT_EQ(p.ring->in_flight(), 1U);
-  p.ring->shutdown();
-  p.pair.io->run_for(50ms);
-  EXPECT_FALSE(resumed);
-  EXPECT_EQ(frames.use_count(), 1) << "the coroutine's frame was not destroyed";
-  p.conn.close();  // (the receive's state goes with the connection now)
+  // Both kinds of wait on the count: a strand's read and a readiness wait.
+  for (const bool readiness : {false, true}) {
+    RingPair p;
+    if (!StartStanding(p)) GTEST_SKIP() << "no scratch buffers here";
+    std::array<char, 64> buf{};
+    bool resumed = false;
+    auto frames = std::make_shared<int>(0);
+    asio::co_spawn(
+        *p.pair.io,
+        [&, keep = frames]() -> asio::awaitable<void> {
+          if (readiness) {
+            (void)co_await p.conn.wait(Wait::kReadable);
+          } else {
+            (void)co_await p.conn.read_resuming(buf);
+          }
+          resumed = true;
+        },
+        asio::detached);
+    p.pair.io->run_for(50ms);
+    EXPECT_EQ(p.ring->in_flight(), 1U) << readiness;
+    p.ring->shutdown();
+    p.pair.io->run_for(50ms);
+    EXPECT_FALSE(resumed) << readiness;
+    EXPECT_EQ(frames.use_count(), 1) << "the coroutine's frame was not destroyed: " << readiness;
+    p.conn.close();  // (the receive's state goes with the connection now)
+  }
 }
 
 }  // namespace
