@@ -104,6 +104,13 @@ IoResult from_call(ssize_t n) {
   return IoResult{0, error_code(errno, boost::system::system_category())};
 }
 
+/// Completes a resuming operation with `done` through its coroutine's executor: never in place,
+/// where the operation's start must not call its handler.
+void post_done(ResumingHandler handler, IoDone done) {
+  const auto executor = handler.get_executor();
+  asio::post(executor, [h = std::move(handler), done]() mutable { h(done); });
+}
+
 }  // namespace
 
 /// The standing receive of a connection's small messages and what it counted (see the header).
@@ -153,12 +160,7 @@ class UringTcpConnection::Arrivals final : public Ring::Op {
   }
   /// Ends the waits with operation_aborted, through the executor (the caller is a strand's code).
   void abort_waits() {
-    if (resuming_) {
-      const auto executor = resuming_->get_executor();
-      asio::post(executor, [h = take_resuming()]() mutable {
-        h(IoDone{asio::error::operation_aborted, 0, nullptr, nullptr});
-      });
-    }
+    if (resuming_) post_done(take_resuming(), IoDone{asio::error::operation_aborted});
     if (ready_) {
       asio::post(ring_.context(), [h = take_ready()]() mutable {
         std::move(h)(error_code(asio::error::operation_aborted));
@@ -372,10 +374,7 @@ void UringTcpConnection::start(const ResumingIo& io, ResumingHandler& handler, b
     Arrivals& arrivals = *standing;
     if (arrivals.holds()) {  // (not in place: never before start() returns)
       const IoResult got = arrivals.take(io.buffer.size());
-      const auto executor = handler.get_executor();
-      asio::post(executor, [h = std::move(handler), got]() mutable {
-        h(IoDone{got.ec, got.bytes, nullptr, nullptr});
-      });
+      post_done(std::move(handler), IoDone{got.ec, got.bytes});
       return;
     }
     if (arrivals.receiving()) {
@@ -384,10 +383,7 @@ void UringTcpConnection::start(const ResumingIo& io, ResumingHandler& handler, b
     }
   }
   if (self.file_.fd < 0) {
-    const auto executor = handler.get_executor();
-    asio::post(executor, [h = std::move(handler)]() mutable {
-      h(IoDone{asio::error::bad_descriptor, 0, nullptr, nullptr});
-    });
+    post_done(std::move(handler), IoDone{asio::error::bad_descriptor});
     return;
   }
   auto* op = new ResumingOp(handler, zero_is_eof);

@@ -7,10 +7,10 @@
 // wait are plain non-blocking system calls, as on a TcpConnection.
 //
 // Small messages are received by one standing receive instead of one per read, where the ring
-// has scratch buffers (Ring::has_scratch): from the first keep_receiving(), a multishot receive
-// into them counts what arrives, and reads take from that count (the bytes themselves are never
-// looked at, as a load generator's are not). It stands until the end of the stream, an error, a
-// cancel or the kernel's end of it (when the scratch buffers run out), and the next read that
+// has scratch buffers (Ring::has_scratch): from the first read after keep_receiving(), a multishot
+// receive into them counts what arrives, and reads take from that count (the bytes themselves are
+// never looked at, as a load generator's are not). It stands until the end of the stream, an error,
+// a cancel or the kernel's end of it (when the scratch buffers run out), and the next read that
 // waits starts it again. A read that asks for a large message's bytes on a connection without it
 // is one receive into the caller's buffer, which holds more than a scratch buffer. The socket
 // leaves Asio's reactor when the connection is made (from a connected or accepted TcpConnection),
@@ -107,7 +107,8 @@ class UringTcpConnection {
   Ring::File file_;
   int wake_after_ = 1;
   bool small_ = false;  ///< keep_receiving() was called
-  /// Made by the first keep_receiving(); outlives the connection while its receive is in flight.
+  /// Made by the first read after keep_receiving() (standing()); outlives the connection while its
+  /// receive is in flight.
   Arrivals* arrivals_ = nullptr;
 };
 
