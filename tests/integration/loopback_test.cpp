@@ -820,6 +820,14 @@ TEST(Loopback, TwoSlavesOneControlConnectionEach) {
   EXPECT_EQ(slaves.second().stop(5s).exit_code, 0);
 }
 
+#ifdef VOLLEY_SANITIZED
+// The sanitizers slow the master's path from its wake-up to the release of the step several times
+// over (50 ms once under ThreadSanitizer); the normal build keeps the bound a user would expect.
+constexpr std::int64_t kStartBoundNs = 100'000'000;
+#else
+constexpr std::int64_t kStartBoundNs = 20'000'000;
+#endif
+
 TEST(Loopback, TwoMastersStartTogetherAtStartAtAndMergeExactly) {
   // Two masters, each with its own slave (127.0.0.1 and 127.0.0.2), told to start their timed
   // steps at the same wall-clock time 2 s ahead; then their documents are merged.
@@ -857,7 +865,7 @@ TEST(Loopback, TwoMastersStartTogetherAtStartAtAndMergeExactly) {
     EXPECT_EQ(s["offset_ns"].get<std::int64_t>(),
               s["actual_unix_ns"].get<std::int64_t>() - start_at);
     EXPECT_EQ((*d)["groups"][0]["transactions"][1]["start_unix_ns"], s["actual_unix_ns"]);
-    EXPECT_LE(std::abs(s["offset_ns"].get<std::int64_t>()), 20'000'000) << s;
+    EXPECT_LE(std::abs(s["offset_ns"].get<std::int64_t>()), kStartBoundNs) << s;
   }
   EXPECT_NE(ra.out.find("timed part began"), std::string::npos) << ra.out;
 
