@@ -151,8 +151,9 @@ awaitable<void> Strand::run_txn(const TxnPlan& txn) {
   const bool timing = loop.timing;
   // The iterations and their operations run here rather than in coroutines of their own: a
   // frame per iteration (and one per read) was an allocation per round trip, and Asio's
-  // per-thread cache of two blocks missed it as soon as three were freed in a row.
-  PendingRead pending{};  // the read in progress, when it must wait (set anew by every read)
+  // per-thread cache of two blocks missed it as soon as three were freed in a row. What an
+  // operation keeps across its waits is `run` (op_run.hpp).
+  OpRun run;
   for (std::uint64_t i = 0; i < limit; ++i) {
     // An iteration may never suspend (nop, busy think, data always there): give way now and then
     // so the worker's other strands, cuts and interval requests run.
@@ -185,11 +186,11 @@ awaitable<void> Strand::run_txn(const TxnPlan& txn) {
     }
     auto previous = started;
     // A burst's iterations run in place (its protocol's executor) until one must wait.
-    std::optional<Started> begun_here;
+    std::optional<OpAwait> begun;
     if (loop.bursting != nullptr) {
       const std::uint64_t first = i;
-      begun_here = burst(txn, *loop.bursting, i, limit, previous, timing);
-      if (!begun_here && i != first) {  // stopped between two iterations: the checks above decide
+      begun = run_burst(run, txn, *loop.bursting, i, limit, previous, timing);
+      if (!begun && i != first) {  // stopped between two iterations: the checks above decide
         --i;
         continue;
       }
@@ -199,91 +200,24 @@ awaitable<void> Strand::run_txn(const TxnPlan& txn) {
     bool go_on = true;
     for (auto op = txn.ops.begin(); go_on && op != txn.ops.end(); ++op) {
       for (std::uint64_t c = 0; c < op->common.count; ++c) {
-        // Without a timer, the operation runs here rather than inside execute's frame.
-        OpOutcome out;
-        bool waiting = false;  // `pending` is a read that must wait: finished below
-        Connection* stream = nullptr;
-        // (A cut that ended the strand ends an operation with a timer the same way: execute()
-        // asks first.)
-        if (cut_ == CutReason::kEnded || cut_ == CutReason::kStopped) {
-          out = aborted_outcome();
-        } else if (!begun_here && (stream = plain_stream(*op)) != nullptr) {
-          // A byte stream's write or read (most operations of a ping-pong or a stream), begun
-          // here without start()'s dispatch and its Started variant.
-          if (const auto* w = std::get_if<profile::WriteOp>(&op->spec)) {
-            std::uint64_t left = draw_size(*op, w->size);
-            bool blocked = false;
-            if (left > 0 && StreamOps::sends_in_ring(*this, *stream)) {
-              for (;;) {
-                const transport::IoDone sent = co_await StreamOps::ring_send(*this, *stream, left);
-                if (auto end = StreamOps::ring_sent(*this, *op, *stream, left, sent, &limit)) {
-                  out = std::move(*end);
-                  break;
-                }
-              }
-            } else if (auto end =
-                           StreamOps::write_now(*this, *op, *stream, left, std::nullopt, blocked)) {
-              out = std::move(*end);
-            } else {
-              out = co_await StreamOps::send(*this, *op, left, std::nullopt, blocked);
-            }
-          } else {
-            const std::uint64_t bytes = draw_size(*op, std::get<profile::ReadOp>(op->spec).size);
-            // Field by field: GCC 12 built a whole PendingRead (zeroed, then copied) here.
-            pending.op = &*op;
-            pending.c = stream;
-            pending.bytes = pending.left = bytes;
-            pending.chunk.reset();
-            if (auto end = StreamOps::begin_read(*this, pending)) {
-              out = std::move(*end);
-            } else {
-              waiting = true;
-            }
+        OpAwait next = begun ? *begun : begin_op(run, *op);
+        begun.reset();
+        while (next != OpAwait::kNothing) {
+          if (next == OpAwait::kOutcome) {
+            run.out = co_await std::move(*run.later);
+            run.later.reset();
+            break;
           }
-        } else if (needs_timer(*op)) {
-          out = co_await execute(*op);
-        } else {
-          // (Not `?:`: GCC 12 miscompiles a co_await inside a conditional expression.)
-          Started begun = begun_here ? std::move(*begun_here) : start(*op);
-          begun_here.reset();
-          if (auto* over = std::get_if<OpOutcome>(&begun)) {
-            out = std::move(*over);
-          } else if (auto* later = std::get_if<awaitable<OpOutcome>>(&begun)) {
-            out = co_await std::move(*later);
-          } else {
-            pending = std::get<PendingRead>(begun);
-            waiting = true;
-          }
-        }
-        if (waiting) {
-          // read_rest's loop, inline (see PendingRead).
-          PendingRead& r = pending;
-          for (;;) {
-            std::span<char> into;
-            if (auto stop = StreamOps::read_begin(*this, r, into)) {
-              out = std::move(*stop);
-              break;
-            }
-            transport::IoDone got;
-            if (auto resuming = StreamOps::resuming_read(r, into)) {
-              got = co_await std::move(*resuming);  // NOLINT(performance-move-const-arg): Asio
-                                                    // awaits rvalues; no frame, no dispatch
-              StreamOps::resumed(*this, r, &limit, got);
-            } else {
-              auto [ec, n] = co_await StreamOps::read_wait(r, into);
-              got = {ec, n};
-            }
-            if (auto end = StreamOps::read_end(*this, r, got.ec, got.bytes)) {
-              out = std::move(*end);
-              break;
-            }
-          }
+          const transport::IoDone got =
+              co_await std::move(run.io);  // NOLINT(performance-move-const-arg): Asio awaits
+                                           // rvalues; no frame, no dispatch
+          next = resume_op(run, next, got, &limit);
         }
         worker_.count_progress();
         const auto done = timing ? Clock::now() : Clock::time_point{};
-        if (out.status == OpOutcome::Status::kOk) [[likely]] {
+        if (run.out.status == OpOutcome::Status::kOk) [[likely]] {
           count_ok(*op, previous, done, timing);
-        } else if (!account_op(txn, *op, out, previous, done, timing)) {
+        } else if (!account_op(txn, *op, run.out, previous, done, timing)) {
           go_on = false;
           break;
         }
@@ -299,6 +233,110 @@ awaitable<void> Strand::run_txn(const TxnPlan& txn) {
     if (fresh) last_end_ = previous;
     account_iteration(txn, intended, started, previous, timing);
   }
+}
+
+OpAwait Strand::begin_op(OpRun& run, const OpPlan& op) {
+  // (A cut that ended the strand ends an operation with a timer the same way: execute() asks
+  // first.)
+  if (cut_ == CutReason::kEnded || cut_ == CutReason::kStopped) {
+    run.out = aborted_outcome();
+    return OpAwait::kNothing;
+  }
+  if (Connection* stream = plain_stream(op)) {
+    // A byte stream's write or read (most operations of a ping-pong or a stream), begun here
+    // without start()'s dispatch and its Started variant.
+    if (const auto* w = std::get_if<profile::WriteOp>(&op.spec)) {
+      return begin_write(run, op, *stream, draw_size(op, w->size));
+    }
+    // Field by field: GCC 12 built a whole PendingRead (zeroed, then copied) here.
+    PendingRead& r = run.read;
+    r.op = &op;
+    r.c = stream;
+    r.bytes = r.left = draw_size(op, std::get<profile::ReadOp>(op.spec).size);
+    r.chunk.reset();
+    if (auto end = StreamOps::begin_read(*this, r)) {
+      run.out = std::move(*end);
+      return OpAwait::kNothing;
+    }
+    return next_read(run);
+  }
+  if (needs_timer(op)) {
+    run.later.emplace(execute(op));
+    return OpAwait::kOutcome;
+  }
+  return take_started(run, start(op));
+}
+
+OpAwait Strand::begin_write(OpRun& run, const OpPlan& op, Connection& c, std::uint64_t bytes) {
+  if (bytes > 0 && StreamOps::sends_in_ring(*this, c)) {
+    run.op = &op;
+    run.c = &c;
+    run.left = bytes;
+    run.io = StreamOps::ring_send(*this, c, bytes);
+    return OpAwait::kSend;
+  }
+  bool blocked = false;
+  if (auto end = StreamOps::write_now(*this, op, c, bytes, std::nullopt, blocked)) {
+    run.out = std::move(*end);
+    return OpAwait::kNothing;
+  }
+  run.later.emplace(StreamOps::send(*this, op, bytes, std::nullopt, blocked));
+  return OpAwait::kOutcome;
+}
+
+OpAwait Strand::resume_op(OpRun& run, OpAwait waited, const transport::IoDone& got,
+                          const void* frame) {
+  if (waited == OpAwait::kSend) {
+    if (auto end = StreamOps::ring_sent(*this, *run.op, *run.c, run.left, got, frame)) {
+      run.out = std::move(*end);
+      return OpAwait::kNothing;
+    }
+    run.io = StreamOps::ring_send(*this, *run.c, run.left);
+    return OpAwait::kSend;
+  }
+  if (waited == OpAwait::kReceive) StreamOps::resumed(*this, run.read, frame, got);
+  if (auto end = StreamOps::read_end(*this, run.read, got.ec, got.bytes)) {
+    run.out = std::move(*end);
+    return OpAwait::kNothing;
+  }
+  return next_read(run);
+}
+
+OpAwait Strand::next_read(OpRun& run) {
+  // A connection without a resuming read (TLS, the tests' in-memory ones) reads through a
+  // coroutine of its own, as its read() is one anyway.
+  if (!StreamOps::reads_resuming(*run.read.c)) {
+    run.later.emplace(StreamOps::read_rest(*this, run.read));
+    return OpAwait::kOutcome;
+  }
+  std::span<char> into;
+  if (auto stop = StreamOps::read_begin(*this, run.read, into)) {
+    run.out = std::move(*stop);
+    return OpAwait::kNothing;
+  }
+  run.io = *StreamOps::resuming_read(run.read, into);
+  return OpAwait::kReceive;
+}
+
+OpAwait Strand::take_started(OpRun& run, Started begun) {
+  if (auto* over = std::get_if<OpOutcome>(&begun)) {
+    run.out = std::move(*over);
+    return OpAwait::kNothing;
+  }
+  if (auto* later = std::get_if<awaitable<OpOutcome>>(&begun)) {
+    run.later.emplace(std::move(*later));
+    return OpAwait::kOutcome;
+  }
+  run.read = std::get<PendingRead>(begun);
+  return next_read(run);
+}
+
+std::optional<OpAwait> Strand::run_burst(OpRun& run, const TxnPlan& txn, const OpPlan& op,
+                                         std::uint64_t& i, std::uint64_t limit,
+                                         Clock::time_point& from, bool timing) {
+  std::optional<Started> begun = burst(txn, op, i, limit, from, timing);
+  if (!begun) return std::nullopt;
+  return take_started(run, std::move(*begun));
 }
 
 bool Strand::account_op(const TxnPlan& txn, const OpPlan& op, OpOutcome& out,

@@ -18,6 +18,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "op_run.hpp"
 #include "paced_schedule.hpp"
 #include "strand_core.hpp"
 
@@ -144,6 +145,23 @@ class Strand : private StrandCore {
   std::optional<std::chrono::nanoseconds> default_timeout(const OpPlan& op);
   /// An operation with its timeout timer around it.
   boost::asio::awaitable<OpOutcome> execute(const OpPlan& op);
+  /// The steps of one operation of run_txn's loop (op_run.hpp), none of them a coroutine: each
+  /// leaves in `run` what the loop waits for next, and returns which kind of wait that is.
+  /// begin_op begins `op` (the loop's checks passed); resume_op goes on after the wait `waited`
+  /// completed with `got` (not kOutcome: that one's outcome is the operation's). `frame`: an
+  /// address in the loop's coroutine frame (for StreamOps::resumed and ring_sent).
+  OpAwait begin_op(OpRun& run, const OpPlan& op);
+  OpAwait resume_op(OpRun& run, OpAwait waited, const transport::IoDone& got, const void* frame);
+  /// A write of `bytes` on the plain stream `c`: through the ring, or written now, or a send().
+  OpAwait begin_write(OpRun& run, const OpPlan& op, Connection& c, std::uint64_t bytes);
+  /// The next wait of run.read (read_begin), or its end.
+  OpAwait next_read(OpRun& run);
+  /// An operation start() (or a burst) began, taken into `run`.
+  OpAwait take_started(OpRun& run, Started begun);
+  /// A burst (burst()) taken into `run`: the wait of the operation it began, if it began one.
+  std::optional<OpAwait> run_burst(OpRun& run, const TxnPlan& txn, const OpPlan& op,
+                                   std::uint64_t& i, std::uint64_t limit, Clock::time_point& from,
+                                   bool timing);
   /// The operation itself, without a timer. Not a coroutine: an operation that is over without
   /// waiting (most writes, disconnect, nop) is done here and costs no coroutine frame; the others
   /// return their own awaitable (lazy, started by the caller's co_await).

@@ -203,6 +203,15 @@ std::optional<transport::ResumingIo> StreamOps::resuming_read(PendingRead& r,
       r.c->link);
 }
 
+bool StreamOps::reads_resuming(const StrandConnection& c) {
+  return std::visit(
+      [](const auto& link) {
+        using Link = std::remove_cvref_t<decltype(link)>;
+        return requires(Link & l, std::span<char> into) { l.read_resuming(into); };
+      },
+      c.link);
+}
+
 void StreamOps::resumed(StrandCore& s, PendingRead& r, const void* frame,
                         const transport::IoDone& got) {
   with_ops(r.c->link, [&](auto ops, auto& link) {

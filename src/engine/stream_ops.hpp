@@ -51,6 +51,8 @@ struct StreamOps {
   /// The same read without Asio's initiation frame (transport/resuming_io.hpp), when the
   /// connection offers one (read_resuming); then resumed() after it.
   static std::optional<transport::ResumingIo> resuming_read(PendingRead& r, std::span<char> into);
+  /// Whether `c`'s connection offers a resuming read (resuming_read is then never nullopt).
+  static bool reads_resuming(const StrandConnection& c);
   /// A resuming read of `r` completed and the strand resumes (the protocol's `resumed` hook, if
   /// any). `frame`: an address in the caller's coroutine frame.
   static void resumed(StrandCore& s, PendingRead& r, const void* frame,
