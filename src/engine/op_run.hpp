@@ -1,11 +1,11 @@
 #pragma once
-// One operation of a strand's loop in progress (Strand::run_txn): what the loop keeps across the
+// One operation of a strand's loop in progress (Strand::run): what the loop keeps across the
 // operation's waits, and what it waits for next. The loop's coroutine frame is allocated once
-// per strand and lives as long as the strand's transaction, so everything it holds is memory
-// per connection: the operation's steps are plain functions (Strand::begin_op, resume_op) that
-// keep their state here, and the loop has one co_await for each kind of wait. With the steps
-// written inline, the compiler gave every step's locals and temporaries a slot of their own, and
-// the frame came to 1,216 bytes.
+// per strand and lives as long as the strand, so everything it holds is memory per connection:
+// the operation's steps are plain functions (Strand::begin_op, resume_op) that keep their state
+// here, and the loop has one co_await for each kind of wait. With the steps written inline, GCC
+// gave every step's locals and temporaries a slot of their own, and the loop's frame came to
+// 1,216 bytes (624 now, the steps' loop included).
 #include <cstdint>
 #include <optional>
 

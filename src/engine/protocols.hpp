@@ -106,7 +106,7 @@ inline std::optional<std::chrono::nanoseconds> default_read_timeout(const AnyCon
 }
 
 /// Whether `link`'s protocol is a byte stream (its executor a StreamOps): the strand's loop runs
-/// its plain reads and writes itself (see Strand::run_txn).
+/// its plain reads and writes itself (see Strand::run).
 inline bool is_stream(const AnyConnection& link) {
   return with_ops(
       link, [](auto ops, const auto&) { return std::is_base_of_v<StreamOps, decltype(ops)>; });

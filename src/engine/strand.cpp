@@ -48,28 +48,126 @@ Strand::Strand(Worker& worker, std::size_t group, std::uint64_t index)
 
 awaitable<void> Strand::run() {
   const Plan& plan = worker_.plan();
-  const GroupPlan& group = plan.groups[group_];
+  // The steps, their iterations and their operations all run in this one coroutine: a frame per
+  // iteration (and one per read) was an allocation per round trip, and Asio's per-thread cache of
+  // two blocks missed it as soon as three were freed in a row; a frame per step was 160 bytes
+  // more per connection. What an operation keeps across its waits is `run` (op_run.hpp).
+  OpRun run;
   for (std::size_t t = 0; t < plan.txn_count; ++t) {
     co_await worker_.wait_release(t);
-    txn_ = t;
-    begin_step();
-    if (!failed_ && !worker_.stopping() && t < group.txns.size()) {
-      in_txn_ = true;
-      if (cut_ != CutReason::kStopped) cut_ = CutReason::kNone;
-      if (early_cut_ && early_cut_->first == t) cut_ = std::max(cut_, early_cut_->second);
-      if (peer_end_ && peer_end_->txn == t) cut_ = std::max(cut_, CutReason::kPeerEnded);
-      co_await run_txn(group.txns[t]);
-      in_txn_ = false;
-      sample_tcp(group.txns[t]);
+    if (!enter_step(t)) {
+      end_step(t);
+      continue;
     }
-    early_cut_.reset();
-    if (peer_end_ && peer_end_->txn <= t) peer_end_.reset();
-    next_txn_ = t + 1;
-    report_step_written();
-    worker_.strand_done(t);
+    const TxnPlan& txn = plan.groups[group_].txns[t];
+    const TxnLoop loop = begin_txn(txn);
+    if (loop.idle) co_await sleep_until(Clock::time_point::max(), Waiting::kIdle);
+    for (std::uint64_t i = 0; !loop.idle && i < loop.limit; ++i) {
+      // An iteration may never suspend (nop, busy think, data always there): give way now and then
+      // so the worker's other strands, cuts and interval requests run.
+      if (worker_.over_budget()) {
+        co_await worker_.yield();
+        last_end_.reset();
+      }
+      // The peer's end of the step ends a duration-bound one here; an iterations-bound one runs
+      // on, since the peer completed every iteration and each of this side's can complete too.
+      if ((cut_ != CutReason::kNone && (cut_ != CutReason::kPeerEnded || loop.duration)) ||
+          worker_.stopping()) {
+        break;
+      }
+      const auto now = last_end_ ? *last_end_ : Clock::now();
+      last_end_.reset();
+      if (deadline_ && now >= *deadline_) break;
+      auto intended = now;
+      auto started = now;
+      if (loop.schedule) {
+        // Intended start times come from the schedule, not from when the last one ended, so a
+        // slow response does not hide the requests that should have been sent meanwhile (wrk2).
+        intended = loop.start + loop.schedule->offset(i);
+        // Only starts before the step's end are the step's (PacedSchedule::intended_before): one
+        // intended at the very deadline is not run.
+        if (deadline_ && intended >= *deadline_) break;
+        if (intended > now) {
+          if (!co_await sleep_until(intended)) break;
+          started = Clock::now();
+        }
+      }
+      auto previous = started;
+      // A burst's iterations run in place (its protocol's executor) until one must wait.
+      std::optional<OpAwait> begun;
+      if (loop.bursting != nullptr) {
+        const std::uint64_t first = i;
+        begun = run_burst(run, txn, *loop.bursting, i, loop.limit, previous, loop.timing);
+        if (!begun && i != first) {  // stopped between two iterations: the checks above decide
+          --i;
+          continue;
+        }
+        intended = started = previous;
+      }
+      bool fresh = false;  // `previous` was read from the clock, and nothing ran since
+      bool go_on = true;
+      for (auto op = txn.ops.begin(); go_on && op != txn.ops.end(); ++op) {
+        for (std::uint64_t c = 0; c < op->common.count; ++c) {
+          OpAwait next = begun ? *begun : begin_op(run, *op);
+          begun.reset();
+          while (next != OpAwait::kNothing) {
+            if (next == OpAwait::kOutcome) {
+              run.out = co_await std::move(*run.later);
+              run.later.reset();
+              break;
+            }
+            const transport::IoDone got =
+                co_await std::move(run.io);  // NOLINT(performance-move-const-arg): Asio awaits
+                                             // rvalues; no frame, no dispatch
+            next = resume_op(run, next, got, &loop);
+          }
+          worker_.count_progress();
+          const auto done = loop.timing ? Clock::now() : Clock::time_point{};
+          if (run.out.status == OpOutcome::Status::kOk) [[likely]] {
+            count_ok(*op, previous, done, loop.timing);
+          } else if (!account_op(txn, *op, run.out, previous, done, loop.timing)) {
+            go_on = false;
+            break;
+          }
+          previous = done;
+          fresh = loop.timing;
+          if (worker_.over_budget()) {
+            co_await worker_.yield();
+            fresh = false;
+          }
+        }
+      }
+      if (!go_on) break;
+      if (fresh) last_end_ = previous;
+      account_iteration(txn, intended, started, previous, loop.timing);
+    }
+    end_step(t);
   }
   // Connections stay open until the engine finishes (close_all): closing them here, when this
   // side's last step ends, would show the peer, still inside that step, a closed connection.
+}
+
+bool Strand::enter_step(std::size_t t) {
+  txn_ = t;
+  begin_step();
+  if (failed_ || worker_.stopping() || t >= worker_.plan().groups[group_].txns.size()) return false;
+  in_txn_ = true;
+  if (cut_ != CutReason::kStopped) cut_ = CutReason::kNone;
+  if (early_cut_ && early_cut_->first == t) cut_ = std::max(cut_, early_cut_->second);
+  if (peer_end_ && peer_end_->txn == t) cut_ = std::max(cut_, CutReason::kPeerEnded);
+  return true;
+}
+
+void Strand::end_step(std::size_t t) {
+  if (in_txn_) {
+    in_txn_ = false;
+    sample_tcp(worker_.plan().groups[group_].txns[t]);
+  }
+  early_cut_.reset();
+  if (peer_end_ && peer_end_->txn <= t) peer_end_.reset();
+  next_txn_ = t + 1;
+  report_step_written();
+  worker_.strand_done(t);
 }
 
 void Strand::sample_tcp(const TxnPlan& txn) { add_tcp_readings(worker_.slot(txn.slot).tcp); }
@@ -139,100 +237,6 @@ Strand::TxnLoop Strand::begin_txn(const TxnPlan& txn) {
   loop.timing = worker_.engine().config().record_latency;
   loop.bursting = burst_op(txn);
   return loop;
-}
-
-awaitable<void> Strand::run_txn(const TxnPlan& txn) {
-  const TxnLoop loop = begin_txn(txn);
-  const std::uint64_t limit = loop.limit;
-  if (loop.idle) {  // wait for the master to end the step
-    co_await sleep_until(Clock::time_point::max(), Waiting::kIdle);
-    co_return;
-  }
-  const bool timing = loop.timing;
-  // The iterations and their operations run here rather than in coroutines of their own: a
-  // frame per iteration (and one per read) was an allocation per round trip, and Asio's
-  // per-thread cache of two blocks missed it as soon as three were freed in a row. What an
-  // operation keeps across its waits is `run` (op_run.hpp).
-  OpRun run;
-  for (std::uint64_t i = 0; i < limit; ++i) {
-    // An iteration may never suspend (nop, busy think, data always there): give way now and then
-    // so the worker's other strands, cuts and interval requests run.
-    if (worker_.over_budget()) {
-      co_await worker_.yield();
-      last_end_.reset();
-    }
-    // The peer's end of the step ends a duration-bound one here; an iterations-bound one runs
-    // on, since the peer completed every iteration and each of this side's can complete too.
-    if ((cut_ != CutReason::kNone && (cut_ != CutReason::kPeerEnded || loop.duration)) ||
-        worker_.stopping()) {
-      break;
-    }
-    const auto now = last_end_ ? *last_end_ : Clock::now();
-    last_end_.reset();
-    if (deadline_ && now >= *deadline_) break;
-    auto intended = now;
-    auto started = now;
-    if (loop.schedule) {
-      // Intended start times come from the schedule, not from when the last one ended, so a
-      // slow response does not hide the requests that should have been sent meanwhile (wrk2).
-      intended = loop.start + loop.schedule->offset(i);
-      // Only starts before the step's end are the step's (PacedSchedule::intended_before): one
-      // intended at the very deadline is not run.
-      if (deadline_ && intended >= *deadline_) break;
-      if (intended > now) {
-        if (!co_await sleep_until(intended)) break;
-        started = Clock::now();
-      }
-    }
-    auto previous = started;
-    // A burst's iterations run in place (its protocol's executor) until one must wait.
-    std::optional<OpAwait> begun;
-    if (loop.bursting != nullptr) {
-      const std::uint64_t first = i;
-      begun = run_burst(run, txn, *loop.bursting, i, limit, previous, timing);
-      if (!begun && i != first) {  // stopped between two iterations: the checks above decide
-        --i;
-        continue;
-      }
-      intended = started = previous;
-    }
-    bool fresh = false;  // `previous` was read from the clock, and nothing ran since
-    bool go_on = true;
-    for (auto op = txn.ops.begin(); go_on && op != txn.ops.end(); ++op) {
-      for (std::uint64_t c = 0; c < op->common.count; ++c) {
-        OpAwait next = begun ? *begun : begin_op(run, *op);
-        begun.reset();
-        while (next != OpAwait::kNothing) {
-          if (next == OpAwait::kOutcome) {
-            run.out = co_await std::move(*run.later);
-            run.later.reset();
-            break;
-          }
-          const transport::IoDone got =
-              co_await std::move(run.io);  // NOLINT(performance-move-const-arg): Asio awaits
-                                           // rvalues; no frame, no dispatch
-          next = resume_op(run, next, got, &limit);
-        }
-        worker_.count_progress();
-        const auto done = timing ? Clock::now() : Clock::time_point{};
-        if (run.out.status == OpOutcome::Status::kOk) [[likely]] {
-          count_ok(*op, previous, done, timing);
-        } else if (!account_op(txn, *op, run.out, previous, done, timing)) {
-          go_on = false;
-          break;
-        }
-        previous = done;
-        fresh = timing;
-        if (worker_.over_budget()) {
-          co_await worker_.yield();
-          fresh = false;
-        }
-      }
-    }
-    if (!go_on) break;
-    if (fresh) last_end_ = previous;
-    account_iteration(txn, intended, started, previous, timing);
-  }
 }
 
 OpAwait Strand::begin_op(OpRun& run, const OpPlan& op) {
@@ -343,7 +347,7 @@ bool Strand::account_op(const TxnPlan& txn, const OpPlan& op, OpOutcome& out,
                         Clock::time_point from, Clock::time_point done, bool timing) {
   results::SlotStats& stats = worker_.slot(op.slot);
   switch (out.status) {
-    case OpOutcome::Status::kOk:  // (run_txn counts it itself: count_ok)
+    case OpOutcome::Status::kOk:  // (run() counts it itself: count_ok)
       count_ok(op, from, done, timing);
       return true;
     case OpOutcome::Status::kExpired:

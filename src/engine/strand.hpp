@@ -113,9 +113,11 @@ class Strand : private StrandCore {
   /// Counts `n` drained bytes of connection `conn` as step `txn`'s bytes read.
   void count_drained(std::size_t txn, std::uint32_t conn, std::uint64_t n);
 
-  /// Every iteration of the transaction, each a pass over its flowops, in this one coroutine.
-  boost::asio::awaitable<void> run_txn(const TxnPlan& txn);
-  /// How run_txn loops over a transaction: what begin_txn found once, at its start.
+  /// At step `t`'s release: whether this strand runs its transaction (then inside it).
+  bool enter_step(std::size_t t);
+  /// At step `t`'s end, whether this strand ran it or not.
+  void end_step(std::size_t t);
+  /// How run() loops over a transaction: what begin_txn found once, at its start.
   struct TxnLoop {
     Clock::time_point start;                ///< the step's release
     std::uint64_t limit = 0;                ///< iterations (a duration's: no limit)
@@ -145,7 +147,7 @@ class Strand : private StrandCore {
   std::optional<std::chrono::nanoseconds> default_timeout(const OpPlan& op);
   /// An operation with its timeout timer around it.
   boost::asio::awaitable<OpOutcome> execute(const OpPlan& op);
-  /// The steps of one operation of run_txn's loop (op_run.hpp), none of them a coroutine: each
+  /// The steps of one operation of run()'s loop (op_run.hpp), none of them a coroutine: each
   /// leaves in `run` what the loop waits for next, and returns which kind of wait that is.
   /// begin_op begins `op` (the loop's checks passed); resume_op goes on after the wait `waited`
   /// completed with `got` (not kOutcome: that one's outcome is the operation's). `frame`: an
@@ -173,7 +175,7 @@ class Strand : private StrandCore {
   Started read(const OpPlan& op, std::uint64_t bytes, std::optional<std::uint64_t> chunk);
   Started sendfile(const OpPlan& op, std::uint64_t nfiles, std::optional<std::uint64_t> chunk);
   /// The connection of `op` when it is a plain stream operation (OpPlan::plain_stream) on an
-  /// open byte-stream connection (run_txn begins those itself), else nullptr.
+  /// open byte-stream connection (run() begins those itself), else nullptr.
   Connection* plain_stream(const OpPlan& op);
   /// A transaction whose every iteration is one flowop (a write, or a read without a timer, once
   /// each, unpaced) on a connection whose protocol runs such iterations in place (bursts): that

@@ -5,7 +5,8 @@
 
 namespace volley::test {
 
-/// A port that is free on 127.0.0.1 now (bound, read, closed).
+/// A TCP port free on every IPv4 address now, below the kernel's ephemeral range (so no
+/// connection takes it as its source port before the caller's process binds it), at random.
 std::uint16_t free_port();
 
 /// Whether something accepts TCP connections on address:port now (IPv4, or IPv6 such as "::1").

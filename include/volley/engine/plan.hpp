@@ -56,7 +56,7 @@ struct OpPlan {
   std::uint32_t slot = 0;
   std::optional<std::size_t> file_set;  ///< index into Plan::file_sets for sendfile ops
   /// A write or read without chunk= or timeout=: on a TCP connection, the strand's loop runs it
-  /// itself, without a dispatch or a timer (see Strand::run_txn). Decided once, here: asked
+  /// itself, without a dispatch or a timer (see Strand::run). Decided once, here: asked
   /// before every operation, it cost ~70 instructions an operation when derived each time.
   bool plain_stream = false;
   std::optional<HandshakeSlots> handshakes;  ///< protocol=tls connects and accepts
