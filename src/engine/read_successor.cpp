@@ -43,7 +43,7 @@ void prefetch_successor(StrandCore& s, StrandConnection& c, const void* link_sta
   // The spans: the strand's fields touched per operation (its first lines), a connection,
   // Asio 1.81's descriptor_state (168 bytes), the read's operation and the coroutine's entry frame
   // (each under 192), and the whole frame of Strand::run. GCC 12 allocates that frame in one block
-  // (624 bytes: the constant run()'s ramp passes to awaitable_frame_base::operator new) and puts
+  // (672 bytes: the constant run()'s ramp passes to awaitable_frame_base::operator new) and puts
   // the step's TxnLoop, whose address is `frame`, 248 bytes into it; the locals and temporaries a
   // round trip touches lie all over it (perf annotate at 1,024 connections), so the window covers
   // the whole frame. perf still samples loads at those offsets; without hardware counters this VM
@@ -52,7 +52,7 @@ void prefetch_successor(StrandCore& s, StrandConnection& c, const void* link_sta
   // Strand::resume_op in run()'s actor.
   constexpr std::size_t kAsioState = 192;
   constexpr std::uintptr_t kFrameBefore = 256;
-  constexpr std::size_t kFrameBytes = 640;
+  constexpr std::size_t kFrameBytes = 704;
   prefetch<160>(next.strand);
   prefetch<sizeof(StrandConnection)>(next.connection);
   if (next.link_state != nullptr) prefetch<kAsioState>(next.link_state);

@@ -88,7 +88,11 @@ awaitable<void> Strand::run() {
         // intended at the very deadline is not run.
         if (deadline_ && intended >= *deadline_) break;
         if (intended > now) {
-          if (!co_await sleep_until(intended)) break;
+          bool truncated = false;
+          if (!begin_sleep(intended, Waiting::kThink, truncated)) break;
+          run.io = sleep_wait();
+          co_await std::move(run.io);  // NOLINT(performance-move-const-arg): Asio awaits rvalues
+          if (!end_sleep(Waiting::kThink, truncated)) break;
           started = Clock::now();
         }
       }

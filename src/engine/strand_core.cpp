@@ -53,15 +53,38 @@ void StrandCore::cancel_waits() {
 }
 
 awaitable<bool> StrandCore::sleep_until(Clock::time_point when, Waiting what) {
-  if (!may_wait(what)) co_return false;  // see wait_ready
-  const bool truncated = deadline_ && when > *deadline_;
+  bool truncated = false;
+  if (!begin_sleep(when, what, truncated)) co_return false;
+  co_await timer_.async_wait(asio::as_tuple(asio::use_awaitable));
+  co_return end_sleep(what, truncated);
+}
+
+bool StrandCore::begin_sleep(Clock::time_point when, Waiting what, bool& truncated) {
+  if (!may_wait(what)) return false;  // see wait_ready
+  truncated = deadline_ && when > *deadline_;
   timer_.expires_at(truncated ? *deadline_ : when);
   worker_.budget_renewed();
   waits_for(what);
-  co_await timer_.async_wait(asio::as_tuple(asio::use_awaitable));
+  return true;
+}
+
+bool StrandCore::end_sleep(Waiting what, bool truncated) {
   waits_for(Waiting::kNothing);
-  if (!may_wait(what)) co_return false;
-  co_return !truncated;
+  if (!may_wait(what)) return false;
+  return !truncated;
+}
+
+transport::ResumingIo StrandCore::sleep_wait() {
+  // The timer's completion calls the coroutine's handler on the timer's own io_context, the
+  // strand's, as a resuming read's does (the wait's outcome is what end_sleep reads, not ec).
+  return {[](const transport::ResumingIo& io, transport::ResumingHandler& handler) {
+            static_cast<asio::steady_timer*>(io.connection)
+                ->async_wait([h = std::move(handler)](const error_code& ec) mutable {
+                  std::move(h)(transport::IoDone{ec, 0});
+                });
+          },
+          &timer_,
+          {}};
 }
 
 awaitable<std::optional<OpOutcome>> StrandCore::wait_ready(AnyConnection& link,

@@ -105,6 +105,16 @@ class StrandCore {
   /// Sleeps until `when`; false when cut or when the transaction's deadline came first. `what`:
   /// what the sleep is for, as the peer's end of the step sees it.
   boost::asio::awaitable<bool> sleep_until(Clock::time_point when, Waiting what = Waiting::kThink);
+  /// sleep_until's halves, for a loop that awaits the timer itself (sleep_wait): begin_sleep sets
+  /// the timer (false when the strand may not wait; `truncated`: cut to the deadline), end_sleep
+  /// says what sleep_until would have.
+  bool begin_sleep(Clock::time_point when, Waiting what, bool& truncated);
+  bool end_sleep(Waiting what, bool truncated);
+  /// The wait on the timer begin_sleep set, as a resuming operation (transport/resuming_io.hpp):
+  /// the strand's coroutine waits with no frame of its own and no initiation frame, only the
+  /// timer's operation. (A paced strand waits so between its iterations: at 200,000 connections
+  /// sleep_until's frames and Asio's were several hundred bytes a connection.)
+  transport::ResumingIo sleep_wait();
   /// Waits until `link` is ready; nullopt when it is, else the outcome that ends the op. `as`:
   /// what the wait is for, as the peer's end of the step sees it (by default a read or a write).
   boost::asio::awaitable<std::optional<OpOutcome>> wait_ready(
