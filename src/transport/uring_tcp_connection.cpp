@@ -201,11 +201,15 @@ class UringTcpConnection::Arrivals final : public Ring::Op {
   }
   void drop() override {
     state_ = State::kIdle;
-    std::optional<ResumingHandler> resuming = std::move(resuming_);
-    resuming_.reset();
     const Ready ready = ready_ ? take_ready() : Ready{};
+    // Taken out by construction, not as an optional's move (GCC's maybe-uninitialized under
+    // ThreadSanitizer); the handlers' destructors, at the end, unwind their coroutines.
+    if (resuming_) {
+      const ResumingHandler resuming = take_resuming();
+      if (!attached_) delete this;
+      return;
+    }
     if (!attached_) delete this;
-    // (The handlers' destructors, here, unwind their coroutines.)
   }
 
  private:
