@@ -266,7 +266,7 @@ OpAwait Strand::begin_op(OpRun& run, const OpPlan& op) {
       run.out = std::move(*end);
       return OpAwait::kNothing;
     }
-    return next_read(run);
+    return first_wait(run);
   }
   if (needs_timer(op)) {
     run.later.emplace(execute(op));
@@ -310,13 +310,17 @@ OpAwait Strand::resume_op(OpRun& run, OpAwait waited, const transport::IoDone& g
   return next_read(run);
 }
 
-OpAwait Strand::next_read(OpRun& run) {
+OpAwait Strand::first_wait(OpRun& run) {
   // A connection without a resuming read (TLS, the tests' in-memory ones) reads through a
   // coroutine of its own, as its read() is one anyway.
   if (!StreamOps::reads_resuming(*run.read.c)) {
     run.later.emplace(StreamOps::read_rest(*this, run.read));
     return OpAwait::kOutcome;
   }
+  return next_read(run);
+}
+
+OpAwait Strand::next_read(OpRun& run) {
   std::span<char> into;
   if (auto stop = StreamOps::read_begin(*this, run.read, into)) {
     run.out = std::move(*stop);
@@ -336,7 +340,7 @@ OpAwait Strand::take_started(OpRun& run, Started begun) {
     return OpAwait::kOutcome;
   }
   run.read = std::get<PendingRead>(begun);
-  return next_read(run);
+  return first_wait(run);
 }
 
 std::optional<OpAwait> Strand::run_burst(OpRun& run, const TxnPlan& txn, const OpPlan& op,

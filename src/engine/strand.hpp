@@ -156,7 +156,10 @@ class Strand : private StrandCore {
   OpAwait resume_op(OpRun& run, OpAwait waited, const transport::IoDone& got, const void* frame);
   /// A write of `bytes` on the plain stream `c`: through the ring, or written now, or a send().
   OpAwait begin_write(OpRun& run, const OpPlan& op, Connection& c, std::uint64_t bytes);
-  /// The next wait of run.read (read_begin), or its end.
+  /// The first wait of run.read: on a connection without a resuming read, the read's own
+  /// coroutine (StreamOps::read_rest); else next_read.
+  OpAwait first_wait(OpRun& run);
+  /// The next resuming read of run.read (read_begin), or its end.
   OpAwait next_read(OpRun& run);
   /// An operation start() (or a burst) began, taken into `run`.
   OpAwait take_started(OpRun& run, Started begun);
